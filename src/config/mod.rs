@@ -1,0 +1,3 @@
+//! Parsing and normalising `mcp.json` in every common client dialect.
+
+pub mod sanitize;

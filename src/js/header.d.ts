@@ -1,0 +1,1 @@
+/* toolnexus: types shared by the functions below. */

@@ -1,0 +1,8 @@
+//! toolnexus: MCP servers for Node.js agents.
+//!
+//! Layout: `config` parses and normalises `mcp.json`, `connect` owns connections to MCP servers
+//! (transports, handshake, listing, calling, teardown), `serve` exposes tools as an MCP server,
+//! and `js` is the thin napi boundary (conversions, AbortSignal bridge, thread-safe callbacks).
+
+pub mod config;
+pub mod js;
