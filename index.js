@@ -835,4 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
+module.exports.listMcpTools = nativeBinding.listMcpTools
+module.exports.parseMcpConfig = nativeBinding.parseMcpConfig
 module.exports.sanitize = nativeBinding.sanitize

@@ -5,4 +5,5 @@
 //! and `js` is the thin napi boundary (conversions, AbortSignal bridge, thread-safe callbacks).
 
 pub mod config;
+pub mod connect;
 pub mod js;

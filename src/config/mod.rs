@@ -1,3 +1,240 @@
 //! Parsing and normalising `mcp.json` in every common client dialect.
+//!
+//! Problems with the document as a whole (unreadable, malformed, not an object) are errors;
+//! problems with one server are data on that server, so the others still run.
 
+mod entry;
+pub mod jsonc;
 pub mod sanitize;
+mod spec;
+pub mod vars;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_real;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+pub use spec::{RemoteTransport, ServerSpec};
+
+pub enum ConfigInput {
+    Text(String),
+    Path(PathBuf),
+    Value(Value),
+}
+
+/// For a JS string input: JSON text when its first non-blank char is `{`, else a file path
+/// (relative to the current directory).
+pub fn input_from_string(s: &str) -> ConfigInput {
+    match s.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}').chars().next() {
+        Some('{') => ConfigInput::Text(s.to_string()),
+        _ => ConfigInput::Path(PathBuf::from(s)),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigErrorKind {
+    Syntax,
+    Io,
+    /// The document has the wrong shape (e.g. the top level is an array): a JS `TypeError`.
+    Type,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError {
+    pub kind: ConfigErrorKind,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub servers: Vec<ServerEntry>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerEntry {
+    pub name: String,
+    pub enabled: bool,
+    pub timeout_ms: u64,
+    /// Per-server filter of original tool names, in config order.
+    pub tools: Option<Vec<(String, bool)>>,
+    /// `Err(reason)` when a known field has the wrong type; the reason names the field path,
+    /// e.g. `mcpServers.github.command must be a string or an array of strings`.
+    pub spec: Result<ServerSpec, String>,
+}
+
+/// Checked in this order; the first one holding an object of servers is the server map.
+const WRAPPERS: [&str; 4] = ["mcpServers", "servers", "mcp", "context_servers"];
+/// Siblings of a bare server map that belong to the rest of an agent config.
+const RESERVED: [&str; 4] = ["builtins", "agents", "a2a", "mcpServer"];
+const INLINE: &str = "<inline JSON>";
+
+/// Parses (JSONC allowed for files and text), finds the server map and normalises every entry
+/// in config order.
+pub fn load(input: ConfigInput) -> Result<Config, ConfigError> {
+    let (value, source) = match input {
+        ConfigInput::Value(value) => (value, None),
+        ConfigInput::Text(text) => (parse(&text, INLINE)?, Some(INLINE.to_string())),
+        ConfigInput::Path(path) => {
+            // Absolute for the message only; reading the joined path is the same file.
+            let path = std::env::current_dir().map_or(path.clone(), |cwd| cwd.join(&path));
+            let shown = path.display().to_string();
+            let bytes = std::fs::read(&path).map_err(|e| ConfigError {
+                kind: ConfigErrorKind::Io,
+                message: format!("toolnexus: cannot read MCP config {shown}: {e}"),
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| ConfigError {
+                kind: ConfigErrorKind::Syntax,
+                message: format!("toolnexus: invalid MCP config {shown}: not UTF-8 text"),
+            })?;
+            (parse(&text, &shown)?, Some(shown))
+        }
+    };
+    let Value::Object(top) = value else {
+        let of = source.map_or(String::new(), |s| format!(" {s}"));
+        return Err(type_error(format!(
+            "toolnexus: MCP config{of} must be an object, got {}",
+            type_name(&value)
+        )));
+    };
+    from_object(&top)
+}
+
+fn parse(text: &str, source: &str) -> Result<Value, ConfigError> {
+    jsonc::parse(text).map_err(|e| ConfigError {
+        kind: ConfigErrorKind::Syntax,
+        message: format!(
+            "toolnexus: invalid MCP config {source}:{}:{}: {}",
+            e.line, e.column, e.message
+        ),
+    })
+}
+
+fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
+    for wrapper in WRAPPERS {
+        match top.get(wrapper) {
+            None => {}
+            // A bare map may hold a server that happens to be called `mcp` or `servers`.
+            Some(Value::Object(map)) if looks_like_server(map) => {}
+            Some(Value::Object(map)) => return Ok(servers(map.iter(), wrapper)),
+            Some(other) => {
+                return Err(type_error(format!(
+                    "toolnexus: MCP config key {wrapper:?} must be an object of servers, got {}",
+                    type_name(other)
+                )));
+            }
+        }
+    }
+    let bare = top.iter().filter(|(key, value)| match value {
+        Value::Object(map) => !RESERVED.contains(&key.as_str()) || looks_like_server(map),
+        // `$schema` and friends are editor metadata, not misplaced servers.
+        _ => !RESERVED.contains(&key.as_str()) && !key.starts_with('$'),
+    });
+    Ok(servers(bare, ""))
+}
+
+/// True for a server entry (its `command`/`url`/`type` are scalars or arrays), false for a map of
+/// servers, whose values are all objects.
+fn looks_like_server(map: &Map<String, Value>) -> bool {
+    map.get("type").is_some_and(Value::is_string)
+        || ["command", "url", "serverUrl", "httpUrl"]
+            .iter()
+            .any(|k| map.get(*k).is_some_and(|v| !v.is_object() && !v.is_null()))
+}
+
+fn servers<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, prefix: &str) -> Config {
+    let mut config = Config {
+        servers: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for (name, value) in entries {
+        let path = entry::key_path(prefix, name);
+        match value {
+            Value::Object(obj) => config.servers.push(entry::normalise(name, obj, &path)),
+            other => config.warnings.push(format!(
+                "toolnexus: skipped MCP server {name:?} ({path}): expected an object, got {}",
+                type_name(other)
+            )),
+        }
+    }
+    config
+}
+
+fn type_error(message: String) -> ConfigError {
+    ConfigError {
+        kind: ConfigErrorKind::Type,
+        message,
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The normalised server map `parseMcpConfig` returns, in config order, variables unexpanded.
+/// `load(ConfigInput::Value(..))` of it yields the same entries (invalid ones stay invalid).
+pub fn normalised_json(config: &Config) -> Value {
+    let pairs = |pairs: &[(String, String)]| {
+        Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect())
+    };
+    let mut out = Map::new();
+    for server in &config.servers {
+        let mut o = Map::new();
+        match &server.spec {
+            Ok(ServerSpec::Local {
+                command,
+                environment,
+                cwd,
+            }) => {
+                o.insert("type".into(), "local".into());
+                o.insert("command".into(), command.clone().into());
+                o.insert("environment".into(), pairs(environment));
+                if let Some(cwd) = cwd {
+                    o.insert("cwd".into(), cwd.as_str().into());
+                }
+            }
+            Ok(ServerSpec::Remote {
+                url,
+                transport,
+                headers,
+            }) => {
+                o.insert("type".into(), "remote".into());
+                o.insert("url".into(), url.as_str().into());
+                o.insert("transport".into(), transport.as_str().into());
+                o.insert("headers".into(), pairs(headers));
+            }
+            Err(reason) => {
+                o.insert("type".into(), "invalid".into());
+                o.insert("error".into(), reason.as_str().into());
+            }
+        }
+        o.insert("enabled".into(), server.enabled.into());
+        o.insert("timeout".into(), server.timeout_ms.into());
+        if let Some(tools) = &server.tools {
+            let tools = tools.iter().map(|(k, on)| (k.clone(), Value::Bool(*on)));
+            o.insert("tools".into(), Value::Object(tools.collect()));
+        }
+        out.insert(server.name.clone(), Value::Object(o));
+    }
+    Value::Object(out)
+}

@@ -1,1 +1,68 @@
-/* toolnexus: types shared by the functions below. */
+/* toolnexus: types for the functions below (this header is prepended by `napi build`). */
+
+/** A JSON Schema object, as MCP servers publish for tool inputs. */
+export type JSONSchema = { [key: string]: unknown; type?: string; properties?: Record<string, unknown>; required?: string[] }
+
+/** What became of one configured server. */
+export type McpStatus = "connected" | "disabled" | "failed"
+
+/** One tool as its server lists it: original name, description (`""` when absent), input schema. */
+export interface ToolInfo {
+  name: string
+  description: string
+  inputSchema: JSONSchema
+}
+
+/** Every server's raw tool inventory (no name prefixing, no `tools` allowlist applied). */
+export interface McpInventory {
+  /** Connected servers only, keyed by server name in config order. */
+  tools: Record<string, ToolInfo[]>
+  /** Every configured server, in config order. */
+  status: Record<string, McpStatus>
+  /** A short human reason for each failed server. */
+  errors: Record<string, string>
+}
+
+export interface ListOptions {
+  /** Aborting rejects the call with `signal.reason` and tears every connection down. */
+  signal?: AbortSignal
+  /** Bound on the whole call in ms; on expiry it rejects with `toolnexus: MCP list deadline exceeded`. */
+  deadline?: number
+  /** Alias of `deadline`. */
+  timeout?: number
+}
+
+/** A normalised local (stdio) server. */
+export interface LocalServerConfig {
+  type: "local"
+  command: string[]
+  environment: Record<string, string>
+  cwd?: string
+  enabled: boolean
+  timeout: number
+  tools?: Record<string, boolean>
+}
+
+/** A normalised remote (HTTP) server. */
+export interface RemoteServerConfig {
+  type: "remote"
+  url: string
+  transport: "auto" | "streamable-http" | "sse"
+  headers: Record<string, string>
+  enabled: boolean
+  timeout: number
+  tools?: Record<string, boolean>
+}
+
+/** An entry with a field of the wrong type: it fails alone, with this reason. */
+export interface InvalidServerConfig {
+  type: "invalid"
+  error: string
+  enabled: boolean
+  timeout: number
+}
+
+export type ServerConfig = LocalServerConfig | RemoteServerConfig | InvalidServerConfig
+
+/** The normalised server map, in config order. */
+export type McpConfig = Record<string, ServerConfig>

@@ -1,9 +1,164 @@
-//! The thin JavaScript boundary: conversions, the AbortSignal bridge and callbacks.
+//! The thin JavaScript boundary: conversions, the AbortSignal bridge and callbacks. Everything
+//! here converts and wires; the work itself lives in `config` and `connect`.
 
+mod abort;
+mod convert;
+
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
 use napi_derive::napi;
+
+use crate::config;
+use crate::connect::inventory::{self, Interrupted};
+use convert::{ErrorKind, Settle};
+
+#[napi(module_exports)]
+pub fn init(mut exports: Object, env: Env) -> Result<()> {
+    let _ = &mut exports;
+    // Children still running when this environment goes away (Node exiting without close())
+    // are killed with their whole process group.
+    env.add_env_cleanup_hook((), |_| crate::connect::reaper::kill_all())?;
+    Ok(())
+}
 
 /// Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit).
 #[napi]
 pub fn sanitize(value: String) -> String {
-    crate::config::sanitize::sanitize(&value)
+    config::sanitize::sanitize(&value)
+}
+
+/// Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
+/// in config order, with variables left unexpanded. Throws on malformed input.
+#[napi(ts_args_type = "input: string | object", ts_return_type = "McpConfig")]
+pub fn parse_mcp_config(env: Env, input: Unknown) -> Result<serde_json::Value> {
+    let input = convert::config_input(&env, input)
+        .map_err(|m| convert::js_error(&env, ErrorKind::TypeError, &m))?;
+    match config::load(input) {
+        Ok(cfg) => {
+            convert::emit_warnings(&env, &cfg.warnings);
+            Ok(config::normalised_json(&cfg))
+        }
+        Err(e) => Err(Settle::<()>::config_error(e).into_result(&env).unwrap_err()),
+    }
+}
+
+/// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment.
+#[napi(
+    ts_args_type = "headers?: Record<string, string>",
+    ts_return_type = "Record<string, string> | undefined"
+)]
+pub fn expand_env_headers(
+    env: Env,
+    headers: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let headers = headers?;
+    let mut missing = Vec::new();
+    let out = headers
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => {
+                    serde_json::Value::String(config::vars::expand(&s, &mut missing))
+                }
+                other => other,
+            };
+            (k, v)
+        })
+        .collect();
+    let warnings: Vec<String> = missing
+        .iter()
+        .map(|name| format!("toolnexus: environment variable {name} is not set; using \"\""))
+        .collect();
+    convert::emit_warnings(&env, &warnings);
+    Some(out)
+}
+
+/// Connects to every enabled server just long enough to list its tools, then disconnects.
+#[napi(
+    ts_args_type = "input: string | object, opts?: ListOptions",
+    ts_return_type = "Promise<McpInventory>"
+)]
+pub fn list_mcp_tools<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<Object>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+    let prepared = prepare(env, input, opts.as_ref());
+    let (watch, work) = match prepared {
+        Ok((abort::Watch::Watching(watch), input, deadline)) => (Some(watch), Some((input, deadline))),
+        Ok((abort::Watch::AlreadyAborted(reason), ..)) => {
+            return reject_now(env, Settle::Reject(reason));
+        }
+        Err(settle) => return reject_now(env, settle),
+    };
+    let watch = watch.expect("watching");
+    let (input, deadline) = work.expect("work");
+    let token = watch.token().clone();
+    let future = async move {
+        let cfg = match config::load(input) {
+            Ok(cfg) => cfg,
+            Err(e) => return Settle::config_error(e),
+        };
+        match inventory::list_all(&cfg, &token, deadline).await {
+            Ok(servers) => {
+                let mut warnings = cfg.warnings.clone();
+                for s in &servers {
+                    warnings.extend(s.warnings.iter().cloned());
+                }
+                let json = inventory::inventory_json(servers).to_string();
+                Settle::Value((json, warnings))
+            }
+            Err(Interrupted::Deadline) => Settle::Fail(
+                ErrorKind::Error,
+                "toolnexus: MCP list deadline exceeded".to_string(),
+            ),
+            Err(Interrupted::Cancelled) => Settle::Aborted,
+        }
+    };
+    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, settle| {
+        let reason = watch.take_reason();
+        watch.release(env);
+        // The abort reason was captured on this thread, so it comes back as the same value.
+        let settle = match (settle, reason) {
+            (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
+            (settle, _) => settle,
+        };
+        let (json, warnings) = settle.into_result(env)?;
+        convert::emit_warnings(env, &warnings);
+        convert::parse_json(env, &json)
+    })
+}
+
+type Prepared = (abort::Watch, config::ConfigInput, Option<Duration>);
+
+fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> std::result::Result<Prepared, Settle<T>> {
+    let fail = |m: String| Settle::Fail(ErrorKind::TypeError, m);
+    let (signal, deadline) = match opts {
+        Some(opts) => {
+            let signal: Option<Object> = match opts.get_named_property::<Unknown>("signal") {
+                Ok(v) if v.get_type().ok() == Some(ValueType::Object) => {
+                    Some(unsafe { v.cast() }.map_err(|e| fail(e.reason.clone()))?)
+                }
+                _ => None,
+            };
+            let deadline = convert::millis_option(opts, &["deadline", "timeout"]).map_err(fail)?;
+            (signal, deadline.map(Duration::from_millis))
+        }
+        None => (None, None),
+    };
+    let watch = abort::watch(env, signal).map_err(|e| fail(e.reason.clone()))?;
+    if let abort::Watch::AlreadyAborted(_) = watch {
+        return Ok((watch, config::ConfigInput::Value(serde_json::Value::Null), deadline));
+    }
+    let input = convert::config_input(env, input).map_err(fail)?;
+    Ok((watch, input, deadline))
+}
+
+/// A promise that settles with `settle` (a rejection, in practice) without starting any work.
+fn reject_now<'env>(env: &'env Env, settle: Settle<String>) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+    env.spawn_future_with_callback(async move { Ok(settle) }, |env, settle| {
+        let json = settle.into_result(env)?;
+        convert::parse_json(env, &json)
+    })
 }

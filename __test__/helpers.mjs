@@ -1,0 +1,145 @@
+// Shared helpers for the toolnexus Node tests: process-tree inspection through /proc,
+// a bounded polling helper, temporary config files and fixture paths.
+import fs from "node:fs"
+import os from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** `/proc/<pid>/stat` as { pid, comm, state, ppid, pgrp }, or null when the process is gone. */
+export function procStat(pid) {
+  let raw
+  try {
+    raw = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    return null
+  }
+  // comm may contain spaces and parentheses: it ends at the last ")".
+  const close = raw.lastIndexOf(")")
+  const comm = raw.slice(raw.indexOf("(") + 1, close)
+  const [state, ppid, pgrp] = raw.slice(close + 2).split(" ")
+  return { pid: Number(pid), comm, state, ppid: Number(ppid), pgrp: Number(pgrp) }
+}
+
+function allProcesses() {
+  const out = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const st = procStat(entry)
+    if (st) out.push(st)
+  }
+  return out
+}
+
+/** True when `pid` exists and is not a zombie. */
+export function isAlive(pid) {
+  const st = procStat(pid)
+  return st !== null && st.state !== "Z"
+}
+
+/** Every live (non-zombie) descendant of `pid`, found by following ppid links, sorted. */
+export function descendants(pid = process.pid) {
+  const procs = allProcesses()
+  const children = new Map()
+  for (const p of procs) {
+    if (!children.has(p.ppid)) children.set(p.ppid, [])
+    children.get(p.ppid).push(p)
+  }
+  const found = []
+  const queue = [Number(pid)]
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()) ?? []) {
+      queue.push(child.pid)
+      if (child.state !== "Z") found.push(child.pid)
+    }
+  }
+  return found.sort((a, b) => a - b)
+}
+
+/** Live (non-zombie) members of process group `pgid`, sorted. */
+export function processGroupMembers(pgid) {
+  return allProcesses()
+    .filter((p) => p.pgrp === Number(pgid) && p.state !== "Z")
+    .map((p) => p.pid)
+    .sort((a, b) => a - b)
+}
+
+/** A readable description of the given pids (for assertion messages). */
+export function describePids(pids) {
+  return pids
+    .map((pid) => {
+      let cmd = ""
+      try {
+        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim()
+      } catch {}
+      return `${pid} ${cmd}`
+    })
+    .join("; ")
+}
+
+/**
+ * Polls `predicate` every `interval` ms until it returns a truthy value (which is returned) or
+ * `timeout` ms have passed (then throws). Meant as a generous bound that detects hangs, not as a
+ * stand-in for a sleep.
+ */
+export async function waitFor(predicate, { timeout = 5000, interval = 5, message = "condition" } = {}) {
+  const start = performance.now()
+  for (;;) {
+    const value = await predicate()
+    if (value) return value
+    if (performance.now() - start > timeout) throw new Error(`waitFor: ${message} not met within ${timeout} ms`)
+    await new Promise((resolve) => setTimeout(resolve, interval))
+  }
+}
+
+let tmpRoot
+/** A fresh temporary directory (removed when the process exits). */
+export function tmpDir() {
+  if (!tmpRoot) {
+    tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-test-"))
+    process.on("exit", () => fs.rmSync(tmpRoot, { recursive: true, force: true }))
+  }
+  return fs.mkdtempSync(path.join(tmpRoot, "d-"))
+}
+
+/**
+ * Writes a config file and returns its absolute path. An object is written as JSON; a string is
+ * written verbatim (for JSONC or deliberately broken files).
+ */
+export function tmpConfig(obj, { name = typeof obj === "string" ? "mcp.jsonc" : "mcp.json" } = {}) {
+  const file = path.join(tmpDir(), name)
+  fs.writeFileSync(file, typeof obj === "string" ? obj : JSON.stringify(obj, null, 2))
+  return file
+}
+
+/** A path inside a fresh temporary directory (for pid files and event logs). */
+export function tmpFile(name = "file") {
+  return path.join(tmpDir(), name)
+}
+
+/** Absolute path of a fixture in __test__/fixtures (".mjs" may be omitted). */
+export function fixture(name) {
+  return path.join(here, "fixtures", name.endsWith(".mjs") ? name : `${name}.mjs`)
+}
+
+/** `command` array running a fixture with this very node binary. */
+export function nodeFixture(name, ...args) {
+  return [process.execPath, fixture(name), ...args]
+}
+
+/** Absolute path of @modelcontextprotocol/server-everything's entry point. */
+export const serverEverything = path.join(here, "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+
+/** The repository root (the package directory). */
+export const repoRoot = path.join(here, "..")
+
+/** Reads a pid written by a fixture into `file`, or null if it is not there (yet). */
+export function readPid(file) {
+  try {
+    const n = Number(fs.readFileSync(file, "utf8").trim())
+    return Number.isInteger(n) && n > 0 ? n : null
+  } catch {
+    return null
+  }
+}

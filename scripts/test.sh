@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test command: quality gates, the Rust tests, the build, the Node suite, the types.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --check
+
+step "cargo clippy -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test"
+cargo test
+
+step "napi build (debug)"
+npm run build:debug
+
+step "generated index.js / index.d.ts match the committed ones"
+git diff --exit-code -- index.js index.d.ts
+
+step "TypeScript check of index.d.ts against the seed examples"
+npx tsc -p __test__/tsconfig.json
+
+step "node --test"
+node --test --test-concurrency=1 __test__/*.test.mjs

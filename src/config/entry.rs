@@ -1,0 +1,259 @@
+//! One server entry, in any client's dialect, to a [`ServerEntry`].
+//!
+//! A wrong type fails only this entry, with a reason naming the field path. Reasons quote keys
+//! and `type` names but never values of env, headers or args, which may hold secrets.
+
+use serde_json::{Map, Value};
+
+use super::ServerEntry;
+use super::spec::{Kind, RemoteTransport, ServerSpec};
+
+pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+/// Keys that carry a URL, in the order they are looked for (Claude/Cursor/VS Code, Windsurf,
+/// Gemini's streamable-HTTP-only key).
+const URL_KEYS: [&str; 3] = ["url", "serverUrl", "httpUrl"];
+
+type Pairs = Vec<(String, String)>;
+
+pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> ServerEntry {
+    let enabled = enabled(obj, path);
+    let timeout = timeout(obj, path);
+    let tools = tools(obj, path);
+    let spec = spec(obj, path).and_then(|spec| {
+        // The transport is the headline problem; these follow in reading order.
+        enabled.as_ref().err().or(timeout.as_ref().err()).or(tools.as_ref().err()).map_or(Ok(spec), |e| Err(e.clone()))
+    });
+    ServerEntry {
+        name: name.to_string(),
+        enabled: enabled.unwrap_or(true),
+        timeout_ms: timeout.unwrap_or(DEFAULT_TIMEOUT_MS),
+        tools: tools.unwrap_or(None),
+        spec,
+    }
+}
+
+/// `mcpServers.github`, or `mcpServers["Github PR"]` when the key is not a plain word.
+pub(super) fn key_path(prefix: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$');
+    match (plain, prefix.is_empty()) {
+        (true, true) => key.to_string(),
+        (true, false) => format!("{prefix}.{key}"),
+        (false, _) => format!("{prefix}[{}]", Value::from(key)),
+    }
+}
+
+/// JSON `null` reads as "not given" for every optional field.
+fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    obj.get(key).filter(|v| !v.is_null())
+}
+
+fn enabled(obj: &Map<String, Value>, path: &str) -> Result<bool, String> {
+    let flag = |key: &str, absent: bool| match get(obj, key) {
+        None => Ok(absent),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("{}.{key} must be true or false", path)),
+    };
+    Ok(flag("enabled", true)? && !flag("disabled", false)?)
+}
+
+fn timeout(obj: &Map<String, Value>, path: &str) -> Result<u64, String> {
+    let bad = || format!("{path}.timeout must be a number of milliseconds");
+    match get(obj, "timeout") {
+        None => Ok(DEFAULT_TIMEOUT_MS),
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(ms), _) => Ok(ms),
+            (None, Some(ms)) if ms.is_finite() && ms >= 0.0 => Ok(ms.ceil() as u64),
+            _ => Err(bad()),
+        },
+        Some(_) => Err(bad()),
+    }
+}
+
+fn tools(obj: &Map<String, Value>, path: &str) -> Result<Option<Vec<(String, bool)>>, String> {
+    let Some(value) = get(obj, "tools") else {
+        return Ok(None);
+    };
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{path}.tools must be an object of tool names to true or false"
+        ));
+    };
+    let field = format!("{path}.tools");
+    map.iter()
+        .map(|(tool, on)| match on {
+            Value::Bool(b) => Ok((tool.clone(), *b)),
+            _ => Err(format!("{} must be true or false", key_path(&field, tool))),
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
+    if get(obj, "type").and_then(Value::as_str) == Some("invalid") {
+        // Our own normalised output for a broken entry: keep its reason on a round trip.
+        return Err(match get(obj, "error") {
+            Some(Value::String(reason)) => reason.clone(),
+            _ => format!("{path} is marked invalid"),
+        });
+    }
+    let declared = kind(get(obj, "type"), &format!("{path}.type"))?;
+    // `transport` is our normalised key; Claude Desktop samples also nest it as {type: ...}.
+    let transport = match get(obj, "transport") {
+        Some(Value::Object(t)) => kind(get(t, "type"), &format!("{path}.transport.type"))?,
+        other => kind(other, &format!("{path}.transport"))?,
+    };
+    let kind = match (declared, transport) {
+        (Some(Kind::Remote(RemoteTransport::Auto)), Some(Kind::Remote(t))) => Kind::Remote(t),
+        (Some(k), _) | (None, Some(k)) => k,
+        (None, None) if URL_KEYS.iter().any(|k| get(obj, k).is_some()) => {
+            Kind::Remote(RemoteTransport::Auto)
+        }
+        (None, None) if get(obj, "command").is_some() => Kind::Local,
+        (None, None) => {
+            return Err(format!(
+                "{path} needs a command (local server) or a url (remote server)"
+            ));
+        }
+    };
+    match kind {
+        Kind::Local => local(obj, path),
+        Kind::Remote(transport) => remote(obj, path, transport),
+    }
+}
+
+fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, String> {
+    match value {
+        None => Ok(None),
+        Some(Value::String(s)) => Kind::parse(s).map(Some).ok_or_else(|| {
+            format!(
+                "{field} {} is not supported (expected local, stdio, remote, http, \
+                 streamable-http or sse)",
+                Value::from(s.as_str())
+            )
+        }),
+        Some(_) => Err(format!("{field} must be a string")),
+    }
+}
+
+fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
+    let field = format!("{path}.command");
+    let mut environment = Pairs::new();
+    let mut command = match get(obj, "command") {
+        None => return Err(format!("{field} is required for a local server")),
+        Some(Value::String(program)) => vec![program.clone()],
+        Some(Value::Array(items)) => strings(items, &field)?,
+        // Zed: {path, args, env}; its env ranks below the entry's own env/environment.
+        Some(Value::Object(zed)) => {
+            let Some(Value::String(program)) = get(zed, "path") else {
+                return Err(format!("{field}.path must be a string"));
+            };
+            let mut command = vec![program.clone()];
+            command.extend(args(zed, &field)?);
+            merge(&mut environment, string_map(get(zed, "env"), &format!("{field}.env"))?);
+            command
+        }
+        Some(_) => return Err(format!("{field} must be a string or an array of strings")),
+    };
+    if command.first().is_none_or(|program| program.is_empty()) {
+        return Err(format!("{field} must not be empty"));
+    }
+    command.extend(args(obj, path)?);
+    merge(&mut environment, string_map(get(obj, "env"), &format!("{path}.env"))?);
+    let own = string_map(get(obj, "environment"), &format!("{path}.environment"))?;
+    merge(&mut environment, own);
+    let cwd = match get(obj, "cwd") {
+        None => None,
+        Some(Value::String(dir)) => Some(dir.clone()).filter(|d| !d.is_empty()),
+        Some(_) => return Err(format!("{path}.cwd must be a string")),
+    };
+    Ok(ServerSpec::Local {
+        command,
+        environment,
+        cwd,
+    })
+}
+
+fn remote(
+    obj: &Map<String, Value>,
+    path: &str,
+    transport: RemoteTransport,
+) -> Result<ServerSpec, String> {
+    let Some((key, value)) = URL_KEYS
+        .iter()
+        .find_map(|k| get(obj, k).map(|v| (*k, v)))
+    else {
+        return Err(format!("{path}.url is required for a remote server"));
+    };
+    let url = match value {
+        Value::String(url) if !url.is_empty() => url.clone(),
+        _ => return Err(format!("{path}.{key} must be a non-empty string")),
+    };
+    let transport = match (key, transport) {
+        // Gemini CLI: `httpUrl` is streamable HTTP; its plain `url` stays auto-detected.
+        ("httpUrl", RemoteTransport::Auto) => RemoteTransport::StreamableHttp,
+        _ => transport,
+    };
+    let headers = string_map(get(obj, "headers"), &format!("{path}.headers"))?;
+    Ok(ServerSpec::Remote {
+        url,
+        transport,
+        headers,
+    })
+}
+
+fn args(obj: &Map<String, Value>, path: &str) -> Result<Vec<String>, String> {
+    let field = format!("{path}.args");
+    match get(obj, "args") {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => strings(items, &field),
+        Some(_) => Err(format!("{field} must be an array of strings")),
+    }
+}
+
+/// Array elements; numbers and booleans are written as text, as a shell would pass them.
+fn strings(items: &[Value], field: &str) -> Result<Vec<String>, String> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| scalar(item).ok_or_else(|| format!("{field}[{i}] must be a string")))
+        .collect()
+}
+
+/// `env`/`environment`/`headers`: an object whose values are text (numbers and booleans allowed).
+fn string_map(value: Option<&Value>, field: &str) -> Result<Pairs, String> {
+    match value {
+        None => Ok(Pairs::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| {
+                scalar(v)
+                    .map(|v| (k.clone(), v))
+                    .ok_or_else(|| format!("{} must be a string", key_path(field, k)))
+            })
+            .collect(),
+        Some(_) => Err(format!("{field} must be an object of strings")),
+    }
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Later pairs win per key, keeping the position where the key first appeared.
+fn merge(into: &mut Pairs, later: Pairs) {
+    for (key, value) in later {
+        match into.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => into.push((key, value)),
+        }
+    }
+}

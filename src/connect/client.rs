@@ -1,0 +1,49 @@
+//! The client side of every connection: what toolnexus tells servers about itself, and how it
+//! answers their requests (elicitation is bridged to JavaScript by the caller's `Elicitor`).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    UrlElicitationCapability,
+};
+use rmcp::service::{RequestContext, RoleClient};
+
+/// Answers `elicitation/create` for one server.
+pub type Elicitor = Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync>;
+
+#[derive(Clone, Default)]
+pub struct ClientSide {
+    pub elicitor: Option<Elicitor>,
+}
+
+impl ClientHandler for ClientSide {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            capabilities.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::default())
+                    .with_url(UrlElicitationCapability::new()),
+            );
+        }
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(match &self.elicitor {
+            Some(elicitor) => elicitor(request).await,
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}

@@ -1,0 +1,141 @@
+//! Legacy HTTP+SSE client transport (MCP 2024-11-05), which rmcp 3.x does not ship.
+//!
+//! A GET opens the event stream; its first `endpoint` event names the URL that every client
+//! message is POSTed to; server messages arrive as `message` events on the stream.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, HeaderMap};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use sse_stream::SseStream;
+use tokio::sync::mpsc;
+
+use super::http::{describe_status, redact_url};
+
+#[derive(Debug)]
+pub struct SseError(pub String);
+
+impl std::fmt::Display for SseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SseError {}
+
+pub struct SseTransport {
+    client: reqwest::Client,
+    headers: HeaderMap,
+    endpoint: String,
+    inbound: mpsc::Receiver<ServerJsonRpcMessage>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl SseTransport {
+    /// Opens the event stream and waits for the `endpoint` event.
+    pub async fn connect(
+        client: reqwest::Client,
+        url: &str,
+        headers: HeaderMap,
+    ) -> Result<Self, String> {
+        let response = client
+            .get(url)
+            .headers(headers.clone())
+            .header(ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| super::http::describe_reqwest(&e, url))?;
+        if !response.status().is_success() {
+            return Err(describe_status(response.status(), url));
+        }
+        let base = response.url().clone();
+        let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+        let endpoint = loop {
+            match events.next().await {
+                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                    let data = event.data.unwrap_or_default();
+                    let joined = base.join(data.trim()).map_err(|e| {
+                        format!("SSE endpoint event carried an invalid URL ({e})")
+                    })?;
+                    break joined.to_string();
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(format!("SSE stream from {} broke: {e}", redact_url(url))),
+                None => {
+                    return Err(format!(
+                        "SSE stream from {} ended before its endpoint event",
+                        redact_url(url)
+                    ));
+                }
+            }
+        };
+        let (tx, inbound) = mpsc::channel(256);
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(event)) = events.next().await {
+                let is_message = matches!(event.event.as_deref(), None | Some("message"));
+                let Some(data) = event.data.filter(|_| is_message) else {
+                    continue;
+                };
+                // A message that is not JSON-RPC is dropped, as a stdio line would be.
+                if let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data)
+                    && tx.send(message).await.is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            client,
+            headers,
+            endpoint,
+            inbound,
+            reader,
+        })
+    }
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = SseError;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let request = self
+            .client
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .timeout(Duration::from_secs(60))
+            .json(&item);
+        let endpoint = self.endpoint.clone();
+        async move {
+            let response = request
+                .send()
+                .await
+                .map_err(|e| SseError(super::http::describe_reqwest(&e, &endpoint)))?;
+            if response.status().is_success() {
+                Ok(())
+            } else {
+                Err(SseError(describe_status(response.status(), &endpoint)))
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
+        self.inbound.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.abort();
+        Ok(())
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}

@@ -1,0 +1,162 @@
+//! Stdio children: spawned as process-group leaders, stderr always drained into a bounded tail,
+//! and the whole group killed on teardown so `npx`-style grandchildren die too.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use super::reaper;
+
+/// How much of a child's stderr is kept for failure reasons.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// How much of that tail is quoted in a failure reason.
+const STDERR_QUOTE_CHARS: usize = 1200;
+/// How long a child gets to exit on its own after end of input, and again after SIGTERM.
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+
+pub struct StdioProcess {
+    child: Child,
+    pgid: i32,
+    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    stderr_done: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Starts `command` with the given environment overrides. The error is a short human reason.
+pub fn spawn(
+    command: &[String],
+    environment: &[(String, String)],
+    cwd: Option<&str>,
+) -> Result<(StdioProcess, ChildStdout, ChildStdin), String> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| "command is empty".to_string())?;
+    if let Some(dir) = cwd
+        && !std::path::Path::new(dir).is_dir()
+    {
+        return Err(format!("working directory {dir:?} does not exist"));
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(environment.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill the child if the
+    // spawning thread dies (a runtime worker thread, which lives as long as the process).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+    let pgid = child.id().map(|id| id as i32).unwrap_or(0);
+    reaper::register(pgid);
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
+    let tail = stderr_tail.clone();
+    let stderr_done = tokio::spawn(async move {
+        let mut stderr = stderr;
+        let mut buf = vec![0u8; 8192];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+            tail.extend(&buf[..n]);
+            let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+            tail.drain(..excess);
+        }
+    });
+    Ok((
+        StdioProcess {
+            child,
+            pgid,
+            stderr_tail,
+            stderr_done: Some(stderr_done),
+        },
+        stdout,
+        stdin,
+    ))
+}
+
+impl StdioProcess {
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// "exited with code 3" once the child has exited (waiting at most `wait`), else None.
+    pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
+        let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        // stderr reaches EOF when the child (and anything sharing the pipe) is gone.
+        if let Some(done) = self.stderr_done.as_mut() {
+            let _ = tokio::time::timeout(Duration::from_millis(50), done).await;
+        }
+        use std::os::unix::process::ExitStatusExt;
+        Some(match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "exited".to_string(),
+        })
+    }
+
+    /// The last part of what the child wrote to stderr, trimmed, or "" if nothing.
+    pub fn stderr_tail(&self) -> String {
+        let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = tail.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        let count = text.chars().count();
+        if count > STDERR_QUOTE_CHARS {
+            let skip = count - STDERR_QUOTE_CHARS;
+            format!("…{}", text.chars().skip(skip).collect::<String>())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Ends the child and its whole process group. With `graceful`, the child (whose stdin the
+    /// caller has already closed) first gets a short grace to exit, then SIGTERM; in every case
+    /// the group is SIGKILLed at the end so no grandchild survives, and the leader is reaped.
+    pub async fn shutdown(mut self, graceful: bool) {
+        if graceful
+            && tokio::time::timeout(EXIT_GRACE, self.child.wait())
+                .await
+                .is_err()
+        {
+            reaper::signal_group(self.pgid, libc::SIGTERM);
+            let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
+        }
+        reaper::signal_group(self.pgid, libc::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        reaper::unregister(self.pgid);
+        self.pgid = 0;
+    }
+}
+
+impl Drop for StdioProcess {
+    /// A teardown that never ran (a dropped future) still leaves nothing behind.
+    fn drop(&mut self) {
+        if self.pgid > 0 {
+            reaper::signal_group(self.pgid, libc::SIGKILL);
+            reaper::unregister(self.pgid);
+        }
+        if let Some(done) = self.stderr_done.take() {
+            done.abort();
+        }
+    }
+}
