@@ -1,5 +1,6 @@
 // Shared helpers for the toolnexus Node tests: process-tree inspection through /proc,
 // a bounded polling helper, temporary config files and fixture paths.
+import { spawn } from "node:child_process"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
@@ -141,5 +142,37 @@ export function readPid(file) {
     return Number.isInteger(n) && n > 0 ? n : null
   } catch {
     return null
+  }
+}
+
+/**
+ * Runs `node <file>` as a subprocess and resolves with { code, signal, stdout, stderr } once it
+ * has exited. A subprocess still running after `timeout` ms is killed (and reported by `signal`).
+ */
+export function runNode(file, { cwd = repoRoot, env = process.env, timeout = 15000, args = [] } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d))
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeout)
+    child.on("error", (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+}
+
+/** SIGKILLs every given pid that is still alive (cleanup after a failed assertion). */
+export function killAll(pids) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {}
   }
 }

@@ -165,7 +165,13 @@ impl Connection {
         let Some(process) = self.process.as_mut() else {
             return reason;
         };
-        let exit = process.exit_description(Duration::from_millis(300)).await;
+        // A server that timed out is still running: don't wait for an exit that won't come.
+        let wait = if reason.starts_with("timed out") {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(300)
+        };
+        let exit = process.exit_description(wait).await;
         let stderr = process.stderr_tail();
         let mut out = match exit {
             // The exit is the real cause; rmcp's "connection closed" adds nothing.

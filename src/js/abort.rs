@@ -81,9 +81,9 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
     let mut options = Object::new(env)?;
     options.set_named_property("once", true)?;
     options.set_named_property("signal", detach_signal)?;
-    let add: Function<(&str, Function<Object, ()>, Object), Unknown> =
+    let add: Function<FnArgs<(&str, Function<Object, ()>, Object)>, Unknown> =
         signal.get_named_property("addEventListener")?;
-    add.apply(signal, ("abort", listener, options))?;
+    add.apply(signal, ("abort", listener, options).into())?;
     Ok(Watch::Watching(AbortWatch {
         token,
         reason,

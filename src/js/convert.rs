@@ -87,9 +87,10 @@ pub fn emit_warnings(env: &Env, warnings: &[String]) {
     }
     let emit = || -> Result<()> {
         let process: Object = env.get_global()?.get_named_property("process")?;
-        let emit: Function<(&str, &str), Unknown> = process.get_named_property("emitWarning")?;
+        let emit: Function<FnArgs<(&str, &str)>, Unknown> =
+            process.get_named_property("emitWarning")?;
         for warning in warnings {
-            emit.apply(process, (warning.as_str(), "ToolnexusWarning"))?;
+            emit.apply(process, (warning.as_str(), "ToolnexusWarning").into())?;
         }
         Ok(())
     };
