@@ -67,6 +67,72 @@ export type ServerConfig = LocalServerConfig | RemoteServerConfig | InvalidServe
 /** The normalised server map, in config order. */
 export type McpConfig = Record<string, ServerConfig>
 
+/** What a tool call produced. `execute` never rejects: failures are `isError: true`. */
+export interface ToolResult {
+  output: string
+  isError: boolean
+  metadata?: Record<string, unknown>
+}
+
+/** Per-call options for `Tool.execute`. */
+export interface ToolContext {
+  /** Cancels the call (the server is sent `notifications/cancelled`). */
+  signal?: AbortSignal
+  /** Overrides the server's timeout for this call, in ms; each progress notification restarts it. */
+  timeout?: number
+}
+
+/** A callable tool, from an MCP server (`source: "mcp"`) or from `defineTool`. */
+export interface Tool {
+  name: string
+  description: string
+  inputSchema: JSONSchema
+  source: string
+  execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+}
+
+/** Live tools from `loadMcp`; connections stay open until `close()`. */
+export interface McpSource {
+  tools: Tool[]
+  status: Record<string, McpStatus>
+  errors: Record<string, string>
+  /** Idempotent; resolves when every child process has exited. */
+  close(): Promise<void>
+}
+
+/** What a server asked the user for, as handed to `waitFor`. */
+export type ElicitationRequest =
+  | { kind: "input"; message: string; data: { schema: JSONSchema }; server?: string }
+  | { kind: "authorization"; message: string; url: string; elicitationId?: string; server?: string }
+
+/** The agent's answer to an `ElicitationRequest`. */
+export interface Answer {
+  ok: boolean
+  data?: Record<string, unknown>
+  reason?: string
+}
+
+/** MCP `elicitation/create` params (form or URL mode). */
+export interface ElicitParams {
+  mode?: "form" | "url"
+  message: string
+  requestedSchema?: JSONSchema
+  url?: string
+  elicitationId?: string
+  [key: string]: unknown
+}
+
+/** MCP `ElicitResult`. */
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel"
+  content?: Record<string, unknown>
+}
+
+export interface LoadOptions extends ListOptions {
+  /** Answers servers' elicitation requests; without it they are declined. */
+  waitFor?: (request: ElicitationRequest) => Promise<Answer>
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -75,11 +141,23 @@ export type McpConfig = Record<string, ServerConfig>
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Maps the agent's `Answer` to an MCP `ElicitResult`. */
+export declare function answerToElicitResult(answer: Answer): ElicitResult
+
+/** Maps an MCP `elicitation/create` params object to the agent's `Request`. */
+export declare function elicitationToRequest(params: ElicitParams): ElicitationRequest
+
 /** Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment. */
 export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
 
 /** Connects to every enabled server just long enough to list its tools, then disconnects. */
 export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>
+
+/**
+ * Connects to every enabled server and returns live, callable tools. Connections stay open
+ * until `source.close()`.
+ */
+export declare function loadMcp(input: string | object, opts?: LoadOptions): Promise<McpSource>
 
 /**
  * Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,

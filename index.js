@@ -835,7 +835,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
+module.exports.elicitationToRequest = nativeBinding.elicitationToRequest
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
 module.exports.listMcpTools = nativeBinding.listMcpTools
+module.exports.loadMcp = nativeBinding.loadMcp
 module.exports.parseMcpConfig = nativeBinding.parseMcpConfig
 module.exports.sanitize = nativeBinding.sanitize

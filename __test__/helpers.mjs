@@ -176,3 +176,23 @@ export function killAll(pids) {
     } catch {}
   }
 }
+
+/**
+ * Records every live descendant seen while a call is in flight (polling /proc every `interval`
+ * ms), so a test can check afterwards that each of them is gone, even one that was spawned
+ * and torn down before it could announce itself. `stop()` ends the watch and returns the pids.
+ */
+export function watchDescendants({ interval = 2 } = {}) {
+  const seen = new Set()
+  const scan = () => {
+    for (const pid of descendants()) seen.add(pid)
+  }
+  scan()
+  const timer = setInterval(scan, interval)
+  return {
+    stop() {
+      clearInterval(timer)
+      return [...seen].sort((a, b) => a - b)
+    },
+  }
+}

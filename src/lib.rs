@@ -7,3 +7,4 @@
 pub mod config;
 pub mod connect;
 pub mod js;
+pub mod serve;

@@ -21,8 +21,13 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
     let timeout = timeout(obj, path);
     let tools = tools(obj, path);
     let spec = spec(obj, path).and_then(|spec| {
-        // The transport is the headline problem; these follow in reading order.
-        enabled.as_ref().err().or(timeout.as_ref().err()).or(tools.as_ref().err()).map_or(Ok(spec), |e| Err(e.clone()))
+        // A bad command/url/type is the headline; other field errors follow in reading order.
+        enabled
+            .as_ref()
+            .err()
+            .or(timeout.as_ref().err())
+            .or(tools.as_ref().err())
+            .map_or(Ok(spec), |e| Err(e.clone()))
     });
     ServerEntry {
         name: name.to_string(),
@@ -153,7 +158,10 @@ fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
             };
             let mut command = vec![program.clone()];
             command.extend(args(zed, &field)?);
-            merge(&mut environment, string_map(get(zed, "env"), &format!("{field}.env"))?);
+            merge(
+                &mut environment,
+                string_map(get(zed, "env"), &format!("{field}.env"))?,
+            );
             command
         }
         Some(_) => return Err(format!("{field} must be a string or an array of strings")),
@@ -162,7 +170,10 @@ fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
         return Err(format!("{field} must not be empty"));
     }
     command.extend(args(obj, path)?);
-    merge(&mut environment, string_map(get(obj, "env"), &format!("{path}.env"))?);
+    merge(
+        &mut environment,
+        string_map(get(obj, "env"), &format!("{path}.env"))?,
+    );
     let own = string_map(get(obj, "environment"), &format!("{path}.environment"))?;
     merge(&mut environment, own);
     let cwd = match get(obj, "cwd") {
@@ -182,10 +193,7 @@ fn remote(
     path: &str,
     transport: RemoteTransport,
 ) -> Result<ServerSpec, String> {
-    let Some((key, value)) = URL_KEYS
-        .iter()
-        .find_map(|k| get(obj, k).map(|v| (*k, v)))
-    else {
+    let Some((key, value)) = URL_KEYS.iter().find_map(|k| get(obj, k).map(|v| (*k, v))) else {
         return Err(format!("{path}.url is required for a remote server"));
     };
     let url = match value {

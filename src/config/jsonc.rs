@@ -38,10 +38,12 @@ pub fn strip(text: &str) -> Result<String, SyntaxError> {
         i = 3;
     }
     // A comma stays "pending" while only whitespace and comments follow it; a closing bracket
-    // then makes it a trailing comma.
+    // then makes it a trailing comma. One after `[`, `{`, `:` or `,` is an error for serde.
     let mut pending_comma: Option<usize> = None;
+    let mut prev = b' ';
     while i < src.len() {
-        match src[i] {
+        let byte = src[i];
+        match byte {
             b'"' => {
                 pending_comma = None;
                 i += 1;
@@ -84,7 +86,7 @@ pub fn strip(text: &str) -> Result<String, SyntaxError> {
                 }
                 continue;
             }
-            b',' => pending_comma = Some(i),
+            b',' if !matches!(prev, b'[' | b'{' | b':' | b',') => pending_comma = Some(i),
             b']' | b'}' => {
                 if let Some(at) = pending_comma.take() {
                     out[at] = b' ';
@@ -93,10 +95,14 @@ pub fn strip(text: &str) -> Result<String, SyntaxError> {
             b' ' | b'\t' | b'\r' | b'\n' => {}
             _ => pending_comma = None,
         }
+        if !matches!(byte, b' ' | b'\t' | b'\r' | b'\n') {
+            prev = byte;
+        }
         i += 1;
     }
     // Only whole characters inside comments were blanked, so this cannot fail; stay panic-free.
-    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// serde_json counts columns in bytes; people count characters.
@@ -125,7 +131,8 @@ mod tests {
 
     #[test]
     fn comments_and_trailing_commas() {
-        let text = "// top\n{\n  \"a\": [1, 2,], /* x\n y */ \"b\": {\"c\": true,\n // last\n },\n}\n";
+        let text =
+            "// top\n{\n  \"a\": [1, 2,], /* x\n y */ \"b\": {\"c\": true,\n // last\n },\n}\n";
         assert_eq!(parse(text).unwrap(), json!({"a": [1, 2], "b": {"c": true}}));
     }
 
@@ -145,9 +152,16 @@ mod tests {
     }
 
     #[test]
-    fn double_comma_is_still_an_error() {
+    fn only_a_real_trailing_comma_is_forgiven() {
         let e = parse("{\"a\": [1,,]}").unwrap_err();
-        assert_eq!((e.line, e.column), (1, 10));
+        assert_eq!(
+            (e.line, e.column, e.message.as_str()),
+            (1, 10, "expected value")
+        );
+        for text in ["[,]", "{,}", "{\"a\":,}", "[1,/* c */,]"] {
+            assert!(parse(text).is_err(), "{text}");
+        }
+        assert_eq!(parse("[1, // c\n]").unwrap(), json!([1]));
     }
 
     #[test]
@@ -157,13 +171,13 @@ mod tests {
         assert_eq!(e.message, "expected `,` or `}`");
         // Multibyte characters before the error count once each.
         let e = parse("{\"é😀\": 1 x}").unwrap_err();
-        assert_eq!((e.line, e.column), (1, 11));
+        assert_eq!((e.line, e.column), (1, 10));
     }
 
     #[test]
     fn comment_with_multibyte_text_keeps_positions() {
         let e = parse("{ /* é😀 */ \"a\" 1}").unwrap_err();
-        assert_eq!((e.line, e.column), (1, 17));
+        assert_eq!((e.line, e.column), (1, 16));
     }
 
     #[test]

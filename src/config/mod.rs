@@ -12,6 +12,8 @@ pub mod vars;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_load;
+#[cfg(test)]
 mod tests_real;
 
 use std::fmt;
@@ -30,7 +32,11 @@ pub enum ConfigInput {
 /// For a JS string input: JSON text when its first non-blank char is `{`, else a file path
 /// (relative to the current directory).
 pub fn input_from_string(s: &str) -> ConfigInput {
-    match s.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}').chars().next() {
+    match s
+        .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
+        .chars()
+        .next()
+    {
         Some('{') => ConfigInput::Text(s.to_string()),
         _ => ConfigInput::Path(PathBuf::from(s)),
     }
@@ -195,7 +201,12 @@ fn type_name(value: &Value) -> &'static str {
 /// `load(ConfigInput::Value(..))` of it yields the same entries (invalid ones stay invalid).
 pub fn normalised_json(config: &Config) -> Value {
     let pairs = |pairs: &[(String, String)]| {
-        Value::Object(pairs.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect())
+        Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect(),
+        )
     };
     let mut out = Map::new();
     for server in &config.servers {

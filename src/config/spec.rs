@@ -131,9 +131,18 @@ mod tests {
         assert_eq!(Kind::parse("local"), Some(Kind::Local));
         assert_eq!(Kind::parse("remote"), Some(Kind::Remote(Auto)));
         assert_eq!(Kind::parse("http"), Some(Kind::Remote(StreamableHttp)));
-        assert_eq!(Kind::parse("streamable-http"), Some(Kind::Remote(StreamableHttp)));
-        assert_eq!(Kind::parse("streamableHttp"), Some(Kind::Remote(StreamableHttp)));
-        assert_eq!(Kind::parse("streamable_http"), Some(Kind::Remote(StreamableHttp)));
+        assert_eq!(
+            Kind::parse("streamable-http"),
+            Some(Kind::Remote(StreamableHttp))
+        );
+        assert_eq!(
+            Kind::parse("streamableHttp"),
+            Some(Kind::Remote(StreamableHttp))
+        );
+        assert_eq!(
+            Kind::parse("streamable_http"),
+            Some(Kind::Remote(StreamableHttp))
+        );
         assert_eq!(Kind::parse("SSE"), Some(Kind::Remote(Sse)));
         assert_eq!(Kind::parse("websocket"), None);
         assert_eq!(Kind::parse(""), None);
@@ -143,7 +152,10 @@ mod tests {
     fn expands_every_field_and_warns_by_name() {
         let local = ServerSpec::Local {
             command: vec!["${BIN:-npx}".into(), "--token=${TOKEN}".into()],
-            environment: vec![("A".into(), "${TOKEN}".into()), ("B".into(), "${GONE}".into())],
+            environment: vec![
+                ("A".into(), "${TOKEN}".into()),
+                ("B".into(), "${GONE}".into()),
+            ],
             cwd: Some("${ROOT}/x".into()),
         };
         let mut warnings = Vec::new();

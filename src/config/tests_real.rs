@@ -15,10 +15,18 @@ fn dir() -> PathBuf {
 pub(super) fn summary(s: &ServerEntry) -> String {
     let on = if s.enabled { "on" } else { "off" };
     let keys = |pairs: &[(String, String)]| {
-        pairs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(",")
+        pairs
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
     };
     match &s.spec {
-        Ok(ServerSpec::Local { command, environment, cwd }) => format!(
+        Ok(ServerSpec::Local {
+            command,
+            environment,
+            cwd,
+        }) => format!(
             "{} | local | {on} | {} | {} | env={} | cwd={}",
             s.name,
             s.timeout_ms,
@@ -26,7 +34,11 @@ pub(super) fn summary(s: &ServerEntry) -> String {
             keys(environment),
             cwd.as_deref().unwrap_or("-")
         ),
-        Ok(ServerSpec::Remote { url, transport, headers }) => format!(
+        Ok(ServerSpec::Remote {
+            url,
+            transport,
+            headers,
+        }) => format!(
             "{} | remote | {on} | {} | {} | {url} | headers={}",
             s.name,
             s.timeout_ms,
@@ -190,7 +202,12 @@ fn every_real_config_normalises_as_expected() {
         let config = load_file(file);
         let got: Vec<String> = config.servers.iter().map(summary).collect();
         assert_eq!(got, lines, "{file}");
-        assert_eq!(config.warnings.len(), warnings, "{file}: {:?}", config.warnings);
+        assert_eq!(
+            config.warnings.len(),
+            warnings,
+            "{file}: {:?}",
+            config.warnings
+        );
         assert!(config.servers.iter().all(|s| s.tools.is_none()), "{file}");
         // parseMcpConfig output loads back to the same entries.
         let again = load(ConfigInput::Value(normalised_json(&config))).unwrap();
@@ -201,16 +218,29 @@ fn every_real_config_normalises_as_expected() {
 #[test]
 fn corpus_copy_matches_shared_testdata_when_present() {
     let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/real-configs");
-    let Ok(entries) = std::fs::read_dir(&shared) else { return };
+    let Ok(entries) = std::fs::read_dir(&shared) else {
+        return;
+    };
     for entry in entries {
         let path = entry.unwrap().path();
         let copy = dir().join(path.file_name().unwrap());
-        assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&copy).unwrap(), "{}", copy.display());
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            std::fs::read(&copy).unwrap(),
+            "{}",
+            copy.display()
+        );
     }
 }
 
 fn local_env(config: &Config, server: &str) -> Vec<(String, String)> {
-    match &config.servers.iter().find(|s| s.name == server).unwrap().spec {
+    match &config
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .unwrap()
+        .spec
+    {
         Ok(ServerSpec::Local { environment, .. }) => environment.clone(),
         other => panic!("{server}: {other:?}"),
     }
@@ -219,15 +249,32 @@ fn local_env(config: &Config, server: &str) -> Vec<(String, String)> {
 #[test]
 fn values_that_matter_survive_unexpanded() {
     let c = load_file("windsurf.many-stdio-empty-env-value.json");
-    assert_eq!(local_env(&c, "memory"), [("MEMORY_FILE_PATH".to_string(), String::new())]);
+    assert_eq!(
+        local_env(&c, "memory"),
+        [("MEMORY_FILE_PATH".to_string(), String::new())]
+    );
     let c = load_file("cursor.env-interpolation.json");
-    assert_eq!(local_env(&c, "agent-bridge"), [
-        ("AGENT_BRIDGE_WORKSPACES".to_string(), "${workspaceFolder}".to_string()),
-        ("AGENT_BRIDGE_STATE_DIR".to_string(), "${env:HOME}/.agent-bridge-mcp/state".to_string()),
-    ]);
+    assert_eq!(
+        local_env(&c, "agent-bridge"),
+        [
+            (
+                "AGENT_BRIDGE_WORKSPACES".to_string(),
+                "${workspaceFolder}".to_string()
+            ),
+            (
+                "AGENT_BRIDGE_STATE_DIR".to_string(),
+                "${env:HOME}/.agent-bridge-mcp/state".to_string()
+            ),
+        ]
+    );
     let c = load_file("gemini-cli.sse-url-basic-auth-redacted.json");
-    let Ok(ServerSpec::Remote { headers, .. }) = &c.servers[0].spec else { panic!() };
-    assert_eq!(headers, &[("Authorization".to_string(), "Basic <REDACTED>".to_string())]);
+    let Ok(ServerSpec::Remote { headers, .. }) = &c.servers[0].spec else {
+        panic!()
+    };
+    assert_eq!(
+        headers,
+        &[("Authorization".to_string(), "Basic <REDACTED>".to_string())]
+    );
 }
 
 #[test]
@@ -239,25 +286,46 @@ fn real_configs_expand_as_editors_would() {
     };
     let mut warnings = Vec::new();
     let c = load_file("cursor.env-interpolation.json");
-    let spec = c.servers[0].spec.as_ref().unwrap().expanded_with("agent-bridge", &lookup, &mut warnings);
-    let ServerSpec::Local { environment, .. } = spec else { panic!() };
+    let spec =
+        c.servers[0]
+            .spec
+            .as_ref()
+            .unwrap()
+            .expanded_with("agent-bridge", &lookup, &mut warnings);
+    let ServerSpec::Local { environment, .. } = spec else {
+        panic!()
+    };
     assert_eq!(environment[0].1, "/proj");
     assert_eq!(environment[1].1, "/home/u/.agent-bridge-mcp/state");
     assert!(warnings.is_empty());
 
     let c = load_file("claude-code.plugin-root-variable-cwd.json");
-    let spec = c.servers[0].spec.as_ref().unwrap().expanded_with("kimi-subagents", &lookup, &mut warnings);
-    let ServerSpec::Local { command, cwd, .. } = spec else { panic!() };
+    let spec =
+        c.servers[0]
+            .spec
+            .as_ref()
+            .unwrap()
+            .expanded_with("kimi-subagents", &lookup, &mut warnings);
+    let ServerSpec::Local { command, cwd, .. } = spec else {
+        panic!()
+    };
     assert_eq!(command, ["node", "/dist/server.mjs"]);
     assert_eq!(cwd.as_deref(), Some("./"));
-    assert_eq!(warnings, [
-        "toolnexus: environment variable CLAUDE_PLUGIN_ROOT is not set (server \"kimi-subagents\"); using \"\"",
-    ]);
+    assert_eq!(
+        warnings,
+        [
+            "toolnexus: environment variable CLAUDE_PLUGIN_ROOT is not set (server \"kimi-subagents\"); using \"\"",
+        ]
+    );
 
     // VS Code `${input:...}` belongs to the editor: kept literally, no warning.
     let mut warnings = Vec::new();
     let c = load_file("vscode.inputs-sse-headers.json");
-    let spec = c.servers[1].spec.as_ref().unwrap().expanded_with("r", &lookup, &mut warnings);
+    let spec = c.servers[1]
+        .spec
+        .as_ref()
+        .unwrap()
+        .expanded_with("r", &lookup, &mut warnings);
     assert_eq!(spec, c.servers[1].spec.clone().unwrap());
     assert!(warnings.is_empty());
 }
@@ -265,7 +333,8 @@ fn real_configs_expand_as_editors_would() {
 #[test]
 fn negative_corpus_file_warns_without_values() {
     let c = load_file("cursor.not-an-mcp-config.json");
-    assert_eq!(c.warnings, [
-        "toolnexus: skipped MCP server \"tools\" (tools): expected an object, got an array",
-    ]);
+    assert_eq!(
+        c.warnings,
+        ["toolnexus: skipped MCP server \"tools\" (tools): expected an object, got an array",]
+    );
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
+use super::session::Session;
 use super::{Connection, phase};
 use crate::config::{Config, ServerEntry};
 
@@ -71,14 +72,14 @@ pub async fn open(
 }
 
 /// Runs `per_server` for every entry concurrently (each on its own task, so one panicking
-/// server cannot take the others down) and returns the results in config order. A `deadline`
-/// cancels `stop` like an abort does; the call reports which one happened.
+/// server cannot take the others down) and returns the results in config order, with why the
+/// call stopped early if it did. A task that panicked is an `Err` with a reason. A `deadline` cancels the servers' token like an abort does.
 pub async fn for_each_server<T, F, Fut>(
     config: &Config,
     cancel: &CancellationToken,
     deadline: Option<Duration>,
     per_server: F,
-) -> Result<Vec<T>, Interrupted>
+) -> (Vec<Result<T, String>>, Option<Interrupted>)
 where
     T: Send + 'static,
     F: Fn(ServerEntry, CancellationToken) -> Fut,
@@ -107,16 +108,18 @@ where
             all.await
         }
     };
-    if cancel.is_cancelled() {
-        return Err(Interrupted::Cancelled);
-    }
-    if deadline_hit {
-        return Err(Interrupted::Deadline);
-    }
-    Ok(results
+    let results = results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())))
-        .collect())
+        .map(|r| r.map_err(|e| format!("internal error while connecting: {e}")))
+        .collect();
+    let interrupted = if cancel.is_cancelled() {
+        Some(Interrupted::Cancelled)
+    } else if deadline_hit {
+        Some(Interrupted::Deadline)
+    } else {
+        None
+    };
+    (results, interrupted)
 }
 
 pub struct ServerInventory {
@@ -133,7 +136,7 @@ pub async fn list_all(
     cancel: &CancellationToken,
     deadline: Option<Duration>,
 ) -> Result<Vec<ServerInventory>, Interrupted> {
-    for_each_server(config, cancel, deadline, |entry, stop| async move {
+    let (servers, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| async move {
         let mut warnings = Vec::new();
         let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
         let (status, tools, error) = match opened {
@@ -153,7 +156,23 @@ pub async fn list_all(
             warnings,
         }
     })
-    .await
+    .await;
+    match interrupted {
+        Some(why) => Err(why),
+        None => Ok(servers
+            .into_iter()
+            .zip(&config.servers)
+            .map(|(server, entry)| {
+                server.unwrap_or_else(|reason| ServerInventory {
+                    name: entry.name.clone(),
+                    status: "failed",
+                    tools: Vec::new(),
+                    error: Some(reason),
+                    warnings: Vec::new(),
+                })
+            })
+            .collect()),
+    }
 }
 
 /// `{ tools, status, errors }` in config order.
@@ -175,4 +194,103 @@ pub fn inventory_json(servers: Vec<ServerInventory>) -> Value {
     out.insert("status".into(), Value::Object(status));
     out.insert("errors".into(), Value::Object(errors));
     Value::Object(out)
+}
+
+/// What loadMcp connected: the live session, each server's status/error, the tools of each
+/// connected server (filtered by its `tools` map), and warnings.
+pub struct Loaded {
+    pub session: Session,
+    pub servers: Vec<ServerInventory>,
+    pub warnings: Vec<String>,
+}
+
+/// loadMcp: connects every server concurrently and keeps the connections open. On abort or
+/// deadline every connection that did come up is shut down before this returns.
+pub async fn load_all(
+    config: &Config,
+    cancel: &CancellationToken,
+    deadline: Option<Duration>,
+    handler: impl Fn(&str) -> ClientSide,
+) -> Result<Loaded, Interrupted> {
+    let handlers: Vec<ClientSide> = config.servers.iter().map(|e| handler(&e.name)).collect();
+    let handlers = std::sync::Arc::new(handlers);
+    let index = std::sync::atomic::AtomicUsize::new(0);
+    let (results, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| {
+        let handler = handlers[index.fetch_add(1, std::sync::atomic::Ordering::Relaxed)].clone();
+        async move {
+            let mut warnings = Vec::new();
+            let opened = open(&entry, handler, &stop, &mut warnings).await;
+            (entry, opened, warnings)
+        }
+    })
+    .await;
+    if let Some(why) = interrupted {
+        let teardown = results.into_iter().filter_map(|r| match r {
+            Ok((_, Opened::Connected(conn, _), _)) => Some(conn.shutdown(false)),
+            _ => None,
+        });
+        futures::future::join_all(teardown).await;
+        return Err(why);
+    }
+    let mut servers = Vec::new();
+    let mut connections = Vec::new();
+    let mut warnings = config.warnings.clone();
+    for (result, entry) in results.into_iter().zip(&config.servers) {
+        let (status, tools, error) = match result {
+            Err(reason) => ("failed", Vec::new(), Some(reason)),
+            Ok((entry, opened, server_warnings)) => {
+                warnings.extend(server_warnings);
+                match opened {
+                    Opened::Disabled => ("disabled", Vec::new(), None),
+                    Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
+                    Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".into())),
+                    Opened::Connected(conn, tools) => {
+                        let tools = filter_tools(&entry, tools, &mut warnings);
+                        let timeout = Duration::from_millis(entry.timeout_ms);
+                        connections.push((entry.name.clone(), conn, timeout));
+                        ("connected", tools, None)
+                    }
+                }
+            }
+        };
+        servers.push(ServerInventory {
+            name: entry.name.clone(),
+            status,
+            tools,
+            error,
+            warnings: Vec::new(),
+        });
+    }
+    Ok(Loaded {
+        session: Session::new(connections),
+        servers,
+        warnings,
+    })
+}
+
+/// The per-server `tools` map: absent or empty => all; any `true` => only the `true` names;
+/// only `false` values => all but those. Names that match no tool are warned about.
+fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<String>) -> Vec<Value> {
+    let Some(filter) = entry.tools.as_ref().filter(|f| !f.is_empty()) else {
+        return tools;
+    };
+    let name_of = |t: &Value| t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let names: std::collections::HashSet<String> = tools.iter().map(name_of).collect();
+    for (name, _) in filter {
+        if !names.contains(name) {
+            warnings.push(format!(
+                "toolnexus: server {:?} has no tool {name:?} (named in its tools filter)",
+                entry.name
+            ));
+        }
+    }
+    let allow = filter.iter().any(|(_, on)| *on);
+    tools
+        .into_iter()
+        .filter(|t| {
+            let name = name_of(t);
+            let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
+            if allow { listed == Some(true) } else { listed != Some(false) }
+        })
+        .collect()
 }

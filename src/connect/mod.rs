@@ -6,8 +6,11 @@
 
 pub mod client;
 pub mod http;
+pub mod elicit;
 pub mod inventory;
+pub mod naming;
 pub mod reaper;
+pub mod session;
 pub mod sse;
 pub mod stdio;
 
@@ -158,6 +161,11 @@ impl Connection {
         Err(format!(
             "tools/list returned more than {MAX_LIST_PAGES} pages"
         ))
+    }
+
+    /// "exited with code 1" once a stdio child has exited (waiting at most `wait`).
+    pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
+        self.process.as_mut()?.exit_description(wait).await
     }
 
     /// Adds what is known about a stdio child (exit status, stderr tail) to a failure reason.

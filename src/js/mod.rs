@@ -3,6 +3,7 @@
 
 mod abort;
 mod convert;
+mod load;
 
 use std::time::Duration;
 
@@ -51,8 +52,10 @@ pub fn parse_mcp_config(env: Env, input: Unknown) -> Result<serde_json::Value> {
 pub fn expand_env_headers(
     env: Env,
     headers: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let headers = headers?;
+) -> Either<serde_json::Map<String, serde_json::Value>, ()> {
+    let Some(headers) = headers else {
+        return Either::B(());
+    };
     let mut missing = Vec::new();
     let out = headers
         .into_iter()
@@ -71,7 +74,7 @@ pub fn expand_env_headers(
         .map(|name| format!("toolnexus: environment variable {name} is not set; using \"\""))
         .collect();
     convert::emit_warnings(&env, &warnings);
-    Some(out)
+    Either::A(out)
 }
 
 /// Connects to every enabled server just long enough to list its tools, then disconnects.
@@ -132,7 +135,7 @@ pub fn list_mcp_tools<'env>(
 
 type Prepared = (abort::Watch, config::ConfigInput, Option<Duration>);
 
-fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> std::result::Result<Prepared, Settle<T>> {
+pub(crate) fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> std::result::Result<Prepared, Settle<T>> {
     let fail = |m: String| Settle::Fail(ErrorKind::TypeError, m);
     let (signal, deadline) = match opts {
         Some(opts) => {
@@ -156,7 +159,7 @@ fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> std::result::
 }
 
 /// A promise that settles with `settle` (a rejection, in practice) without starting any work.
-fn reject_now<'env>(env: &'env Env, settle: Settle<String>) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+pub(crate) fn reject_now<'env>(env: &'env Env, settle: Settle<String>) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     env.spawn_future_with_callback(async move { Ok(settle) }, |env, settle| {
         let json = settle.into_result(env)?;
         convert::parse_json(env, &json)

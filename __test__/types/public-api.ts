@@ -1,0 +1,54 @@
+// Compiled (never run) by `tsc -p __test__`: the public types must describe real usage.
+import {
+  answerToElicitResult,
+  elicitationToRequest,
+  expandEnvHeaders,
+  listMcpTools,
+  loadMcp,
+  parseMcpConfig,
+  sanitize,
+  type Answer,
+  type ElicitationRequest,
+  type McpInventory,
+  type McpSource,
+  type McpStatus,
+  type Tool,
+  type ToolInfo,
+  type ToolResult,
+} from "toolnexus"
+
+export async function usage(): Promise<void> {
+  const inv: McpInventory = await listMcpTools("mcp.json", { signal: AbortSignal.timeout(1000), deadline: 500 })
+  const status: McpStatus | undefined = inv.status["x"]
+  const infos: ToolInfo[] | undefined = inv.tools["x"]
+  const reason: string | undefined = inv.errors["x"]
+  void [status, infos, reason]
+
+  const cfg = parseMcpConfig({ mcpServers: { a: { command: "node" } } })
+  for (const [name, server] of Object.entries(cfg)) {
+    if (server.type === "local") console.log(name, server.command.join(" "), server.environment)
+    else if (server.type === "remote") console.log(name, server.url, server.transport, server.headers)
+    else console.log(name, server.error)
+  }
+
+  const source: McpSource = await loadMcp(
+    { a: { command: ["node", "server.mjs"] } },
+    {
+      timeout: 1000,
+      waitFor: async (req: ElicitationRequest): Promise<Answer> =>
+        req.kind === "input" ? { ok: true, data: { name: "x" } } : { ok: false, reason: "declined" },
+    },
+  )
+  const tool: Tool | undefined = source.tools[0]
+  if (tool) {
+    const result: ToolResult = await tool.execute({ q: 1 }, { timeout: 100, signal: new AbortController().signal })
+    console.log(result.output.length, result.isError, result.metadata?.["server"])
+  }
+  await source.close()
+
+  const s: string = sanitize("a.b")
+  const h: Record<string, string> | undefined = expandEnvHeaders({ A: "${B}" })
+  const r = elicitationToRequest({ mode: "form", message: "m", requestedSchema: { type: "object" } })
+  const e = answerToElicitResult({ ok: true })
+  void [s, h, r, e.action]
+}

@@ -1,0 +1,198 @@
+//! loadMcp: live connections whose tools can be called until the session is closed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::{Peer, model::CancelledNotificationParam};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::Connection;
+
+/// One connected server of a session.
+pub struct LiveServer {
+    pub name: String,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+    connection: Mutex<Option<Connection>>,
+}
+
+pub struct Session {
+    pub servers: Vec<Arc<LiveServer>>,
+    closed: CancellationToken,
+}
+
+/// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
+pub struct CallOutcome {
+    pub output: String,
+    pub is_error: bool,
+    /// The server's `CallToolResult` JSON, when there was one.
+    pub raw: Option<Value>,
+    pub elapsed: Duration,
+}
+
+impl CallOutcome {
+    fn failure(message: impl Into<String>, started: Instant) -> Self {
+        Self {
+            output: message.into(),
+            is_error: true,
+            raw: None,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+impl Session {
+    pub fn new(connections: Vec<(String, Connection, Duration)>) -> Self {
+        let servers = connections
+            .into_iter()
+            .filter_map(|(name, conn, timeout)| {
+                let peer = conn.peer()?.clone();
+                Some(Arc::new(LiveServer {
+                    name,
+                    peer,
+                    timeout,
+                    connection: Mutex::new(Some(conn)),
+                }))
+            })
+            .collect();
+        Self {
+            servers,
+            closed: CancellationToken::new(),
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    pub fn closed_token(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// Closes every connection (idempotent); returns when every child has exited.
+    pub async fn close(&self) {
+        self.closed.cancel();
+        let closing = self.servers.iter().map(|server| async move {
+            let conn = server.connection.lock().await.take();
+            if let Some(conn) = conn {
+                conn.shutdown(true).await;
+            }
+        });
+        futures::future::join_all(closing).await;
+    }
+}
+
+impl LiveServer {
+    /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
+    /// short human message. `timeout` overrides the server's; each progress notification
+    /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Option<Duration>,
+        cancel: &CancellationToken,
+        closed: &CancellationToken,
+    ) -> CallOutcome {
+        let started = Instant::now();
+        if closed.is_cancelled() {
+            return CallOutcome::failure("not connected (source closed)", started);
+        }
+        let timeout = timeout.unwrap_or(self.timeout);
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = match self.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => return CallOutcome::failure(self.describe(e, closed).await, started),
+        };
+        let id = handle.id.clone();
+        let result = tokio::select! {
+            result = handle.await_response() => result,
+            _ = cancel.cancelled() => {
+                self.send_cancelled(id, "aborted by the caller").await;
+                return CallOutcome::failure("MCP tool call aborted", started);
+            }
+            _ = closed.cancelled() => {
+                return CallOutcome::failure("not connected (source closed)", started);
+            }
+        };
+        match result {
+            Ok(result) => map_result(result, started),
+            Err(e) => CallOutcome::failure(self.describe(e, closed).await, started),
+        }
+    }
+
+    async fn send_cancelled(&self, id: rmcp::model::RequestId, reason: &str) {
+        let params = CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
+        let notification = rmcp::model::CancelledNotification::new(params);
+        let _ = self.peer.send_notification(notification.into()).await;
+    }
+
+    async fn describe(&self, error: ServiceError, closed: &CancellationToken) -> String {
+        if closed.is_cancelled() {
+            return "not connected (source closed)".to_string();
+        }
+        match error {
+            ServiceError::Timeout { timeout } => {
+                format!("MCP tool call timed out after {} ms", timeout.as_millis())
+            }
+            ServiceError::McpError(e) => e.message.to_string(),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                let mut guard = self.connection.lock().await;
+                let exit = match guard.as_mut() {
+                    Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
+                    None => None,
+                };
+                match exit {
+                    Some(exit) => format!("server {:?} {exit}", self.name),
+                    None => format!("server {:?} closed the connection", self.name),
+                }
+            }
+            other => format!("MCP tool call failed: {other}"),
+        }
+    }
+}
+
+/// SPEC §4: an error's non-blank text parts joined by a blank line; else structuredContent as
+/// JSON; else the text parts joined by newlines.
+fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
+    let raw = match serde_json::to_value(&result) {
+        Ok(raw) => raw,
+        Err(e) => return CallOutcome::failure(format!("MCP tool call returned an unreadable result: {e}"), started),
+    };
+    let texts: Vec<&str> = raw
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let output = if is_error {
+        let parts: Vec<&str> = texts.iter().copied().filter(|t| !t.trim().is_empty()).collect();
+        if parts.is_empty() {
+            "MCP tool returned an error".to_string()
+        } else {
+            parts.join("\n\n")
+        }
+    } else if let Some(structured) = raw.get("structuredContent") {
+        structured.to_string()
+    } else {
+        texts.join("\n")
+    };
+    CallOutcome {
+        output,
+        is_error,
+        raw: Some(raw),
+        elapsed: started.elapsed(),
+    }
+}

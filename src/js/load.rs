@@ -1,0 +1,313 @@
+//! loadMcp: live tools whose `execute` calls into Rust, and `close()`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::abort::{self, Watch};
+use super::convert::{self, ErrorKind, Settle};
+use crate::config;
+use crate::connect::client::{ClientSide, Elicitor};
+use crate::connect::elicit;
+use crate::connect::inventory::{self, Interrupted};
+use crate::connect::session::{LiveServer, Session};
+
+/// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive.
+type WaitFor = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+
+/// A tool that came from loadMcp: which live server serves it, under which original name.
+/// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
+pub struct McpToolRef {
+    pub session: Arc<SessionHandle>,
+    pub server: Arc<LiveServer>,
+    pub tool: String,
+}
+
+/// A session plus the one-time close shared by every `close()` call.
+pub struct SessionHandle {
+    pub session: Session,
+    closing: tokio::sync::OnceCell<()>,
+}
+
+impl SessionHandle {
+    pub async fn close(&self) {
+        self.closing.get_or_init(|| self.session.close()).await;
+    }
+}
+
+pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
+
+struct Loaded {
+    handle: Arc<SessionHandle>,
+    json: String,
+    tools: Vec<(Arc<LiveServer>, String)>,
+    warnings: Vec<String>,
+}
+
+/// Connects to every enabled server and returns live, callable tools. Connections stay open
+/// until `source.close()`.
+#[napi(
+    ts_args_type = "input: string | object, opts?: LoadOptions",
+    ts_return_type = "Promise<McpSource>"
+)]
+pub fn load_mcp<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<Object>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+    let (watch, input, deadline) = match super::prepare::<String>(env, input, opts.as_ref()) {
+        Ok((Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
+        Ok((Watch::AlreadyAborted(reason), ..)) => return super::reject_now(env, Settle::Reject(reason)),
+        Err(settle) => return super::reject_now(env, settle),
+    };
+    let wait_for = match opts.as_ref().map(wait_for_option).transpose() {
+        Ok(w) => w.flatten().map(Arc::new),
+        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
+    let token = watch.token().clone();
+    let future = async move {
+        let cfg = match config::load(input) {
+            Ok(cfg) => cfg,
+            Err(e) => return Settle::config_error(e),
+        };
+        let handler = |server: &str| ClientSide {
+            elicitor: wait_for.clone().map(|w| elicitor(w, server.to_string())),
+        };
+        match inventory::load_all(&cfg, &token, deadline, handler).await {
+            Ok(loaded) => Settle::Value(describe(loaded)),
+            Err(Interrupted::Deadline) => Settle::Fail(
+                ErrorKind::Error,
+                "toolnexus: MCP load deadline exceeded".to_string(),
+            ),
+            Err(Interrupted::Cancelled) => Settle::Aborted,
+        }
+    };
+    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, settle| {
+        let reason = watch.take_reason();
+        watch.release(env);
+        let settle = match (settle, reason) {
+            (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
+            (settle, _) => settle,
+        };
+        let loaded = settle.into_result(env)?;
+        convert::emit_warnings(env, &loaded.warnings);
+        build_source(env, loaded)
+    })
+}
+
+fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
+    let value: Unknown = opts.get_named_property("waitFor").map_err(|e| e.reason.clone())?;
+    match value.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Function => {
+            let f: Function<Value, Promise<Value>> = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            let tsfn = f
+                .build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()
+                .map_err(|e| e.reason.clone())?;
+            Ok(Some(tsfn))
+        }
+        _ => Err("toolnexus: opts.waitFor must be a function".to_string()),
+    }
+}
+
+/// Bridges `elicitation/create` to `waitFor(request)`; a throw, a rejection or an unreadable
+/// answer cancels the elicitation.
+fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
+    Arc::new(move |params| {
+        let wait_for = wait_for.clone();
+        let server = server.clone();
+        Box::pin(async move {
+            let cancel = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel);
+            let params = serde_json::to_value(&params).unwrap_or(Value::Null);
+            let mut request = elicit::elicitation_to_request(&params);
+            if let Some(obj) = request.as_object_mut() {
+                obj.insert("server".into(), Value::String(server));
+            }
+            let Ok(promise) = wait_for.call_async_catch(request).await else {
+                return cancel;
+            };
+            let Ok(answer) = promise.await else {
+                return cancel;
+            };
+            serde_json::from_value(elicit::answer_to_elicit_result(&answer)).unwrap_or(cancel)
+        })
+    })
+}
+
+fn describe(loaded: inventory::Loaded) -> Loaded {
+    let inventory::Loaded {
+        session,
+        servers,
+        mut warnings,
+    } = loaded;
+    let mut status = Map::new();
+    let mut errors = Map::new();
+    let mut pairs = Vec::new();
+    let mut tools = Vec::new();
+    for server in &servers {
+        status.insert(server.name.clone(), json!(server.status));
+        if let Some(error) = &server.error {
+            errors.insert(server.name.clone(), json!(error));
+        }
+        let live = session.servers.iter().find(|s| s.name == server.name);
+        for tool in &server.tools {
+            if let Some(live) = live {
+                let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
+                pairs.push((server.name.clone(), original.to_string()));
+                tools.push((live.clone(), tool));
+            }
+        }
+    }
+    let pair_refs: Vec<(&str, &str)> = pairs.iter().map(|(s, t)| (s.as_str(), t.as_str())).collect();
+    let (names, naming_warnings) = crate::connect::naming::assign(&pair_refs);
+    warnings.extend(naming_warnings);
+    let mut tool_objects = Vec::with_capacity(tools.len());
+    let mut refs = Vec::with_capacity(tools.len());
+    for ((live, info), name) in tools.into_iter().zip(names) {
+        let mut schema = info.get("inputSchema").cloned().unwrap_or_else(|| json!({}));
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        tool_objects.push(json!({
+            "name": name,
+            "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
+            "inputSchema": schema,
+            "source": "mcp",
+        }));
+        let original = info.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        refs.push((live, original));
+    }
+    let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
+    Loaded {
+        handle: Arc::new(SessionHandle {
+            session,
+            closing: tokio::sync::OnceCell::new(),
+        }),
+        json,
+        tools: refs,
+        warnings,
+    }
+}
+
+/// The `McpSource` object: parsed JSON plus an `execute` per tool and `close`.
+fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
+    let source = convert::parse_json(env, &loaded.json)?;
+    let mut source_obj: Object = unsafe { source.cast() }?;
+    let tools: Object = source_obj.get_named_property("tools")?;
+    for (i, (server, tool)) in loaded.tools.into_iter().enumerate() {
+        let mut tool_obj: Object = tools.get_element(i as u32)?;
+        let tool_ref = Arc::new(McpToolRef {
+            session: loaded.handle.clone(),
+            server,
+            tool,
+        });
+        let execute = {
+            let tool_ref = tool_ref.clone();
+            env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>(
+                "execute",
+                move |ctx| execute(ctx, &tool_ref),
+            )?
+        };
+        tool_obj.set_named_property("execute", execute)?;
+        convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
+    }
+    let handle = loaded.handle;
+    let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
+        let handle = handle.clone();
+        let promise = ctx.env.spawn_future(async move {
+            handle.close().await;
+            Ok(())
+        })?;
+        // SAFETY: the promise is handed to JavaScript as this call's return value at once.
+        Ok(unsafe { std::mem::transmute::<PromiseRaw<'_, ()>, PromiseRaw<'static, ()>>(promise) })
+    })?;
+    source_obj.set_named_property("close", close)?;
+    Ok(source)
+}
+
+/// `tool.execute(args, ctx)`: resolves with `{output, isError, metadata: {server}}`, never rejects.
+fn execute(ctx: FunctionCallContext, tool: &Arc<McpToolRef>) -> Result<PromiseRaw<'static, Unknown<'static>>> {
+    let env = &*ctx.env;
+    let args: Option<Unknown> = ctx.get(0).ok();
+    let call_ctx: Option<Object> = ctx
+        .get::<Unknown>(1)
+        .ok()
+        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
+        .and_then(|v| unsafe { v.cast() }.ok());
+    let server_name = tool.server.name.clone();
+    let arguments = match args {
+        Some(v) if matches!(v.get_type(), Ok(ValueType::Object)) => env
+            .from_js_value::<Map<String, Value>, _>(v)
+            .map_err(|e| format!("toolnexus: tool arguments cannot be read: {}", e.reason)),
+        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => Ok(Map::new()),
+        None => Ok(Map::new()),
+        Some(_) => Err("toolnexus: tool arguments must be an object".to_string()),
+    };
+    let timeout = match call_ctx.as_ref().map(|c| convert::millis_option(c, &["timeout"])) {
+        Some(Ok(t)) => t.map(Duration::from_millis),
+        Some(Err(_)) | None => None,
+    };
+    let signal = call_ctx
+        .as_ref()
+        .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
+        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
+        .and_then(|v| unsafe { v.cast::<Object>() }.ok());
+    let watch = abort::watch(env, signal)?;
+    let tool = tool.clone();
+    let (watch, cancel) = match watch {
+        Watch::Watching(w) => {
+            let token = w.token().clone();
+            (Some(w), token)
+        }
+        Watch::AlreadyAborted(_) => {
+            let token = CancellationToken::new();
+            token.cancel();
+            (None, token)
+        }
+    };
+    let future = async move {
+        let outcome = match arguments {
+            Err(message) => (message, true),
+            Ok(arguments) => {
+                let closed = tool.session.session.closed_token().clone();
+                let out = tool.server.call(&tool.tool, arguments, timeout, &cancel, &closed).await;
+                (out.output, out.is_error)
+            }
+        };
+        Ok(outcome)
+    };
+    let promise = env.spawn_future_with_callback(future, move |env, (output, is_error)| {
+        if let Some(watch) = watch {
+            watch.release(env);
+        }
+        let mut result = Object::new(env)?;
+        result.set_named_property("output", output)?;
+        result.set_named_property("isError", is_error)?;
+        let mut metadata = Object::new(env)?;
+        metadata.set_named_property("server", server_name.as_str())?;
+        result.set_named_property("metadata", metadata)?;
+        Ok(result.to_unknown())
+    })?;
+    // SAFETY: the promise is handed to JavaScript as this call's return value at once.
+    Ok(unsafe { std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(promise) })
+}
+
+/// Maps an MCP `elicitation/create` params object to the agent's `Request`.
+#[napi(ts_args_type = "params: ElicitParams", ts_return_type = "ElicitationRequest")]
+pub fn elicitation_to_request(params: Value) -> Value {
+    elicit::elicitation_to_request(&params)
+}
+
+/// Maps the agent's `Answer` to an MCP `ElicitResult`.
+#[napi(ts_args_type = "answer: Answer", ts_return_type = "ElicitResult")]
+pub fn answer_to_elicit_result(answer: Value) -> Value {
+    elicit::answer_to_elicit_result(&answer)
+}
