@@ -135,7 +135,19 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
             None => {}
             // A bare map may hold a server that happens to be called `mcp` or `servers`.
             Some(Value::Object(map)) if looks_like_server(map) => {}
+            // VS Code's settings.json nests its servers as `"mcp": { "servers": {...} }`.
+            Some(Value::Object(map))
+                if wrapper == "mcp"
+                    && map.len() == 1
+                    && map.get("servers").is_some_and(|v| {
+                        v.is_object() && !v.as_object().is_some_and(looks_like_server)
+                    }) =>
+            {
+                let inner = map["servers"].as_object().expect("checked above");
+                return Ok(servers(inner.iter(), "mcp.servers"));
+            }
             Some(Value::Object(map)) => return Ok(servers(map.iter(), wrapper)),
+            Some(Value::Null) => return Ok(servers(std::iter::empty(), wrapper)),
             Some(other) => {
                 return Err(type_error(format!(
                     "toolnexus: MCP config key {wrapper:?} must be an object of servers, got {}",
@@ -145,9 +157,11 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
         }
     }
     let bare = top.iter().filter(|(key, value)| match value {
-        Value::Object(map) => !RESERVED.contains(&key.as_str()) || looks_like_server(map),
+        // SPEC §2: the reserved siblings belong to the rest of an agent config, whatever they hold.
+        _ if RESERVED.contains(&key.as_str()) => false,
+        Value::Object(_) => true,
         // `$schema` and friends are editor metadata, not misplaced servers.
-        _ => !RESERVED.contains(&key.as_str()) && !key.starts_with('$'),
+        _ => !key.starts_with('$'),
     });
     Ok(servers(bare, ""))
 }

@@ -81,7 +81,15 @@ fn servers_named_like_wrappers_stay_servers() {
         "other": {"command": "c"},
     }));
     let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["mcp", "servers", "agents", "other"]);
+    // Reserved siblings are dropped whatever they hold (SPEC §2).
+    assert_eq!(names, ["mcp", "servers", "other"]);
+}
+
+#[test]
+fn vscode_settings_nest_servers_under_mcp() {
+    let c = load_value(json!({"mcp": {"servers": {"gh": {"command": "gh-mcp"}}}}));
+    let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["gh"]);
 }
 
 #[test]
@@ -143,10 +151,8 @@ fn wrong_document_shapes_are_type_errors() {
             ConfigInput::Value(json!({"mcpServers": []})),
             "toolnexus: MCP config key \"mcpServers\" must be an object of servers, got an array",
         ),
-        (
-            ConfigInput::Value(json!({"servers": null})),
-            "toolnexus: MCP config key \"servers\" must be an object of servers, got null",
-        ),
+        // A null server map is no server map: empty, not an error.
+        (ConfigInput::Value(json!({"servers": null})), ""),
     ];
     for (input, expected) in cases {
         match load(input) {

@@ -13,7 +13,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleClient};
 
 /// Answers `elicitation/create` for one server.
-pub type Elicitor = Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync>;
+pub type Elicitor =
+    Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync>;
 
 #[derive(Clone, Default)]
 pub struct ClientSide {

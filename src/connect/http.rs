@@ -87,10 +87,16 @@ pub fn describe_chain(error: &(dyn StdError + 'static), url: &str) -> String {
         messages.push(e.to_string());
         current = e.source();
     }
-    if let Some(http) = messages.iter().find_map(|m| m.find("HTTP ").map(|i| &m[i..])) {
+    if let Some(http) = messages
+        .iter()
+        .find_map(|m| m.find("HTTP ").map(|i| &m[i..]))
+    {
         let first_line = http.lines().next().unwrap_or(http);
         let short: String = first_line.chars().take(160).collect();
         return format!("{short} from {}", redact_url(url));
     }
-    messages.last().cloned().unwrap_or_else(|| error.to_string())
+    messages
+        .last()
+        .cloned()
+        .unwrap_or_else(|| error.to_string())
 }

@@ -16,7 +16,7 @@ pub enum Opened {
     Failed(String),
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
-    Connected(Connection, Vec<Value>),
+    Connected(Box<Connection>, Vec<Value>),
 }
 
 /// Why a whole call stopped early.
@@ -58,7 +58,7 @@ pub async fn open(
         } => Some(result),
     };
     match result {
-        Some(Ok(tools)) => Opened::Connected(conn, tools),
+        Some(Ok(tools)) => Opened::Connected(Box::new(conn), tools),
         Some(Err(reason)) => {
             let reason = conn.explain(reason).await;
             conn.shutdown(false).await;
@@ -136,27 +136,28 @@ pub async fn list_all(
     cancel: &CancellationToken,
     deadline: Option<Duration>,
 ) -> Result<Vec<ServerInventory>, Interrupted> {
-    let (servers, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| async move {
-        let mut warnings = Vec::new();
-        let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
-        let (status, tools, error) = match opened {
-            Opened::Disabled => ("disabled", Vec::new(), None),
-            Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
-            Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".to_string())),
-            Opened::Connected(conn, tools) => {
-                conn.shutdown(true).await;
-                ("connected", tools, None)
+    let (servers, interrupted) =
+        for_each_server(config, cancel, deadline, |entry, stop| async move {
+            let mut warnings = Vec::new();
+            let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
+            let (status, tools, error) = match opened {
+                Opened::Disabled => ("disabled", Vec::new(), None),
+                Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
+                Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".to_string())),
+                Opened::Connected(conn, tools) => {
+                    conn.shutdown(true).await;
+                    ("connected", tools, None)
+                }
+            };
+            ServerInventory {
+                name: entry.name,
+                status,
+                tools,
+                error,
+                warnings,
             }
-        };
-        ServerInventory {
-            name: entry.name,
-            status,
-            tools,
-            error,
-            warnings,
-        }
-    })
-    .await;
+        })
+        .await;
     match interrupted {
         Some(why) => Err(why),
         None => Ok(servers
@@ -247,7 +248,7 @@ pub async fn load_all(
                     Opened::Connected(conn, tools) => {
                         let tools = filter_tools(&entry, tools, &mut warnings);
                         let timeout = Duration::from_millis(entry.timeout_ms);
-                        connections.push((entry.name.clone(), conn, timeout));
+                        connections.push((entry.name.clone(), *conn, timeout));
                         ("connected", tools, None)
                     }
                 }
@@ -274,7 +275,12 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
     let Some(filter) = entry.tools.as_ref().filter(|f| !f.is_empty()) else {
         return tools;
     };
-    let name_of = |t: &Value| t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let name_of = |t: &Value| {
+        t.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let names: std::collections::HashSet<String> = tools.iter().map(name_of).collect();
     for (name, _) in filter {
         if !names.contains(name) {
@@ -290,7 +296,11 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
         .filter(|t| {
             let name = name_of(t);
             let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
-            if allow { listed == Some(true) } else { listed != Some(false) }
+            if allow {
+                listed == Some(true)
+            } else {
+                listed != Some(false)
+            }
         })
         .collect()
 }

@@ -5,8 +5,8 @@
 //! abort and deadline share that one teardown path.
 
 pub mod client;
-pub mod http;
 pub mod elicit;
+pub mod http;
 pub mod inventory;
 pub mod naming;
 pub mod reaper;
@@ -183,9 +183,7 @@ impl Connection {
         let stderr = process.stderr_tail();
         let mut out = match exit {
             // The exit is the real cause; rmcp's "connection closed" adds nothing.
-            Some(exit) if reason.contains("connection closed") || reason.contains("closed") => {
-                exit
-            }
+            Some(exit) if reason.contains("connection closed") || reason.contains("closed") => exit,
             Some(exit) => format!("{reason} ({exit})"),
             None => reason,
         };

@@ -34,6 +34,36 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Whether any process of the group is still alive (zombies waiting for their reaper don't
+/// count: they run nothing and hold nothing).
+pub fn group_has_live_members(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    if pgid <= 1 || unsafe { libc::kill(-pgid, 0) } != 0 {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            return false;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
+        fields.len() == 3 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
 /// Kills every recorded group. Called when the JavaScript environment goes away.
 pub fn kill_all() {
     let groups: Vec<i32> = GROUPS

@@ -163,7 +163,12 @@ impl LiveServer {
 fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
     let raw = match serde_json::to_value(&result) {
         Ok(raw) => raw,
-        Err(e) => return CallOutcome::failure(format!("MCP tool call returned an unreadable result: {e}"), started),
+        Err(e) => {
+            return CallOutcome::failure(
+                format!("MCP tool call returned an unreadable result: {e}"),
+                started,
+            );
+        }
     };
     let texts: Vec<&str> = raw
         .get("content")
@@ -178,7 +183,11 @@ fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
         .unwrap_or_default();
     let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
     let output = if is_error {
-        let parts: Vec<&str> = texts.iter().copied().filter(|t| !t.trim().is_empty()).collect();
+        let parts: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| !t.trim().is_empty())
+            .collect();
         if parts.is_empty() {
             "MCP tool returned an error".to_string()
         } else {

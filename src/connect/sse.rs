@@ -57,13 +57,15 @@ impl SseTransport {
             match events.next().await {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
                     let data = event.data.unwrap_or_default();
-                    let joined = base.join(data.trim()).map_err(|e| {
-                        format!("SSE endpoint event carried an invalid URL ({e})")
-                    })?;
+                    let joined = base
+                        .join(data.trim())
+                        .map_err(|e| format!("SSE endpoint event carried an invalid URL ({e})"))?;
                     break joined.to_string();
                 }
                 Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(format!("SSE stream from {} broke: {e}", redact_url(url))),
+                Some(Err(e)) => {
+                    return Err(format!("SSE stream from {} broke: {e}", redact_url(url)));
+                }
                 None => {
                     return Err(format!(
                         "SSE stream from {} ended before its endpoint event",

@@ -101,7 +101,10 @@ impl StdioProcess {
 
     /// "exited with code 3" once the child has exited (waiting at most `wait`), else None.
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
-        let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        let status = tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
         // stderr reaches EOF when the child (and anything sharing the pipe) is gone.
         if let Some(done) = self.stderr_done.as_mut() {
             let _ = tokio::time::timeout(Duration::from_millis(50), done).await;
@@ -143,6 +146,12 @@ impl StdioProcess {
         }
         reaper::signal_group(self.pgid, libc::SIGKILL);
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        // Grandchildren are not ours to reap; wait until the kernel has finished them off.
+        let give_up = tokio::time::Instant::now() + Duration::from_secs(2);
+        while reaper::group_has_live_members(self.pgid) && tokio::time::Instant::now() < give_up {
+            reaper::signal_group(self.pgid, libc::SIGKILL);
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
         reaper::unregister(self.pgid);
         self.pgid = 0;
     }

@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use napi::bindgen_prelude::*;
 use tokio_util::sync::CancellationToken;
 
+type AddEventListener<'a> =
+    Function<'a, FnArgs<(&'a str, Function<'a, Object<'a>, ()>, Object<'a>)>, Unknown<'a>>;
+
 pub struct AbortWatch {
     token: CancellationToken,
     reason: Arc<Mutex<Option<Error>>>,
@@ -57,7 +60,10 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
             detach: None,
         }));
     };
-    if signal.get_named_property::<bool>("aborted").unwrap_or(false) {
+    if signal
+        .get_named_property::<bool>("aborted")
+        .unwrap_or(false)
+    {
         let value: Unknown = signal.get_named_property("reason")?;
         return Ok(Watch::AlreadyAborted(Error::from_unknown_without_coercion(
             value,
@@ -81,8 +87,7 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
     let mut options = Object::new(env)?;
     options.set_named_property("once", true)?;
     options.set_named_property("signal", detach_signal)?;
-    let add: Function<FnArgs<(&str, Function<Object, ()>, Object)>, Unknown> =
-        signal.get_named_property("addEventListener")?;
+    let add: AddEventListener = signal.get_named_property("addEventListener")?;
     add.apply(signal, ("abort", listener, options).into())?;
     Ok(Watch::Watching(AbortWatch {
         token,

@@ -36,7 +36,11 @@ impl<T> Settle<T> {
             Settle::Value(value) => Ok(value),
             Settle::Fail(kind, message) => Err(js_error(env, kind, &message)),
             Settle::Reject(error) => Err(error),
-            Settle::Aborted => Err(js_error(env, ErrorKind::Error, "This operation was aborted")),
+            Settle::Aborted => Err(js_error(
+                env,
+                ErrorKind::Error,
+                "This operation was aborted",
+            )),
         }
     }
 }
@@ -71,9 +75,9 @@ pub fn config_input(env: &Env, input: Unknown) -> std::result::Result<ConfigInpu
             Ok(crate::config::input_from_string(&text))
         }
         ValueType::Object => {
-            let value: serde_json::Value = env
-                .from_js_value(input)
-                .map_err(|e| format!("toolnexus: MCP config object cannot be read: {}", e.reason))?;
+            let value: serde_json::Value = env.from_js_value(input).map_err(|e| {
+                format!("toolnexus: MCP config object cannot be read: {}", e.reason)
+            })?;
             Ok(ConfigInput::Value(value))
         }
         _ => Err("toolnexus: MCP config must be a file path, JSON text or an object".to_string()),
@@ -127,7 +131,12 @@ pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Optio
 
 /// `Object.defineProperty(target, key, { value })`: not enumerable, not writable, so it stays
 /// out of `JSON.stringify`, spreads and `Object.keys`.
-pub fn define_hidden<V: ToNapiValue>(env: &Env, target: &Object, key: &str, value: V) -> Result<()> {
+pub fn define_hidden<V: ToNapiValue>(
+    env: &Env,
+    target: &Object,
+    key: &str,
+    value: V,
+) -> Result<()> {
     let object_ctor: Object = env.get_global()?.get_named_property_unchecked("Object")?;
     let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
         object_ctor.get_named_property("defineProperty")?;

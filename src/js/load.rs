@@ -62,7 +62,9 @@ pub fn load_mcp<'env>(
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let (watch, input, deadline) = match super::prepare::<String>(env, input, opts.as_ref()) {
         Ok((Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
-        Ok((Watch::AlreadyAborted(reason), ..)) => return super::reject_now(env, Settle::Reject(reason)),
+        Ok((Watch::AlreadyAborted(reason), ..)) => {
+            return super::reject_now(env, Settle::Reject(reason));
+        }
         Err(settle) => return super::reject_now(env, settle),
     };
     let wait_for = match opts.as_ref().map(wait_for_option).transpose() {
@@ -101,11 +103,14 @@ pub fn load_mcp<'env>(
 }
 
 fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
-    let value: Unknown = opts.get_named_property("waitFor").map_err(|e| e.reason.clone())?;
+    let value: Unknown = opts
+        .get_named_property("waitFor")
+        .map_err(|e| e.reason.clone())?;
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let f: Function<Value, Promise<Value>> = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            let f: Function<Value, Promise<Value>> =
+                unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
             let tsfn = f
                 .build_threadsafe_function()
                 .weak::<true>()
@@ -166,13 +171,19 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
             }
         }
     }
-    let pair_refs: Vec<(&str, &str)> = pairs.iter().map(|(s, t)| (s.as_str(), t.as_str())).collect();
+    let pair_refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .collect();
     let (names, naming_warnings) = crate::connect::naming::assign(&pair_refs);
     warnings.extend(naming_warnings);
     let mut tool_objects = Vec::with_capacity(tools.len());
     let mut refs = Vec::with_capacity(tools.len());
     for ((live, info), name) in tools.into_iter().zip(names) {
-        let mut schema = info.get("inputSchema").cloned().unwrap_or_else(|| json!({}));
+        let mut schema = info
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
@@ -182,7 +193,11 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
             "inputSchema": schema,
             "source": "mcp",
         }));
-        let original = info.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let original = info
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         refs.push((live, original));
     }
     let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
@@ -234,7 +249,10 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
 }
 
 /// `tool.execute(args, ctx)`: resolves with `{output, isError, metadata: {server}}`, never rejects.
-fn execute(ctx: FunctionCallContext, tool: &Arc<McpToolRef>) -> Result<PromiseRaw<'static, Unknown<'static>>> {
+fn execute(
+    ctx: FunctionCallContext,
+    tool: &Arc<McpToolRef>,
+) -> Result<PromiseRaw<'static, Unknown<'static>>> {
     let env = &*ctx.env;
     let args: Option<Unknown> = ctx.get(0).ok();
     let call_ctx: Option<Object> = ctx
@@ -247,11 +265,16 @@ fn execute(ctx: FunctionCallContext, tool: &Arc<McpToolRef>) -> Result<PromiseRa
         Some(v) if matches!(v.get_type(), Ok(ValueType::Object)) => env
             .from_js_value::<Map<String, Value>, _>(v)
             .map_err(|e| format!("toolnexus: tool arguments cannot be read: {}", e.reason)),
-        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => Ok(Map::new()),
+        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
+            Ok(Map::new())
+        }
         None => Ok(Map::new()),
         Some(_) => Err("toolnexus: tool arguments must be an object".to_string()),
     };
-    let timeout = match call_ctx.as_ref().map(|c| convert::millis_option(c, &["timeout"])) {
+    let timeout = match call_ctx
+        .as_ref()
+        .map(|c| convert::millis_option(c, &["timeout"]))
+    {
         Some(Ok(t)) => t.map(Duration::from_millis),
         Some(Err(_)) | None => None,
     };
@@ -278,7 +301,10 @@ fn execute(ctx: FunctionCallContext, tool: &Arc<McpToolRef>) -> Result<PromiseRa
             Err(message) => (message, true),
             Ok(arguments) => {
                 let closed = tool.session.session.closed_token().clone();
-                let out = tool.server.call(&tool.tool, arguments, timeout, &cancel, &closed).await;
+                let out = tool
+                    .server
+                    .call(&tool.tool, arguments, timeout, &cancel, &closed)
+                    .await;
                 (out.output, out.is_error)
             }
         };
@@ -297,11 +323,18 @@ fn execute(ctx: FunctionCallContext, tool: &Arc<McpToolRef>) -> Result<PromiseRa
         Ok(result.to_unknown())
     })?;
     // SAFETY: the promise is handed to JavaScript as this call's return value at once.
-    Ok(unsafe { std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(promise) })
+    Ok(unsafe {
+        std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(
+            promise,
+        )
+    })
 }
 
 /// Maps an MCP `elicitation/create` params object to the agent's `Request`.
-#[napi(ts_args_type = "params: ElicitParams", ts_return_type = "ElicitationRequest")]
+#[napi(
+    ts_args_type = "params: ElicitParams",
+    ts_return_type = "ElicitationRequest"
+)]
 pub fn elicitation_to_request(params: Value) -> Value {
     elicit::elicitation_to_request(&params)
 }

@@ -1,9 +1,9 @@
 //! The thin JavaScript boundary: conversions, the AbortSignal bridge and callbacks. Everything
 //! here converts and wires; the work itself lives in `config` and `connect`.
 
-mod abort;
-mod convert;
-mod load;
+pub mod abort;
+pub mod convert;
+pub mod load;
 
 use std::time::Duration;
 
@@ -89,7 +89,9 @@ pub fn list_mcp_tools<'env>(
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let prepared = prepare(env, input, opts.as_ref());
     let (watch, work) = match prepared {
-        Ok((abort::Watch::Watching(watch), input, deadline)) => (Some(watch), Some((input, deadline))),
+        Ok((abort::Watch::Watching(watch), input, deadline)) => {
+            (Some(watch), Some((input, deadline)))
+        }
         Ok((abort::Watch::AlreadyAborted(reason), ..)) => {
             return reject_now(env, Settle::Reject(reason));
         }
@@ -135,7 +137,11 @@ pub fn list_mcp_tools<'env>(
 
 type Prepared = (abort::Watch, config::ConfigInput, Option<Duration>);
 
-pub(crate) fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> std::result::Result<Prepared, Settle<T>> {
+pub(crate) fn prepare<T>(
+    env: &Env,
+    input: Unknown,
+    opts: Option<&Object>,
+) -> std::result::Result<Prepared, Settle<T>> {
     let fail = |m: String| Settle::Fail(ErrorKind::TypeError, m);
     let (signal, deadline) = match opts {
         Some(opts) => {
@@ -152,14 +158,21 @@ pub(crate) fn prepare<T>(env: &Env, input: Unknown, opts: Option<&Object>) -> st
     };
     let watch = abort::watch(env, signal).map_err(|e| fail(e.reason.clone()))?;
     if let abort::Watch::AlreadyAborted(_) = watch {
-        return Ok((watch, config::ConfigInput::Value(serde_json::Value::Null), deadline));
+        return Ok((
+            watch,
+            config::ConfigInput::Value(serde_json::Value::Null),
+            deadline,
+        ));
     }
     let input = convert::config_input(env, input).map_err(fail)?;
     Ok((watch, input, deadline))
 }
 
 /// A promise that settles with `settle` (a rejection, in practice) without starting any work.
-pub(crate) fn reject_now<'env>(env: &'env Env, settle: Settle<String>) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+pub(crate) fn reject_now<'env>(
+    env: &'env Env,
+    settle: Settle<String>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     env.spawn_future_with_callback(async move { Ok(settle) }, |env, settle| {
         let json = settle.into_result(env)?;
         convert::parse_json(env, &json)

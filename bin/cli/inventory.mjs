@@ -1,0 +1,73 @@
+// The live inventory behind `list` and `diff`: one `listMcpTools` call per server, all
+// concurrent, so each server can be reported as it settles; merged back into exactly the shape
+// `listMcpTools` returns for the whole config (keys in config order).
+import * as toolnexus from "toolnexus"
+
+/** The package's exports, whether it resolves as CommonJS (exports under `default`) or ESM. */
+export const tn = { ...(toolnexus.default ?? {}), ...toolnexus }
+
+/** A config (or snapshot) problem: exit status 2. */
+export class UsageError extends Error {}
+
+export const messageOf = (err) => (err instanceof Error ? err.message : String(err))
+
+/** Parses and normalises `<config>`; a malformed or unreadable file is a `UsageError` (exit 2). */
+export function readConfig(config) {
+  try {
+    return tn.parseMcpConfig(config)
+  } catch (err) {
+    throw new UsageError(messageOf(err))
+  }
+}
+
+/**
+ * Lists every server of the normalised map `servers`. `deadline` (ms) bounds the whole run: a
+ * server still pending then fails with the library's deadline message while the others keep their
+ * results. `onSettle(name, { status, tools?, error?, ms })` fires as each server settles.
+ * Aborting `signal` rejects with its reason (every connection torn down by the library).
+ */
+export async function liveInventory(servers, { deadline, signal, onSettle } = {}) {
+  const names = Object.keys(servers)
+  const opts = {}
+  if (signal) opts.signal = signal
+  if (deadline !== undefined) opts.deadline = deadline
+  const results = await Promise.all(
+    names.map(async (name) => {
+      const started = performance.now()
+      let result
+      try {
+        // Always wrapped, so a server named like a wrapper key ("mcp", "servers") stays a server.
+        const inv = await tn.listMcpTools({ mcpServers: { [name]: servers[name] } }, opts)
+        const status = inv.status[name] ?? "failed"
+        result = { status }
+        if (status === "connected") result.tools = inv.tools[name] ?? []
+        if (status === "failed") result.error = inv.errors[name] ?? "unknown failure"
+      } catch (err) {
+        if (signal?.aborted) throw err
+        result = { status: "failed", error: messageOf(err) }
+      }
+      result.ms = Math.round(performance.now() - started)
+      onSettle?.(name, result)
+      return [name, result]
+    }),
+  )
+  const inventory = { tools: {}, status: {}, errors: {} }
+  for (const [name, result] of results) {
+    inventory.status[name] = result.status
+    if (result.tools) inventory.tools[name] = result.tools
+    if (result.error !== undefined) inventory.errors[name] = result.error
+  }
+  return { inventory, results: new Map(results) }
+}
+
+/** Turns SIGINT/SIGTERM into an abort of the returned signal (for commands that only list). */
+export function interruptSignal() {
+  const controller = new AbortController()
+  const onSignal = (sig) => {
+    if (controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143)
+    controller.abort(Object.assign(new Error(`interrupted by ${sig}`), { signalName: sig }))
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+  return controller.signal
+}

@@ -1,0 +1,99 @@
+// `toolnexus list <config> [--json] [--timeout ms]`: what does this config give me?
+import { liveInventory, readConfig } from "./inventory.mjs"
+import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term.mjs"
+
+export const LIST_HELP = `Usage: toolnexus list <config> [--json] [--timeout ms]
+
+Connects to every enabled server of <config> concurrently, lists its tools, then
+disconnects; nothing is left running. On a terminal, a live view shows one line per
+server while they connect (✓ connected with tool count and time, ✗ failed with its
+reason, – disabled), then each server's tools with a one-line description.
+
+<config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers)
+
+Options:
+  --json        print only the inventory, as JSON, on stdout (the shape listMcpTools
+                returns; keys in config order). Save it as a snapshot for \`toolnexus diff\`:
+                  { "tools":  { "<server>": [{ "name", "description", "inputSchema" }] },
+                    "status": { "<server>": "connected" | "disabled" | "failed" },
+                    "errors": { "<server>": "<why it failed>" } }
+  --timeout ms  overall deadline; a server still connecting then fails with
+                "toolnexus: MCP list deadline exceeded" (each server's own "timeout"
+                field still bounds each of its phases)
+  -h, --help    show this help
+
+Exit status: 0 no server failed, 1 at least one server failed, 2 usage or config
+error (a parse error names file:line:col).
+`
+
+/** Renders one server's status line; `result.pending` holds a spinner frame while connecting. */
+function statusLine(c, nameWidth) {
+  return (name, result, width) => {
+    const padded = name.padEnd(nameWidth)
+    const budget = Math.max(width - nameWidth - 4, 10)
+    if (result.pending) return `${c.cyan(result.pending)} ${padded}  ${c.dim(`connecting… ${(result.ms / 1000).toFixed(1)} s`)}`
+    if (result.status === "connected") {
+      const count = result.tools.length
+      return `${c.green(MARK.connected)} ${padded}  ${count} ${count === 1 ? "tool" : "tools"}  ${c.dim(`${result.ms} ms`)}`
+    }
+    if (result.status === "disabled") return `${c.dim(MARK.disabled)} ${padded}  ${c.dim("disabled")}`
+    return `${c.red(MARK.failed)} ${padded}  ${c.red(fit(result.error, budget))}`
+  }
+}
+
+function printDetails(out, inventory, c, width) {
+  for (const [server, status] of Object.entries(inventory.status)) {
+    if (status === "connected") {
+      const tools = inventory.tools[server]
+      out.write(`\n${c.bold(server)}\n`)
+      if (tools.length === 0) out.write(`  ${c.dim("(no tools)")}\n`)
+      const nameWidth = Math.max(0, ...tools.map((t) => t.name.length))
+      for (const tool of tools) {
+        const head = `  ${tool.name.padEnd(nameWidth)}`
+        const description = fit(tool.description, Math.max(width - head.length - 2, 10))
+        out.write(description ? `${head}  ${c.dim(description)}\n` : `  ${tool.name}\n`)
+      }
+    } else if (status === "failed" && inventory.errors[server].includes("\n")) {
+      // The status line showed the first line; a multi-line reason (stderr tail) in full here.
+      out.write(`\n${c.bold(server)} ${c.red("failed")}\n`)
+      for (const line of inventory.errors[server].split("\n")) out.write(`  ${line}\n`)
+    }
+  }
+}
+
+export async function list({ positionals, values }, { signal, warnings }) {
+  const [config] = positionals
+  const servers = readConfig(config)
+  const names = Object.keys(servers)
+  const out = process.stdout
+
+  if (values.json) {
+    const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
+    out.write(`${JSON.stringify(inventory, null, 2)}\n`)
+    return Object.keys(inventory.errors).length > 0 ? 1 : 0
+  }
+
+  const c = palette(colorEnabled(out))
+  const width = out.isTTY ? Math.max((out.columns || 80) - 1, 20) : Infinity
+  if (names.length === 0) {
+    out.write(`${config}: no MCP servers\n`)
+    return 0
+  }
+  const render = statusLine(c, Math.max(...names.map((n) => n.length)))
+  const view = LiveView.fits(out, names.length) ? new LiveView(out, names, render) : new OrderedLines(out, names, render, width)
+  if (view instanceof LiveView) warnings.hold()
+  view.start()
+  let inventory
+  try {
+    ;({ inventory } = await liveInventory(servers, {
+      deadline: values.timeout,
+      signal,
+      onSettle: (name, result) => view.settle(name, result),
+    }))
+  } finally {
+    view.stop()
+    warnings.release()
+  }
+  printDetails(out, inventory, c, width)
+  return Object.keys(inventory.errors).length > 0 ? 1 : 0
+}
