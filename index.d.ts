@@ -133,6 +133,99 @@ export interface LoadOptions extends ListOptions {
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
 }
 
+/** Options of `defineTool`. */
+export interface DefineToolOptions {
+  name: string
+  description?: string
+  /** Defaults to `{ type: "object", properties: {} }`. */
+  inputSchema?: JSONSchema
+  /** Defaults to `"native"`. */
+  source?: string
+  /**
+   * May return (or resolve to) a string (kept), a `ToolResult` (kept) or any other value
+   * (JSON-stringified; `undefined` gives `""`). A throw becomes `{ output: message, isError: true }`.
+   */
+  run(args: Record<string, any>, ctx: ToolContext): unknown
+}
+
+/** One served tool call, reported to `onCall`. */
+export interface CallRecord {
+  name: string
+  source: string
+  ms: number
+  isError: boolean
+}
+
+/** Options of `buildMcpServer`: `initialize`'s server identity and the exposed subset. */
+export interface McpServerOptions {
+  /** Defaults to `"toolnexus"`. */
+  name?: string
+  /** Defaults to `"0.1.0"`. */
+  version?: string
+  /** Names of the tools to expose; unknown names are ignored; absent, every tool. */
+  tools?: string[]
+}
+
+/** The part of an `@modelcontextprotocol/sdk` `Transport` that `connect` uses. */
+export interface McpTransport {
+  start(): Promise<void>
+  send(message: any): Promise<void>
+  close(): Promise<void>
+  onmessage?: (message: any, extra?: any) => void
+  onclose?: () => void
+  onerror?: (error: Error) => void
+}
+
+/** An MCP server over a set of tools. */
+export interface McpServer {
+  /**
+   * With a transport (any SDK `Transport`, e.g. `StdioServerTransport`): resolves once started.
+   * Without one: serves this process's own stdin/stdout natively — nothing else may write to
+   * stdout then (no `console.log`) — and resolves when the input ends or `close()` is called.
+   */
+  connect(transport?: McpTransport): Promise<void>
+  close(): Promise<void>
+}
+
+/** Options of `createToolkit`. */
+export interface ToolkitOptions {
+  /** An mcp.json (path, JSON text or object) whose servers are loaded with `loadMcp`. */
+  mcpConfig?: string | object
+  /** Tools of your own, after the MCP tools; on a name clash the first tool wins (warned). */
+  extraTools?: Tool[]
+  signal?: AbortSignal
+  waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /** toolnexus has no built-in tools; accepted for compatibility. */
+  builtins?: false
+}
+
+export interface ServeOptions {
+  mcp?: McpServerOptions
+  onCall?: (call: CallRecord) => void
+}
+
+/** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */
+export interface ServeHandle {
+  /** `http://127.0.0.1:PORT`, without a trailing slash. */
+  url: string
+  /** Stops accepting and waits for in-flight requests. */
+  stop(): Promise<void>
+  /** Same as `stop()`. */
+  close(): Promise<void>
+}
+
+export interface Toolkit {
+  tools(): Tool[]
+  get(name: string): Tool | undefined
+  /** An unknown name resolves to `{ output: "Unknown tool: <name>", isError: true }`. */
+  execute(name: string, args?: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+  mcpStatus(): Record<string, McpStatus>
+  /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
+  serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
+  /** Stops every server this toolkit started and closes its MCP connections. */
+  close(): Promise<void>
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -141,14 +234,57 @@ export interface LoadOptions extends ListOptions {
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class HttpServer {
+  /** The base URL, without a trailing slash; the endpoint is `url + "/mcp"`. */
+  get url(): string
+  /** Stops accepting, waits for in-flight requests (bounded), and lets Node exit again. */
+  stop(): Promise<void>
+}
+
+export declare class NativeService {
+  /** One JSON-RPC message in; resolves with the reply, or null for notifications. */
+  handle(message: any): Promise<unknown>
+  /** Serves this process's stdin/stdout; resolves at end of input or on close(). */
+  serveStdio(): Promise<void>
+  /** Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0"). */
+  serveHttp(addr: string): Promise<HttpServer>
+  close(): void
+}
+
 /** Maps the agent's `Answer` to an MCP `ElicitResult`. */
 export declare function answerToElicitResult(answer: Answer): ElicitResult
+
+/**
+ * An MCP server for `tools`. `connect(transport)` takes any `@modelcontextprotocol/sdk`
+ * `Transport`; `connect()` with no argument serves this process's stdin/stdout (so nothing else
+ * may write to stdout: no `console.log`).
+ */
+export declare function buildMcpServer(tools: Tool[], cfg?: McpServerOptions, onCall?: (call: CallRecord) => void): McpServer
+
+/**
+ * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
+ * warning), callable by name and servable over streamable HTTP.
+ */
+export declare function createToolkit(opts?: ToolkitOptions): Promise<Toolkit>
+
+/**
+ * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
+ * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
+ * becomes `{ output: message, isError: true }`.
+ */
+export declare function defineTool(opts: DefineToolOptions): Tool
 
 /** Maps an MCP `elicitation/create` params object to the agent's `Request`. */
 export declare function elicitationToRequest(params: ElicitParams): ElicitationRequest
 
 /** Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment. */
 export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
+
+/**
+ * The tools an MCP server would expose: `cfg.tools` names narrow the set (unknown names are
+ * ignored); absent, every tool.
+ */
+export declare function exposedMcpTools(tools: Tool[], cfg?: { tools?: string[] }): Tool[]
 
 /** Connects to every enabled server just long enough to list its tools, then disconnects. */
 export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>

@@ -835,9 +835,15 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.HttpServer = nativeBinding.HttpServer
+module.exports.NativeService = nativeBinding.NativeService
 module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
+module.exports.buildMcpServer = nativeBinding.buildMcpServer
+module.exports.createToolkit = nativeBinding.createToolkit
+module.exports.defineTool = nativeBinding.defineTool
 module.exports.elicitationToRequest = nativeBinding.elicitationToRequest
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
+module.exports.exposedMcpTools = nativeBinding.exposedMcpTools
 module.exports.listMcpTools = nativeBinding.listMcpTools
 module.exports.loadMcp = nativeBinding.loadMcp
 module.exports.parseMcpConfig = nativeBinding.parseMcpConfig

@@ -1,6 +1,6 @@
 // `toolnexus serve <config> [--addr host:port] [--tools a,b] [--name n]`: one MCP gateway over
 // every server of a config, served as streamable HTTP until SIGINT/SIGTERM.
-import { UsageError, messageOf, readConfig, tn } from "./inventory.mjs"
+import { messageOf, readConfig, tn } from "./inventory.mjs"
 import { MARK } from "./term.mjs"
 
 export const SERVE_HELP = `Usage: toolnexus serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n]
@@ -24,14 +24,9 @@ Options:
 Exit status: 0 stopped by a signal, 1 could not start serving, 2 usage or config error.
 `
 
-const ADDR = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/
-
 export async function serve({ positionals, values }) {
   const [config] = positionals
   const addr = values.addr ?? "127.0.0.1:8808"
-  if (!ADDR.test(addr) || Number(addr.slice(addr.lastIndexOf(":") + 1)) > 65535) {
-    throw new UsageError(`toolnexus: --addr must be host:port, got "${addr}"`)
-  }
   const only = values.tools === undefined ? undefined : values.tools.split(",").map((s) => s.trim()).filter(Boolean)
   readConfig(config) // a malformed config is exit 2, before anything starts
   if (typeof tn.createToolkit !== "function") {
@@ -67,8 +62,10 @@ export async function serve({ positionals, values }) {
 
   let handle
   try {
-    for (const [server, status] of Object.entries(toolkit.mcpStatus())) {
-      process.stderr.write(`${MARK[status] ?? "?"} ${server}  ${status}\n`)
+    const statuses = Object.entries(toolkit.mcpStatus())
+    const width = Math.max(0, ...statuses.map(([server]) => server.length))
+    for (const [server, status] of statuses) {
+      process.stderr.write(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${status}\n`)
     }
     const all = toolkit.tools().map((t) => t.name)
     const exposed = only === undefined ? all : all.filter((name) => only.includes(name))
@@ -93,7 +90,10 @@ export async function serve({ positionals, values }) {
 
   if (!stopping) await new Promise((resolve) => (shutdown = resolve))
   process.stderr.write(`toolnexus: ${stopping}, stopping\n`)
-  await handle?.stop()
-  await toolkit.close()
+  try {
+    await handle?.stop()
+  } finally {
+    await toolkit.close()
+  }
   return 0
 }

@@ -132,3 +132,96 @@ export interface LoadOptions extends ListOptions {
   /** Answers servers' elicitation requests; without it they are declined. */
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
 }
+
+/** Options of `defineTool`. */
+export interface DefineToolOptions {
+  name: string
+  description?: string
+  /** Defaults to `{ type: "object", properties: {} }`. */
+  inputSchema?: JSONSchema
+  /** Defaults to `"native"`. */
+  source?: string
+  /**
+   * May return (or resolve to) a string (kept), a `ToolResult` (kept) or any other value
+   * (JSON-stringified; `undefined` gives `""`). A throw becomes `{ output: message, isError: true }`.
+   */
+  run(args: Record<string, any>, ctx: ToolContext): unknown
+}
+
+/** One served tool call, reported to `onCall`. */
+export interface CallRecord {
+  name: string
+  source: string
+  ms: number
+  isError: boolean
+}
+
+/** Options of `buildMcpServer`: `initialize`'s server identity and the exposed subset. */
+export interface McpServerOptions {
+  /** Defaults to `"toolnexus"`. */
+  name?: string
+  /** Defaults to `"0.1.0"`. */
+  version?: string
+  /** Names of the tools to expose; unknown names are ignored; absent, every tool. */
+  tools?: string[]
+}
+
+/** The part of an `@modelcontextprotocol/sdk` `Transport` that `connect` uses. */
+export interface McpTransport {
+  start(): Promise<void>
+  send(message: any): Promise<void>
+  close(): Promise<void>
+  onmessage?: (message: any, extra?: any) => void
+  onclose?: () => void
+  onerror?: (error: Error) => void
+}
+
+/** An MCP server over a set of tools. */
+export interface McpServer {
+  /**
+   * With a transport (any SDK `Transport`, e.g. `StdioServerTransport`): resolves once started.
+   * Without one: serves this process's own stdin/stdout natively — nothing else may write to
+   * stdout then (no `console.log`) — and resolves when the input ends or `close()` is called.
+   */
+  connect(transport?: McpTransport): Promise<void>
+  close(): Promise<void>
+}
+
+/** Options of `createToolkit`. */
+export interface ToolkitOptions {
+  /** An mcp.json (path, JSON text or object) whose servers are loaded with `loadMcp`. */
+  mcpConfig?: string | object
+  /** Tools of your own, after the MCP tools; on a name clash the first tool wins (warned). */
+  extraTools?: Tool[]
+  signal?: AbortSignal
+  waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /** toolnexus has no built-in tools; accepted for compatibility. */
+  builtins?: false
+}
+
+export interface ServeOptions {
+  mcp?: McpServerOptions
+  onCall?: (call: CallRecord) => void
+}
+
+/** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */
+export interface ServeHandle {
+  /** `http://127.0.0.1:PORT`, without a trailing slash. */
+  url: string
+  /** Stops accepting and waits for in-flight requests. */
+  stop(): Promise<void>
+  /** Same as `stop()`. */
+  close(): Promise<void>
+}
+
+export interface Toolkit {
+  tools(): Tool[]
+  get(name: string): Tool | undefined
+  /** An unknown name resolves to `{ output: "Unknown tool: <name>", isError: true }`. */
+  execute(name: string, args?: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
+  mcpStatus(): Record<string, McpStatus>
+  /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
+  serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
+  /** Stops every server this toolkit started and closes its MCP connections. */
+  close(): Promise<void>
+}

@@ -3,7 +3,9 @@
 
 pub mod abort;
 pub mod convert;
+pub mod glue;
 pub mod load;
+pub mod serve;
 
 use std::time::Duration;
 
@@ -20,7 +22,7 @@ pub fn init(mut exports: Object, env: Env) -> Result<()> {
     // Children still running when this environment goes away (Node exiting without close())
     // are killed with their whole process group.
     env.add_env_cleanup_hook((), |_| crate::connect::reaper::kill_all())?;
-    Ok(())
+    glue::install(&env)
 }
 
 /// Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit).

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// The `toolnexus` command: list, diff and serve the MCP servers of an mcp.json.
+// Argument parsing, help and exit statuses live here; each command lives in ./cli/.
+import fs from "node:fs"
+import { parseArgs } from "node:util"
+import { DIFF_HELP, diff } from "./cli/diff.mjs"
+import { UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
+import { LIST_HELP, list } from "./cli/list.mjs"
+import { SERVE_HELP, serve } from "./cli/serve.mjs"
+import { routeWarnings } from "./cli/term.mjs"
+
+const HELP = `Usage: toolnexus <command> [options]
+
+Inspect, check and serve the MCP servers of an mcp.json (Claude, Cursor, VS Code,
+Windsurf, Gemini, Zed, opencode and other dialects; comments allowed).
+
+Commands:
+  list <config> [--json] [--timeout ms]
+      every server's status and tools; --json prints the inventory as JSON
+  diff <config> <snapshot.json> [--json] [--timeout ms]
+      compare the live tools with a saved \`list --json\` output; exit 1 on drift
+  serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n]
+      serve every server's tools as one MCP server over streamable HTTP
+
+Options:
+  -h, --help     show this help (\`toolnexus <command> --help\` for a command's)
+  -v, --version  print the toolnexus version
+
+Exit status: 0 success, 1 a server failed (list), drift (diff) or serving could not
+start (serve), 2 usage or config error. Colours only when stdout is a terminal and
+NO_COLOR is not set.
+`
+
+const TIMEOUT = { timeout: { type: "string" } }
+const COMMANDS = {
+  list: { run: list, help: LIST_HELP, arity: [1, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  diff: { run: diff, help: DIFF_HELP, arity: [2, 2], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  serve: {
+    run: serve,
+    help: SERVE_HELP,
+    arity: [1, 1],
+    options: { addr: { type: "string" }, tools: { type: "string" }, name: { type: "string" } },
+  },
+}
+
+/** `host:port` or `[v6]:port`, as toolkit.serve takes it. */
+function validAddr(addr) {
+  const m = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(addr)
+  return m !== null && Number(m[1]) <= 65535
+}
+
+class Usage extends Error {
+  constructor(message, help) {
+    super(message)
+    this.help = help
+  }
+}
+
+function version() {
+  const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+  return pkg.version
+}
+
+/** Parses argv into { command, positionals, values } or { help } / { version }; throws `Usage`. */
+function parse(argv) {
+  const [first, ...rest] = argv
+  if (first === undefined) throw new Usage("toolnexus: missing command", HELP)
+  if (first === "-h" || first === "--help") return { help: HELP }
+  if (first === "-v" || first === "--version") return { version: true }
+  if (first === "help") {
+    if (rest.length === 0) return { help: HELP }
+    const cmd = COMMANDS[rest[0]]
+    if (!cmd || rest.length > 1) throw new Usage(`toolnexus: no help for "${rest.join(" ")}"`, HELP)
+    return { help: cmd.help }
+  }
+  const cmd = COMMANDS[first]
+  if (!cmd) throw new Usage(`toolnexus: unknown command "${first}"`, HELP)
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...cmd.options, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    })
+  } catch (err) {
+    // parseArgs appends advice about "--" to unknown options; the first sentence is the point.
+    throw new Usage(`toolnexus ${first}: ${err.message.split(/\.\s|\n/)[0]}`, cmd.help)
+  }
+  if (parsed.values.help) return { help: cmd.help }
+  const [min, max] = cmd.arity
+  const n = parsed.positionals.length
+  if (n < min) throw new Usage(`toolnexus ${first}: missing ${n === 0 ? "<config>" : "<snapshot.json>"}`, cmd.help)
+  if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"`, cmd.help)
+  const { values } = parsed
+  if (values.timeout !== undefined) {
+    if (!/^\d+$/.test(values.timeout) || Number(values.timeout) <= 0) {
+      throw new Usage(`toolnexus ${first}: --timeout must be a positive number of milliseconds, got "${values.timeout}"`, cmd.help)
+    }
+    values.timeout = Number(values.timeout)
+  }
+  if (values.addr !== undefined && !validAddr(values.addr)) {
+    throw new Usage(`toolnexus ${first}: --addr must be host:port (port 0-65535), got "${values.addr}"`, cmd.help)
+  }
+  for (const key of ["addr", "tools", "name"]) {
+    if (values[key] === "") throw new Usage(`toolnexus ${first}: --${key} must not be empty`, cmd.help)
+  }
+  return { command: first, run: cmd.run, positionals: parsed.positionals, values }
+}
+
+/** Exits once stdout and stderr have flushed (and even if some handle would keep Node alive). */
+function exit(code) {
+  process.exitCode = code
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
+}
+
+async function main(argv) {
+  process.stdout.on("error", (err) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0) // `toolnexus list … | head`
+    throw err
+  })
+  let request
+  try {
+    request = parse(argv)
+  } catch (err) {
+    if (!(err instanceof Usage)) throw err
+    const usage = err.help.split("\n")[0]
+    const more = err.help === HELP ? "toolnexus --help" : `toolnexus ${argv[0]} --help`
+    process.stderr.write(`${err.message}\n${usage}\nRun \`${more}\` for details.\n`)
+    return 2
+  }
+  if (request.help) {
+    process.stdout.write(request.help)
+    return 0
+  }
+  if (request.version) {
+    process.stdout.write(`${version()}\n`)
+    return 0
+  }
+  const warnings = routeWarnings()
+  const signal = request.command === "serve" ? undefined : interruptSignal()
+  try {
+    return await request.run(request, { signal, warnings })
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n`)
+      return 2
+    }
+    if (signal?.aborted) {
+      process.stderr.write(`toolnexus: ${messageOf(signal.reason)}\n`)
+      return signal.reason?.signalName === "SIGTERM" ? 143 : 130
+    }
+    const message = messageOf(err)
+    process.stderr.write(message.startsWith("toolnexus") ? `${message}\n` : `toolnexus: ${message}\n`)
+    return 1
+  }
+}
+
+exit(await main(process.argv.slice(2)))

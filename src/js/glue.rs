@@ -1,0 +1,136 @@
+//! Loads `glue.js` once per JavaScript environment and forwards the exports it implements.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+const GLUE: &str = include_str!("glue.js");
+
+/// The glue's API object, kept per environment (workers each have their own).
+struct Glue {
+    api: ObjectRef<false>,
+}
+
+/// Evaluates the glue with the native functions it needs. Called from the module init.
+pub fn install(env: &Env) -> Result<()> {
+    let factory: Function<Object, Object> = env.run_script(GLUE)?;
+    let mut native = Object::new(env)?;
+    native.set_named_property("mcpToolRefKey", super::load::TOOL_REF_KEY)?;
+    let create_service = env
+        .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, _, _>(
+            "createService",
+            super::serve::create_service,
+        )?;
+    native.set_named_property("createService", create_service)?;
+    let load =
+        env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>("loadMcp", |ctx| {
+            let input: Unknown = ctx.get(0)?;
+            let opts: Option<Object> = ctx
+                .get::<Unknown>(1)
+                .ok()
+                .filter(|v| v.get_type().ok() == Some(ValueType::Object))
+                .and_then(|v| unsafe { v.cast() }.ok());
+            let promise = super::load::load_mcp(ctx.env, input, opts)?;
+            // SAFETY: handed to JavaScript as this call's return value at once.
+            Ok(unsafe {
+                std::mem::transmute::<
+                    PromiseRaw<'_, Unknown<'_>>,
+                    PromiseRaw<'static, Unknown<'static>>,
+                >(promise)
+            })
+        })?;
+    native.set_named_property("loadMcp", load)?;
+    let api = factory.call(native)?;
+    env.set_instance_data(
+        Glue {
+            api: api.create_ref()?,
+        },
+        (),
+        |_| {},
+    )?;
+    Ok(())
+}
+
+fn call<'env>(
+    env: &'env Env,
+    name: &str,
+    args: (Unknown, Unknown, Unknown),
+) -> Result<Unknown<'env>> {
+    let glue = env
+        .get_instance_data::<Glue>()?
+        .ok_or_else(|| Error::from_reason("toolnexus: not initialised"))?;
+    let api = glue.api.get_value(env)?;
+    let f: Function<FnArgs<(Unknown, Unknown, Unknown)>, Unknown> = api.get_named_property(name)?;
+    f.call(args.into())
+}
+
+fn undefined(env: &Env) -> Result<Unknown<'_>> {
+    ().into_unknown(env)
+}
+
+/// Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
+/// (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
+/// becomes `{ output: message, isError: true }`.
+#[napi(ts_args_type = "opts: DefineToolOptions", ts_return_type = "Tool")]
+pub fn define_tool<'env>(env: &'env Env, opts: Unknown) -> Result<Unknown<'env>> {
+    call(env, "defineTool", (opts, undefined(env)?, undefined(env)?))
+}
+
+/// The tools an MCP server would expose: `cfg.tools` names narrow the set (unknown names are
+/// ignored); absent, every tool.
+#[napi(
+    ts_args_type = "tools: Tool[], cfg?: { tools?: string[] }",
+    ts_return_type = "Tool[]"
+)]
+pub fn exposed_mcp_tools<'env>(
+    env: &'env Env,
+    tools: Unknown,
+    cfg: Option<Unknown>,
+) -> Result<Unknown<'env>> {
+    let cfg = match cfg {
+        Some(cfg) => cfg,
+        None => undefined(env)?,
+    };
+    call(env, "exposedMcpTools", (tools, cfg, undefined(env)?))
+}
+
+/// An MCP server for `tools`. `connect(transport)` takes any `@modelcontextprotocol/sdk`
+/// `Transport`; `connect()` with no argument serves this process's stdin/stdout (so nothing else
+/// may write to stdout: no `console.log`).
+#[napi(
+    ts_args_type = "tools: Tool[], cfg?: McpServerOptions, onCall?: (call: CallRecord) => void",
+    ts_return_type = "McpServer"
+)]
+pub fn build_mcp_server<'env>(
+    env: &'env Env,
+    tools: Unknown,
+    cfg: Option<Unknown>,
+    on_call: Option<Unknown>,
+) -> Result<Unknown<'env>> {
+    let cfg = match cfg {
+        Some(cfg) => cfg,
+        None => undefined(env)?,
+    };
+    let on_call = match on_call {
+        Some(f) => f,
+        None => undefined(env)?,
+    };
+    call(env, "buildMcpServer", (tools, cfg, on_call))
+}
+
+/// A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
+/// warning), callable by name and servable over streamable HTTP.
+#[napi(
+    ts_args_type = "opts?: ToolkitOptions",
+    ts_return_type = "Promise<Toolkit>"
+)]
+pub fn create_toolkit<'env>(env: &'env Env, opts: Option<Unknown>) -> Result<Unknown<'env>> {
+    let opts = match opts {
+        Some(opts) => opts,
+        None => undefined(env)?,
+    };
+    call(
+        env,
+        "createToolkit",
+        (opts, undefined(env)?, undefined(env)?),
+    )
+}

@@ -1,0 +1,262 @@
+//! The native half of serving: JavaScript tools become `ServedTool`s (their `execute` called
+//! through a thread-safe function, or, for tools from loadMcp, their live connection called
+//! directly in Rust), served over streamable HTTP, stdio, or an SDK transport via `handle`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::load::McpToolRef;
+use crate::serve::{self, CallRecord, McpService, ServedTool, ServerIdentity, ToolCaller};
+
+/// A tool's `execute(args)`, callable from any thread; weak, so serving alone does not keep
+/// Node alive (a running HTTP server holds its own keep-alive).
+type Execute = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+type OnCallFn = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+/// Strong: holds the event loop open while an HTTP server runs.
+type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
+
+struct JsTool(Arc<Execute>);
+
+impl ToolCaller for JsTool {
+    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+        let execute = self.0.clone();
+        async move {
+            let outcome = match execute.call_async_catch(Value::Object(arguments)).await {
+                Ok(promise) => promise.await.map_err(|e| e.reason.clone()),
+                Err(e) => Err(e.reason.clone()),
+            };
+            match outcome {
+                Ok(result) => tool_result_to_mcp(&result),
+                Err(message) => text_result(message, true),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// A tool of a loadMcp source, served again: the call goes straight down its connection.
+struct Forward(Arc<McpToolRef>);
+
+impl ToolCaller for Forward {
+    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+        let tool = self.0.clone();
+        async move {
+            let closed = tool.session.session.closed_token().clone();
+            let never = CancellationToken::new();
+            let out = tool
+                .server
+                .call(&tool.tool, arguments, None, &never, &closed)
+                .await;
+            // The server's own result travels on untouched; a failure to get one becomes text.
+            out.raw.unwrap_or_else(|| text_result(out.output, true))
+        }
+        .boxed()
+    }
+}
+
+fn text_result(text: String, is_error: bool) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
+}
+
+/// A `ToolResult` (`{output, isError}`) as an MCP `CallToolResult`.
+fn tool_result_to_mcp(result: &Value) -> Value {
+    let output = match result.get("output") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    text_result(output, is_error)
+}
+
+/// `createService(tools, name, version, onCall)` from the glue.
+pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
+    let env = &*ctx.env;
+    let tools: Array = ctx.get(0)?;
+    let name: String = ctx.get(1)?;
+    let version: String = ctx.get(2)?;
+    let on_call: Option<Function<Value, ()>> = ctx
+        .get::<Unknown>(3)
+        .ok()
+        .filter(|v| v.get_type().ok() == Some(ValueType::Function))
+        .and_then(|v| unsafe { v.cast() }.ok());
+    let mut served = Vec::with_capacity(tools.len() as usize);
+    for i in 0..tools.len() {
+        let tool: Object = tools
+            .get(i)?
+            .ok_or_else(|| Error::from_reason("missing tool"))?;
+        served.push(served_tool(env, &tool)?);
+    }
+    let on_call = match on_call {
+        Some(f) => {
+            let tsfn: OnCallFn = f
+                .build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()?;
+            let tsfn = Arc::new(tsfn);
+            let hook: serve::OnCall = Arc::new(move |record: CallRecord| {
+                let tsfn = tsfn.clone();
+                let value = json!({
+                    "name": record.name, "source": record.source, "ms": record.ms, "isError": record.is_error,
+                });
+                // A throwing onCall is the caller's bug; it must not take the server down.
+                tokio::spawn(async move {
+                    let _ = tsfn.call_async_catch(value).await;
+                });
+            });
+            Some(hook)
+        }
+        None => None,
+    };
+    let keep_alive = {
+        let noop =
+            env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
+        Arc::new(Mutex::new(Some(
+            noop.build_threadsafe_function()
+                .callee_handled::<false>()
+                .build()?,
+        )))
+    };
+    Ok(NativeService {
+        service: Arc::new(McpService::new(
+            ServerIdentity { name, version },
+            served,
+            on_call,
+        )),
+        stopped: CancellationToken::new(),
+        keep_alive_factory: keep_alive,
+    })
+}
+
+fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
+    let name: String = tool.get_named_property("name")?;
+    let description: String = tool.get_named_property("description")?;
+    let input_schema: Value =
+        env.from_js_value(tool.get_named_property::<Unknown>("inputSchema")?)?;
+    let source: String = tool.get_named_property("source")?;
+    let mcp: Unknown = tool.get_named_property("mcp")?;
+    let caller: Arc<dyn ToolCaller> = if mcp.get_type()? == ValueType::External {
+        let external = unsafe {
+            <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(env.raw(), mcp.raw())?
+        };
+        Arc::new(Forward((**external).clone()))
+    } else {
+        let execute: Function<Value, Promise<Value>> = tool.get_named_property("execute")?;
+        let tsfn: Execute = execute
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        Arc::new(JsTool(Arc::new(tsfn)))
+    };
+    Ok(ServedTool {
+        name,
+        description,
+        input_schema,
+        source,
+        caller,
+    })
+}
+
+#[napi]
+pub struct NativeService {
+    service: Arc<McpService>,
+    stopped: CancellationToken,
+    keep_alive_factory: Arc<Mutex<Option<KeepAlive>>>,
+}
+
+#[napi]
+impl NativeService {
+    /// One JSON-RPC message in; resolves with the reply, or null for notifications.
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn handle<'env>(&self, env: &'env Env, message: Value) -> Result<PromiseRaw<'env, Value>> {
+        let service = self.service.clone();
+        env.spawn_future(async move { Ok(service.handle(message).await.unwrap_or(Value::Null)) })
+    }
+
+    /// Serves this process's stdin/stdout; resolves at end of input or on close().
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn serve_stdio<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let service = self.service.clone();
+        let stopped = self.stopped.clone();
+        env.spawn_future(async move {
+            let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+            let stdout = tokio::io::stdout();
+            tokio::select! {
+                result = serve::stdio::serve_lines(service, stdin, stdout) => {
+                    result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
+                }
+                _ = stopped.cancelled() => Ok(()),
+            }
+        })
+    }
+
+    /// Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0").
+    #[napi(ts_return_type = "Promise<HttpServer>")]
+    pub fn serve_http<'env>(
+        &self,
+        env: &'env Env,
+        addr: String,
+    ) -> Result<PromiseRaw<'env, HttpServer>> {
+        let service = self.service.clone();
+        let keep_alive = self
+            .keep_alive_factory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        env.spawn_future(async move {
+            let handle = serve::http::serve_http(&addr, service)
+                .await
+                .map_err(Error::from_reason)?;
+            Ok(HttpServer {
+                url: handle.url().to_string(),
+                handle: Arc::new(handle),
+                keep_alive: Arc::new(Mutex::new(keep_alive)),
+            })
+        })
+    }
+
+    #[napi]
+    pub fn close(&self) {
+        self.stopped.cancel();
+    }
+}
+
+#[napi]
+pub struct HttpServer {
+    url: String,
+    handle: Arc<serve::http::ServeHandle>,
+    keep_alive: Arc<Mutex<Option<KeepAlive>>>,
+}
+
+#[napi]
+impl HttpServer {
+    /// The base URL, without a trailing slash; the endpoint is `url + "/mcp"`.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops accepting, waits for in-flight requests (bounded), and lets Node exit again.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let handle = self.handle.clone();
+        let keep_alive = self.keep_alive.clone();
+        env.spawn_future(async move {
+            let _ = tokio::time::timeout(Duration::from_secs(10), handle.stop()).await;
+            keep_alive.lock().unwrap_or_else(|e| e.into_inner()).take();
+            Ok(())
+        })
+    }
+}
