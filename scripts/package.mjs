@@ -31,11 +31,12 @@ function hostPlatform() {
   return `${platform}-${arch}`
 }
 
-function run(command, args, cwd) {
+/** Runs a command and returns its stdout; with `log`, its output goes to stderr instead (ours stays the tarball list). */
+function run(command, args, cwd, { log = false } = {}) {
   return execFileSync(command, args, {
     cwd,
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", log ? 2 : "pipe", "inherit"],
     shell: process.platform === "win32", // npm and npx are .cmd shims there
   })
 }
@@ -61,7 +62,7 @@ if (readJson(path.join(platformDir, "package.json")).version !== rootPackage.ver
 if (debug) {
   if (!fs.existsSync(path.join(root, addon))) throw new Error(`no ${addon} at the root: run \`npm run build:debug\` first`)
 } else {
-  run("npx", ["napi", "build", "--platform", "--release"], root)
+  run("npx", ["napi", "build", "--platform", "--release"], root, { log: true })
 }
 
 fs.rmSync(distDir, { recursive: true, force: true })

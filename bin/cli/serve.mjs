@@ -67,6 +67,9 @@ export async function serve({ positionals, values }) {
     for (const [server, status] of statuses) {
       process.stderr.write(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${status}\n`)
     }
+    if (statuses.some(([, status]) => status === "failed")) {
+      process.stderr.write(`toolnexus: \`toolnexus list ${config}\` shows why a server failed\n`)
+    }
     const all = toolkit.tools().map((t) => t.name)
     const exposed = only === undefined ? all : all.filter((name) => only.includes(name))
     for (const name of only ?? []) {
