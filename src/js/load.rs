@@ -89,14 +89,7 @@ pub fn load_mcp<'env>(
             Err(Interrupted::Cancelled) => Settle::Aborted,
         }
     };
-    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, settle| {
-        let reason = watch.take_reason();
-        watch.release(env);
-        let settle = match (settle, reason) {
-            (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
-            (settle, _) => settle,
-        };
-        let loaded = settle.into_result(env)?;
+    super::run_watched(env, watch, future, |env, loaded| {
         convert::emit_warnings(env, &loaded.warnings);
         build_source(env, loaded)
     })

@@ -89,20 +89,15 @@ pub fn list_mcp_tools<'env>(
     input: Unknown,
     opts: Option<Object>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
-    let prepared = prepare(env, input, opts.as_ref());
-    let (watch, work) = match prepared {
-        Ok((abort::Watch::Watching(watch), input, deadline)) => {
-            (Some(watch), Some((input, deadline)))
-        }
+    let (watch, input, deadline) = match prepare(env, input, opts.as_ref()) {
+        Ok((abort::Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
         Ok((abort::Watch::AlreadyAborted(reason), ..)) => {
             return reject_now(env, Settle::Reject(reason));
         }
         Err(settle) => return reject_now(env, settle),
     };
-    let watch = watch.expect("watching");
-    let (input, deadline) = work.expect("work");
     let token = watch.token().clone();
-    let future = async move {
+    let work = async move {
         let cfg = match config::load(input) {
             Ok(cfg) => cfg,
             Err(e) => return Settle::config_error(e),
@@ -123,17 +118,35 @@ pub fn list_mcp_tools<'env>(
             Err(Interrupted::Cancelled) => Settle::Aborted,
         }
     };
-    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, settle| {
+    run_watched(env, watch, work, |env, (json, warnings)| {
+        convert::emit_warnings(env, &warnings);
+        convert::parse_json(env, &json)
+    })
+}
+
+/// Runs `work` on the runtime and settles its promise on the JavaScript thread: the abort
+/// listener is removed, an abort becomes the captured `signal.reason` (the same value, since it
+/// is converted back on the thread that captured it), and a value goes through `finish`.
+pub(crate) fn run_watched<'env, T, V, W, F>(
+    env: &'env Env,
+    watch: abort::AbortWatch,
+    work: W,
+    finish: F,
+) -> Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    W: std::future::Future<Output = Settle<T>> + Send + 'static,
+    F: FnOnce(&'env Env, T) -> Result<V> + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, settle| {
         let reason = watch.take_reason();
         watch.release(env);
-        // The abort reason was captured on this thread, so it comes back as the same value.
         let settle = match (settle, reason) {
             (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
             (settle, _) => settle,
         };
-        let (json, warnings) = settle.into_result(env)?;
-        convert::emit_warnings(env, &warnings);
-        convert::parse_json(env, &json)
+        finish(env, settle.into_result(env)?)
     })
 }
 
