@@ -92,7 +92,7 @@ test("list --json: a failing server gives exit 1, its reason in errors, and the 
   assert.deepEqual(inv.status, { fix: "connected", crash: "failed", missing: "failed", off: "disabled" })
   assert.deepEqual(inv.tools, { fix: [plain("ping")] })
   assert.deepEqual(Object.keys(inv.errors), ["crash", "missing"])
-  assert.match(inv.errors.crash, /exited with code 3/)
+  assert.match(inv.errors.crash, /exited \(code 3\)/)
   assert.match(inv.errors.crash, /fatal: database missing/)
   assert.match(inv.errors.missing, /cannot start .*nonexistent-toolnexus-cli-test-binary/)
 })
@@ -127,7 +127,7 @@ test("list without a terminal: plain lines in config order, tools with descripti
   assert.doesNotMatch(r.stderr, ANSI)
   const lines = r.stdout.split("\n")
   assert.match(lines[0], /^✓ fix {4}2 tools {2}\d+ ms$/)
-  assert.match(lines[1], /^✗ crash {2}exited with code 3; stderr: starting crash-fixture$/)
+  assert.match(lines[1], /^✗ crash {2}exited \(code 3\); stderr: starting crash-fixture$/)
   assert.equal(lines[2], "– off    disabled")
   assert.deepEqual(lines.slice(3), [
     "",
@@ -136,7 +136,7 @@ test("list without a terminal: plain lines in config order, tools with descripti
     "  add   Add two numbers",
     "",
     "crash failed",
-    "  exited with code 3; stderr: starting crash-fixture",
+    "  exited (code 3); stderr: starting crash-fixture",
     "  fatal: database missing",
     "",
   ])

@@ -320,7 +320,7 @@ test("seed 003 example 2: our own loadMcp against our own served toolkit", T, as
   // initialize's serverInfo, as the SDK client sees it
   const client = await sdkClient(handle.url)
   assert.deepEqual(client.getServerVersion(), { name: "gateway", version: "9.9.9" })
-  assert.deepEqual(client.getServerCapabilities()?.tools !== undefined, true)
+  assert.ok(client.getServerCapabilities()?.tools, "the tools capability is advertised")
 
   await source.close()
   await handle.stop()
@@ -617,7 +617,8 @@ test("gateway: two stdio servers re-served as their union, calls forwarded, onCa
   for (const name of ["a_x", "a_y", "b_z"]) {
     const r = await client.callTool({ name, arguments: {} })
     assert.deepEqual(r.content, [{ type: "text", text: name.slice(2) }], name)
-    assert.equal(r.isError, false, name)
+    // forwarded as the upstream server answered it (the SDK fixture omits isError: false)
+    assert.notEqual(r.isError, true, name)
   }
   await waitFor(() => calls.length >= 3, { message: "three onCall records" })
   assert.deepEqual(
@@ -757,9 +758,57 @@ for (const transport of ["native", "sdk"]) {
   })
 }
 
-test("buildMcpServer connect(): raw newline-delimited JSON-RPC; the process exits 0 at end of input", T, async () => {
+for (const transport of ["native", "sdk"]) {
+  test(`buildMcpServer over stdio (${transport}): raw newline-delimited JSON-RPC; the process exits 0 by itself at end of input`, T, async () => {
+    const events = tmpFile("events")
+    const child = spawn(process.execPath, [fixture("native-stdio-server"), "--transport", transport, "--name", "raw"], {
+      env: { ...process.env, EVENT_FILE: events },
+      stdio: ["pipe", "pipe", "pipe"],
+    })
+    defer(() => child.kill("SIGKILL"))
+    const exited = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
+    let buf = ""
+    const pending = new Map()
+    child.stdout.setEncoding("utf8").on("data", (d) => {
+      buf += d
+      let nl
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl)
+        buf = buf.slice(nl + 1)
+        const msg = JSON.parse(line) // every stdout line must be one JSON-RPC message
+        pending.get(msg.id)?.(msg)
+      }
+    })
+    const request = (id, method, params) =>
+      new Promise((resolve) => {
+        pending.set(id, resolve)
+        child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
+      })
+
+    const init = await within(request(1, "initialize", INIT.params), 10000, `initialize (stderr: ${stderr})`)
+    assert.deepEqual(init.result.serverInfo, { name: "raw", version: "0.1.0" })
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+    const call = await request(2, "tools/call", { name: "add", arguments: { a: 1, b: 2 } })
+    assert.deepEqual(call, { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }], isError: false } })
+    const unknown = await request(3, "tools/call", { name: "nope", arguments: {} })
+    assert.deepEqual(unknown, { jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Unknown tool: nope" } })
+    const nomethod = await request(4, "server/discover", {})
+    assert.equal(nomethod.error?.code, -32601)
+
+    // End of input: connect() resolves (native) and, with nothing else to do, the process exits
+    // on its own, exactly as a plain SDK stdio server does. Nobody signals it.
+    child.stdin.end()
+    const end = await within(exited, 10000, `exit after end of input (${transport})`)
+    assert.deepEqual(end, { code: 0, signal: null }, stderr)
+    if (transport === "native") assert.match(fs.readFileSync(events, "utf8"), /^connect resolved$/m)
+  })
+}
+
+test("buildMcpServer connect(): close() ends native stdio serving with the input still open", T, async () => {
   const events = tmpFile("events")
-  const child = spawn(process.execPath, [fixture("native-stdio-server"), "--name", "raw"], {
+  const child = spawn(process.execPath, [fixture("native-stdio-server"), "--close-on-sigusr2"], {
     env: { ...process.env, EVENT_FILE: events },
     stdio: ["pipe", "pipe", "pipe"],
   })
@@ -767,38 +816,31 @@ test("buildMcpServer connect(): raw newline-delimited JSON-RPC; the process exit
   const exited = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
   let stderr = ""
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
-  let buf = ""
-  const pending = new Map()
+  let stdout = ""
+  const replies = []
   child.stdout.setEncoding("utf8").on("data", (d) => {
-    buf += d
+    stdout += d
     let nl
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl)
-      buf = buf.slice(nl + 1)
-      const msg = JSON.parse(line) // every stdout line must be one JSON-RPC message
-      pending.get(msg.id)?.(msg)
+    while ((nl = stdout.indexOf("\n")) >= 0) {
+      replies.push(JSON.parse(stdout.slice(0, nl)))
+      stdout = stdout.slice(nl + 1)
     }
   })
-  const request = (id, method, params) =>
-    new Promise((resolve) => {
-      pending.set(id, resolve)
-      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
-    })
+  const send = (msg) => child.stdin.write(JSON.stringify(msg) + "\n")
+  send(INIT)
+  send({ jsonrpc: "2.0", method: "notifications/initialized" })
+  send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "still here" } } })
+  await waitFor(() => replies.some((r) => r.id === 1), { timeout: 10000, message: "the echo reply" })
+  assert.deepEqual(replies.find((r) => r.id === 1).result, { content: [{ type: "text", text: "still here" }], isError: false })
 
-  const init = await within(request(1, "initialize", INIT.params), 10000, `initialize (stderr: ${stderr})`)
-  assert.deepEqual(init.result.serverInfo, { name: "raw", version: "0.1.0" })
-  child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
-  const call = await request(2, "tools/call", { name: "add", arguments: { a: 1, b: 2 } })
-  assert.deepEqual(call, { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }], isError: false } })
-  const unknown = await request(3, "tools/call", { name: "nope", arguments: {} })
-  assert.deepEqual(unknown, { jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Unknown tool: nope" } })
-  const nomethod = await request(4, "server/discover", {})
-  assert.equal(nomethod.error?.code, -32601)
-
-  child.stdin.end()
-  const end = await within(exited, 10000, "exit after end of input")
+  child.kill("SIGUSR2") // the fixture calls server.close()
+  // connect() resolves although stdin is still open ...
+  const readEvents = () => (fs.existsSync(events) ? fs.readFileSync(events, "utf8") : "")
+  await waitFor(() => /^connect resolved$/m.test(readEvents()), { timeout: 10000, message: "connect() resolved after close()" })
+  await waitFor(() => /^close resolved$/m.test(readEvents()), { timeout: 10000, message: "close() resolved" })
+  // ... and the process then ends by itself: nobody closes its input or signals it again.
+  const end = await within(exited, 10000, "exit after close()")
   assert.deepEqual(end, { code: 0, signal: null }, stderr)
-  assert.match(fs.readFileSync(events, "utf8"), /^connect resolved$/m)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -808,11 +850,15 @@ test("stop() waits for an in-flight call; afterwards the port refuses connection
   const entered = deferred()
   const stopCalled = deferred()
   const order = []
+  let url
   const hold = defineTool({
     name: "hold",
     run: async () => {
       entered.resolve()
       await stopCalled.promise
+      // Return only once the server has stopped accepting: stop() is then under way for sure,
+      // and this call is still in flight.
+      await waitFor(async () => (await tryConnect(url)) === "ECONNREFUSED", { timeout: 10000, message: "listener closed by stop()" })
       order.push("run returned")
       return "held to the end"
     },
@@ -821,6 +867,7 @@ test("stop() waits for an in-flight call; afterwards the port refuses connection
   defer(() => tk.close())
   const handle = await tk.serve("127.0.0.1:0")
   defer(() => handle.stop())
+  url = handle.url
   const headers = await rawSession(handle.url)
   assert.equal(await tryConnect(handle.url), "connected")
 
@@ -829,9 +876,10 @@ test("stop() waits for an in-flight call; afterwards the port refuses connection
 
   const stopping = handle.stop().then(() => order.push("stop resolved"))
   stopCalled.resolve()
-  await within(stopping, 10000, "stop()")
+  await within(stopping, 15000, "stop()")
   assert.deepEqual(order, ["run returned", "stop resolved"], "stop() resolved only after the in-flight call finished")
 
+  // the in-flight request was answered in full, not cut off
   const r = await inFlight
   assert.equal(r.status, 200)
   assert.deepEqual(parseBody(r.type, r.text), {
@@ -841,8 +889,9 @@ test("stop() waits for an in-flight call; afterwards the port refuses connection
   })
 
   assert.equal(await tryConnect(handle.url), "ECONNREFUSED")
-  await handle.close() // idempotent, same as stop()
+  await handle.close() // same as stop(), and harmless a second time
   await tk.close()
+  assert.equal(await tryConnect(handle.url), "ECONNREFUSED")
 })
 
 test("a process with a served toolkit exits on its own after stop()", T, async () => {

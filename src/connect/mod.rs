@@ -163,7 +163,7 @@ impl Connection {
         ))
     }
 
-    /// "exited with code 1" once a stdio child has exited (waiting at most `wait`).
+    /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
         self.process.as_mut()?.exit_description(wait).await
     }

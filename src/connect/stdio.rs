@@ -99,20 +99,20 @@ impl StdioProcess {
         self.pgid
     }
 
-    /// "exited with code 3" once the child has exited (waiting at most `wait`), else None.
+    /// "exited (code 3)" once the child has exited (waiting at most `wait`), else None.
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
-        let status = tokio::time::timeout(wait, self.child.wait())
-            .await
-            .ok()?
-            .ok()?;
-        // stderr reaches EOF when the child (and anything sharing the pipe) is gone.
-        if let Some(done) = self.stderr_done.as_mut() {
-            let _ = tokio::time::timeout(Duration::from_millis(50), done).await;
+        let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        // stderr reaches EOF when the child (and anything sharing the pipe) is gone; once the
+        // drain has finished its handle is spent, so it is awaited at most once.
+        if let Some(done) = self.stderr_done.as_mut()
+            && tokio::time::timeout(Duration::from_millis(50), done).await.is_ok()
+        {
+            self.stderr_done = None;
         }
         use std::os::unix::process::ExitStatusExt;
         Some(match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (Some(code), _) => format!("exited (code {code})"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
             _ => "exited".to_string(),
         })
     }
