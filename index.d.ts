@@ -244,7 +244,10 @@ export declare class HttpServer {
 export declare class NativeService {
   /** One JSON-RPC message in; resolves with the reply, or null for notifications. */
   handle(message: any): Promise<unknown>
-  /** Serves this process's stdin/stdout; resolves at end of input or on close(). */
+  /**
+   * Serves this process's stdin/stdout; resolves at end of input, or on close() once the
+   * calls already in flight have been answered.
+   */
   serveStdio(): Promise<void>
   /** Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0"). */
   serveHttp(addr: string): Promise<HttpServer>

@@ -52,6 +52,21 @@ const listSdk = await median(ROUNDS, async () => {
   )
 })
 
+// One server with 5000 tools: the cost of carrying a big inventory across to JavaScript.
+const BIG = Number(process.env.BENCH_BIG_TOOLS ?? 5000)
+const bigCommand = ["node", server, "--tools", Array.from({ length: BIG }, (_, i) => `tool_${i}`).join(",")]
+const bigOurs = await median(ROUNDS, async () => {
+  const inv = await listMcpTools({ big: { command: bigCommand } })
+  if (inv.tools.big?.length !== BIG) throw new Error(JSON.stringify(inv.errors))
+})
+const bigSdk = await median(ROUNDS, async () => {
+  const client = new Client({ name: "bench", version: "1.0.0" })
+  await client.connect(new StdioClientTransport({ command: bigCommand[0], args: bigCommand.slice(1), stderr: "pipe" }))
+  const { tools } = await client.listTools()
+  if (tools.length !== BIG) throw new Error("short list")
+  await client.close()
+})
+
 const source = await loadMcp({ s: { command } })
 const echo = source.tools.find((t) => t.name === "s_echo")
 const client = await sdkConnect()
@@ -76,5 +91,6 @@ const row = (name, ours, sdk, unit) =>
   console.log(`${name.padEnd(34)} toolnexus ${ours.toFixed(3).padStart(9)} ${unit}   sdk ${sdk.toFixed(3).padStart(9)} ${unit}   ratio ${(ours / sdk).toFixed(2)}x`)
 console.log(`node ${process.version}, ${SERVERS} servers, median of ${ROUNDS}; ${CALLS} sequential calls; ratio < 1 means toolnexus is faster\n`)
 row(`list ${SERVERS} stdio servers`, listOurs, listSdk, "ms")
+row(`list 1 server with ${BIG} tools`, bigOurs, bigSdk, "ms")
 row("tools/call, sequential (per call)", callOurs / CALLS, callSdk / CALLS, "ms")
 row(`tools/call, ${burst} in flight (per call)`, burstOurs / burst, burstSdk / burst, "ms")

@@ -101,11 +101,16 @@ impl StdioProcess {
 
     /// "exited (code 3)" once the child has exited (waiting at most `wait`), else None.
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
-        let status = tokio::time::timeout(wait, self.child.wait()).await.ok()?.ok()?;
+        let status = tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()?;
         // stderr reaches EOF when the child (and anything sharing the pipe) is gone; once the
         // drain has finished its handle is spent, so it is awaited at most once.
         if let Some(done) = self.stderr_done.as_mut()
-            && tokio::time::timeout(Duration::from_millis(50), done).await.is_ok()
+            && tokio::time::timeout(Duration::from_millis(50), done)
+                .await
+                .is_ok()
         {
             self.stderr_done = None;
         }

@@ -119,15 +119,6 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
         }
         None => None,
     };
-    let keep_alive = {
-        let noop =
-            env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
-        Arc::new(Mutex::new(Some(
-            noop.build_threadsafe_function()
-                .callee_handled::<false>()
-                .build()?,
-        )))
-    };
     Ok(NativeService {
         service: Arc::new(McpService::new(
             ServerIdentity { name, version },
@@ -135,7 +126,6 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
             on_call,
         )),
         stopped: CancellationToken::new(),
-        keep_alive_factory: keep_alive,
     })
 }
 
@@ -173,7 +163,6 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
 pub struct NativeService {
     service: Arc<McpService>,
     stopped: CancellationToken,
-    keep_alive_factory: Arc<Mutex<Option<KeepAlive>>>,
 }
 
 #[napi]
@@ -185,20 +174,29 @@ impl NativeService {
         env.spawn_future(async move { Ok(service.handle(message).await.unwrap_or(Value::Null)) })
     }
 
-    /// Serves this process's stdin/stdout; resolves at end of input or on close().
+    /// Serves this process's stdin/stdout; resolves at end of input, or on close() once the
+    /// calls already in flight have been answered.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn serve_stdio<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let service = self.service.clone();
         let stopped = self.stopped.clone();
         env.spawn_future(async move {
-            let stdin = tokio::io::BufReader::new(tokio::io::stdin());
-            let stdout = tokio::io::stdout();
-            tokio::select! {
-                result = serve::stdio::serve_lines(service, stdin, stdout) => {
-                    result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
+            // close() ends the input the server sees, so it finishes like at a real end of input.
+            let (mut input, served_input) = tokio::io::duplex(64 * 1024);
+            let pump = async move {
+                let mut stdin = tokio::io::stdin();
+                tokio::select! {
+                    _ = tokio::io::copy(&mut stdin, &mut input) => {}
+                    _ = stopped.cancelled() => {}
                 }
-                _ = stopped.cancelled() => Ok(()),
-            }
+            };
+            let serving = serve::stdio::serve_lines(
+                service,
+                tokio::io::BufReader::new(served_input),
+                tokio::io::stdout(),
+            );
+            let ((), result) = tokio::join!(pump, serving);
+            result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
         })
     }
 
@@ -210,11 +208,14 @@ impl NativeService {
         addr: String,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
         let service = self.service.clone();
-        let keep_alive = self
-            .keep_alive_factory
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        // Like a Node HTTP server, a running one keeps the process alive until stop().
+        let noop =
+            env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
+        let keep_alive: KeepAlive = noop
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .build()?;
+        let keep_alive = Some(keep_alive);
         env.spawn_future(async move {
             let handle = serve::http::serve_http(&addr, service)
                 .await
