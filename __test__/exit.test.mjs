@@ -49,3 +49,41 @@ for (const [name, ending, code] of [
     }
   })
 }
+
+test("a worker thread ending kills its own servers and leaves the main thread's running", T, async () => {
+  const dir = tmpDir()
+  const local = path.join(import.meta.dirname, `_exit_worker_${path.basename(dir)}.mjs`)
+  const server = (name) => ({
+    command: ["node", fixture("stdio-server.mjs"), "--tools", "echo"],
+    environment: { PID_FILE: path.join(dir, `${name}.pid`) },
+  })
+  fs.writeFileSync(
+    local,
+    `import { Worker } from "node:worker_threads"
+import { loadMcp } from "toolnexus"
+const main = await loadMcp({ main: ${JSON.stringify(server("main"))} })
+const worker = new Worker(\`
+  const { loadMcp } = require("toolnexus")
+  const { parentPort } = require("node:worker_threads")
+  loadMcp({ w: ${JSON.stringify(server("worker")).replaceAll("\\", "\\\\")} }).then((s) => parentPort.postMessage(s.status.w))
+\`, { eval: true })
+const status = await new Promise((resolve) => worker.once("message", resolve))
+await worker.terminate()
+console.log("worker", status)
+const r = await main.tools[0].execute({ text: "still here" })
+console.log("main", r.isError ? "error " + r.output : "ok")
+await main.close()
+`,
+  )
+  try {
+    const r = await runNode(local)
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /^worker connected$/m, r.stderr)
+    assert.match(r.stdout, /^main ok$/m, r.stdout + r.stderr)
+    const workerPid = readPid(path.join(dir, "worker.pid"))
+    await waitFor(() => !isAlive(workerPid), { timeout: 5000, message: "the worker's server gone" })
+  } finally {
+    fs.rmSync(local, { force: true })
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -86,10 +86,14 @@ where
     Fut: Future<Output = T> + Send + 'static,
 {
     let stop = cancel.child_token();
+    let owner = super::reaper::current_owner();
     let tasks: Vec<_> = config
         .servers
         .iter()
-        .map(|entry| tokio::spawn(per_server(entry.clone(), stop.clone())))
+        .map(|entry| {
+            let work = per_server(entry.clone(), stop.clone());
+            tokio::spawn(super::reaper::owned(owner, work))
+        })
         .collect();
     let all = futures::future::join_all(tasks);
     tokio::pin!(all);

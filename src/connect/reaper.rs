@@ -1,26 +1,64 @@
 //! Process groups of live stdio children, so that nothing outlives the Node process.
 //!
 //! Every stdio child is started as the leader of its own process group; the group id is recorded
-//! here until its teardown finished. The napi environment cleanup hook (and an `atexit` handler
-//! for `process.exit()`) kills every group still recorded.
+//! here, with the JavaScript environment that asked for it, until its teardown finished. When an
+//! environment goes away (Node exiting without close(), or a worker thread ending) its cleanup
+//! hook kills that environment's groups; an `atexit` handler kills every group on
+//! `process.exit()`.
 
-use std::collections::HashSet;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
-static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// Live process groups and the environment that owns each.
+static GROUPS: Mutex<Option<HashMap<i32, u64>>> = Mutex::new(None);
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
+
+tokio::task_local! {
+    static OWNER: u64;
+}
+
+thread_local! {
+    /// The owner id of the JavaScript environment running on this thread (main or worker).
+    static THREAD_OWNER: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Gives the JavaScript environment on this thread its owner id (at module init).
+pub fn adopt_thread() -> u64 {
+    let id = NEXT_OWNER.fetch_add(1, Ordering::Relaxed);
+    THREAD_OWNER.with(|owner| owner.set(id));
+    id
+}
+
+/// The owner id of the environment on this (JavaScript) thread.
+pub fn thread_owner() -> u64 {
+    THREAD_OWNER.with(Cell::get)
+}
+
+/// Runs `work` so that the children it spawns belong to `owner`.
+pub fn owned<F: Future>(owner: u64, work: F) -> impl Future<Output = F::Output> {
+    OWNER.scope(owner, work)
+}
+
+/// The owner of the task running now (0 outside any owned work).
+pub fn current_owner() -> u64 {
+    OWNER.try_with(|owner| *owner).unwrap_or(0)
+}
 
 pub fn register(pgid: i32) {
     install_atexit();
     GROUPS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .insert(pgid);
+        .get_or_insert_with(HashMap::new)
+        .insert(pgid, current_owner());
 }
 
 pub fn unregister(pgid: i32) {
-    if let Some(set) = GROUPS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        set.remove(&pgid);
+    if let Some(groups) = GROUPS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        groups.remove(&pgid);
     }
 }
 
@@ -64,21 +102,36 @@ pub fn group_has_live_members(pgid: i32) -> bool {
     })
 }
 
-/// Kills every recorded group. Called when the JavaScript environment goes away.
-pub fn kill_all() {
+/// Kills the groups of one environment (`Some`) or of all (`None`).
+fn kill(owner: Option<u64>) {
     let groups: Vec<i32> = GROUPS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_mut()
-        .map(|set| set.drain().collect())
+        .map(|groups| {
+            let doomed: Vec<i32> = groups
+                .iter()
+                .filter(|(_, o)| owner.is_none_or(|owner| **o == owner))
+                .map(|(pgid, _)| *pgid)
+                .collect();
+            for pgid in &doomed {
+                groups.remove(pgid);
+            }
+            doomed
+        })
         .unwrap_or_default();
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
 }
 
+/// Kills every group started for `owner`. Called when that environment goes away.
+pub fn kill_owned(owner: u64) {
+    kill(Some(owner));
+}
+
 extern "C" fn kill_all_at_exit() {
-    kill_all();
+    kill(None);
 }
 
 fn install_atexit() {

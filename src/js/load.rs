@@ -89,6 +89,7 @@ pub fn load_mcp<'env>(
             Err(Interrupted::Cancelled) => Settle::Aborted,
         }
     };
+    let future = crate::connect::reaper::owned(crate::connect::reaper::thread_owner(), future);
     super::run_watched(env, watch, future, |env, loaded| {
         convert::emit_warnings(env, &loaded.warnings);
         build_source(env, loaded)

@@ -14,14 +14,17 @@ use napi_derive::napi;
 
 use crate::config;
 use crate::connect::inventory::{self, Interrupted};
+use crate::connect::reaper;
 use convert::{ErrorKind, Settle};
 
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
     let _ = &mut exports;
-    // Children still running when this environment goes away (Node exiting without close())
-    // are killed with their whole process group.
-    env.add_env_cleanup_hook((), |_| crate::connect::reaper::kill_all())?;
+    // Children still running when this environment goes away (Node exiting without close(), a
+    // worker thread ending) are killed with their whole process group; other environments'
+    // children are left alone.
+    let owner = reaper::adopt_thread();
+    env.add_env_cleanup_hook(owner, reaper::kill_owned)?;
     glue::install(&env)
 }
 
@@ -118,6 +121,7 @@ pub fn list_mcp_tools<'env>(
             Err(Interrupted::Cancelled) => Settle::Aborted,
         }
     };
+    let work = reaper::owned(reaper::thread_owner(), work);
     run_watched(env, watch, work, |env, (json, warnings)| {
         convert::emit_warnings(env, &warnings);
         convert::parse_json(env, &json)
