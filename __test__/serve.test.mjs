@@ -902,3 +902,67 @@ test("a process with a served toolkit exits on its own after stop()", T, async (
     assert.match(r.stdout, /^served http:\/\/127\.0\.0\.1:\d+\ncalled hello\nstopped\n$/, args.join(" "))
   }
 })
+
+test("a client's cancellation reaches a served run() as ctx.signal, and the server keeps serving", T, async () => {
+  let started
+  const running = new Promise((resolve) => (started = resolve))
+  let sawAbort
+  const aborted = new Promise((resolve) => (sawAbort = resolve))
+  const wait = defineTool({
+    name: "wait",
+    run: (_args, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener("abort", () => {
+          sawAbort(ctx.signal.reason.message)
+          resolve("stopped")
+        })
+        started()
+      }),
+  })
+  const echo = defineTool({ name: "echo", run: ({ text }) => text })
+  const tk = await createToolkit({ extraTools: [wait, echo] })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0")
+  const client = new Client({ name: "cancel-test", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(handle.url + "/mcp")))
+  defer(() => client.close())
+
+  const ac = new AbortController()
+  const call = client.callTool({ name: "wait", arguments: {} }, undefined, { signal: ac.signal })
+  await running
+  ac.abort(new Error("user gave up"))
+  await assert.rejects(call)
+  assert.equal(await aborted, "toolnexus: the MCP client cancelled this call")
+  const after = await client.callTool({ name: "echo", arguments: { text: "still serving" } })
+  assert.deepEqual(after.content, [{ type: "text", text: "still serving" }])
+})
+
+test("a gateway passes a client's cancellation on to the upstream server", T, async () => {
+  const events = tmpFile("events")
+  fs.writeFileSync(events, "")
+  const tk = await createToolkit({
+    mcpConfig: {
+      up: {
+        command: ["node", fixture("stdio-server.mjs"), "--tools", "sleep,echo"],
+        environment: { FIXTURE_EVENT_FILE: events },
+      },
+    },
+  })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0")
+  const client = new Client({ name: "cancel-test", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(handle.url + "/mcp")))
+  defer(() => client.close())
+
+  const ac = new AbortController()
+  const call = client.callTool({ name: "up_sleep", arguments: { ms: 20000 } }, undefined, { signal: ac.signal })
+  // The upstream call is in flight once a later call on the same connection has come back.
+  const echoed = await client.callTool({ name: "up_echo", arguments: { text: "x" } })
+  assert.deepEqual(echoed.content, [{ type: "text", text: "x" }])
+  ac.abort()
+  await assert.rejects(call)
+  await waitFor(() => fs.readFileSync(events, "utf8").includes("cancelled sleep"), {
+    timeout: 5000,
+    message: "the upstream server saw notifications/cancelled",
+  })
+})

@@ -78,8 +78,14 @@
   }
 
   // What the native server needs of each tool: its listing, and either the loadMcp connection
-  // it came from (a gateway call stays in Rust) or a bound `execute`.
+  // it came from (a gateway call stays in Rust) or an `execute` that gets an AbortSignal, fired
+  // through `abort(id)` when the MCP client cancels the call or goes away.
   function servedTools(tools) {
+    const pending = new Map()
+    const abort = (id) => {
+      pending.get(id)?.abort(new Error("toolnexus: the MCP client cancelled this call"))
+      pending.delete(id)
+    }
     return tools.map((tool) => {
       if (tool === null || typeof tool !== "object" || typeof tool.name !== "string") {
         throw new TypeError("toolnexus: every tool needs a string name")
@@ -93,7 +99,16 @@
         inputSchema: tool.inputSchema ?? { type: "object", properties: {} },
         source: typeof tool.source === "string" ? tool.source : "native",
         mcp: tool[MCP_TOOL_REF],
-        execute: (args) => tool.execute(args, {}),
+        async execute(call) {
+          const controller = new AbortController()
+          pending.set(call.id, controller)
+          try {
+            return await tool.execute(call.args, { signal: controller.signal })
+          } finally {
+            pending.delete(call.id)
+          }
+        },
+        abort,
       }
     })
   }

@@ -22,16 +22,56 @@ type OnCallFn = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 /// Strong: holds the event loop open while an HTTP server runs.
 type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
 
-struct JsTool(Arc<Execute>);
+type Abort = ThreadsafeFunction<f64, (), f64, Status, false, true>;
+
+struct JsTool {
+    execute: Arc<Execute>,
+    abort: Arc<Abort>,
+}
+
+/// Ids of served JavaScript calls, to name the one to abort.
+static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Fires the call's AbortSignal if the call is dropped (the client cancelled or went away)
+/// before it finished.
+struct AbortOnDrop {
+    abort: Arc<Abort>,
+    id: f64,
+    finished: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let (abort, id) = (self.abort.clone(), self.id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = abort.call_async_catch(id).await;
+            });
+        }
+    }
+}
 
 impl ToolCaller for JsTool {
     fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
-        let execute = self.0.clone();
+        let execute = self.execute.clone();
+        let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
+        let guard = AbortOnDrop {
+            abort: self.abort.clone(),
+            id,
+            finished: false,
+        };
         async move {
-            let outcome = match execute.call_async_catch(Value::Object(arguments)).await {
+            // Moved whole into the future, so it drops with the future, not with this call.
+            let mut guard = guard;
+            let call = json!({ "id": id, "args": arguments });
+            let outcome = match execute.call_async_catch(call).await {
                 Ok(promise) => promise.await.map_err(|e| e.reason.clone()),
                 Err(e) => Err(e.reason.clone()),
             };
+            guard.finished = true;
             match outcome {
                 Ok(result) => tool_result_to_mcp(&result),
                 Err(message) => text_result(message, true),
@@ -48,14 +88,21 @@ impl ToolCaller for Forward {
     fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
         async move {
-            let closed = tool.session.session.closed_token().clone();
-            let never = CancellationToken::new();
-            let out = tool
-                .server
-                .call(&tool.tool, arguments, None, &never, &closed)
-                .await;
-            // The server's own result travels on untouched; a failure to get one becomes text.
-            out.raw.unwrap_or_else(|| text_result(out.output, true))
+            // The call runs on its own task: if this future is dropped (the client cancelled or
+            // went away), the token tells the upstream server with notifications/cancelled.
+            let cancel = CancellationToken::new();
+            let _cancel_on_drop = cancel.clone().drop_guard();
+            let call = tokio::spawn(async move {
+                let closed = tool.session.session.closed_token().clone();
+                tool.server
+                    .call(&tool.tool, arguments, None, &cancel, &closed)
+                    .await
+            });
+            match call.await {
+                // The server's own result travels on untouched; a failure to get one is text.
+                Ok(out) => out.raw.unwrap_or_else(|| text_result(out.output, true)),
+                Err(_) => text_result("MCP tool call failed".to_string(), true),
+            }
         }
         .boxed()
     }
@@ -143,12 +190,21 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
         Arc::new(Forward((**external).clone()))
     } else {
         let execute: Function<Value, Promise<Value>> = tool.get_named_property("execute")?;
-        let tsfn: Execute = execute
+        let execute: Execute = execute
             .build_threadsafe_function()
             .weak::<true>()
             .callee_handled::<false>()
             .build()?;
-        Arc::new(JsTool(Arc::new(tsfn)))
+        let abort: Function<f64, ()> = tool.get_named_property("abort")?;
+        let abort: Abort = abort
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        Arc::new(JsTool {
+            execute: Arc::new(execute),
+            abort: Arc::new(abort),
+        })
     };
     Ok(ServedTool {
         name,

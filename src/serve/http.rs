@@ -190,6 +190,10 @@ async fn route(req: Request<Incoming>, shared: &Shared) -> Reply {
 
 async fn post(req: Request<Incoming>, shared: &Shared) -> Reply {
     let sse = wants_sse(header(req.headers(), ACCEPT.as_str()).unwrap_or(""));
+    // A client's cancellations only reach its own requests.
+    let scope = header(req.headers(), SESSION_HEADER)
+        .unwrap_or("")
+        .to_string();
     if let Some(id) = header(req.headers(), SESSION_HEADER)
         && shared.session_ended(id)
     {
@@ -209,7 +213,7 @@ async fn post(req: Request<Incoming>, shared: &Shared) -> Reply {
         return json(StatusCode::BAD_REQUEST, &body, false);
     };
     let initializing = has_initialize(&message);
-    let Some(answer) = shared.service.handle(message).await else {
+    let Some(answer) = shared.service.handle_in(&scope, message).await else {
         return plain(StatusCode::ACCEPTED, "");
     };
     let mut reply = json(StatusCode::OK, &answer, sse);

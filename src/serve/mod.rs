@@ -126,6 +126,8 @@ pub struct McpService {
     /// `tools/list` never changes, so it is rendered once.
     listing: Value,
     on_call: Option<OnCall>,
+    /// Calls in flight by (client scope, request id), so `notifications/cancelled` can stop them.
+    in_flight: std::sync::Mutex<HashMap<(String, String), tokio::task::AbortHandle>>,
 }
 
 impl McpService {
@@ -151,6 +153,7 @@ impl McpService {
             by_name,
             listing,
             on_call,
+            in_flight: Default::default(),
         }
     }
 
@@ -165,6 +168,12 @@ impl McpService {
     /// One JSON-RPC message in (already parsed), the reply out (None for notifications and
     /// responses). A batch is answered with an array of the replies it produced.
     pub async fn handle(&self, message: Value) -> Option<Value> {
+        self.handle_in("", message).await
+    }
+
+    /// `handle` for one client among several (`scope`: its session id), so that a
+    /// `notifications/cancelled` only ever stops that client's own request.
+    pub async fn handle_in(&self, scope: &str, message: Value) -> Option<Value> {
         match message {
             Value::Array(items) if items.is_empty() => Some(error_reply(
                 Value::Null,
@@ -172,18 +181,19 @@ impl McpService {
                 "Invalid Request: empty batch",
             )),
             Value::Array(items) => {
-                let replies: Vec<Value> = join_all(items.into_iter().map(|m| self.handle_one(m)))
-                    .await
-                    .into_iter()
-                    .flatten()
-                    .collect();
+                let replies: Vec<Value> =
+                    join_all(items.into_iter().map(|m| self.handle_one(scope, m)))
+                        .await
+                        .into_iter()
+                        .flatten()
+                        .collect();
                 (!replies.is_empty()).then_some(Value::Array(replies))
             }
-            other => self.handle_one(other).await,
+            other => self.handle_one(scope, other).await,
         }
     }
 
-    async fn handle_one(&self, message: Value) -> Option<Value> {
+    async fn handle_one(&self, scope: &str, message: Value) -> Option<Value> {
         let Value::Object(mut message) = message else {
             return Some(error_reply(Value::Null, INVALID_REQUEST, "Invalid Request"));
         };
@@ -197,8 +207,13 @@ impl McpService {
                 return Some(error_reply(id, INVALID_REQUEST, "Invalid Request"));
             }
         };
-        // Notifications (initialized, cancelled, ...) carry nothing we act on.
-        let id = id?;
+        let Some(id) = id else {
+            if method == "notifications/cancelled" {
+                self.cancel(scope, message.get("params"));
+            }
+            // Other notifications (initialized, progress, ...) carry nothing we act on.
+            return None;
+        };
         if !valid_id(&id) {
             return Some(error_reply(
                 Value::Null,
@@ -211,7 +226,7 @@ impl McpService {
             "initialize" => Ok(self.initialize(&params)),
             "ping" => Ok(json!({})),
             "tools/list" => Ok(self.listing.clone()),
-            "tools/call" => self.call(params).await,
+            "tools/call" => self.call(params, (scope.to_string(), id.to_string())).await,
             _ => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),
@@ -235,7 +250,22 @@ impl McpService {
         })
     }
 
-    async fn call(&self, params: Value) -> Result<Value, RpcError> {
+    fn cancel(&self, scope: &str, params: Option<&Value>) {
+        let Some(request) = params.and_then(|p| p.get("requestId")) else {
+            return;
+        };
+        let key = (scope.to_string(), request.to_string());
+        if let Some(call) = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key)
+        {
+            call.abort();
+        }
+    }
+
+    async fn call(&self, params: Value, key: (String, String)) -> Result<Value, RpcError> {
         let Value::Object(mut params) = params else {
             return Err(RpcError::new(
                 INVALID_PARAMS,
@@ -272,8 +302,20 @@ impl McpService {
         // costs one result, not the connection; the guard cancels it if our caller goes away.
         let caller = tool.caller.clone();
         let mut task = AbortOnDrop(tokio::spawn(async move { caller.call(arguments).await }));
-        let result = match (&mut task.0).await {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), task.0.abort_handle());
+        let joined = (&mut task.0).await;
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key);
+        let result = match joined {
             Ok(result) => normalise_result(result),
+            Err(e) if e.is_cancelled() => {
+                json!({"content": [{"type": "text", "text": "cancelled by the client"}], "isError": true})
+            }
             Err(_) => {
                 json!({"content": [{"type": "text", "text": "tool panicked"}], "isError": true})
             }
