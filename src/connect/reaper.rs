@@ -62,8 +62,22 @@ pub fn unregister(pgid: i32) {
     }
 }
 
+/// How firmly to end a group.
+#[derive(Clone, Copy)]
+pub enum Signal {
+    /// Ask it to exit (SIGTERM).
+    Term,
+    /// End it now (SIGKILL).
+    Kill,
+}
+
 /// Sends `signal` to every process in the group. Errors (the group is already gone) are ignored.
-pub fn signal_group(pgid: i32, signal: i32) {
+#[cfg(unix)]
+pub fn signal_group(pgid: i32, signal: Signal) {
+    let signal = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
     if pgid > 1 {
         // SAFETY: kill(2) with a negative pid addresses a process group; no memory is touched.
         unsafe {
@@ -72,15 +86,35 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Windows has no process groups to signal: the child's whole tree is ended with taskkill
+/// (console programs have no SIGTERM to honour either, so both signals end it).
+#[cfg(windows)]
+pub fn signal_group(pid: i32, _signal: Signal) {
+    if pid > 0 {
+        let _ = std::process::Command::new("taskkill")
+            .args(["/T", "/F", "/PID", &pid.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(not(unix))]
+pub fn group_has_live_members(_pgid: i32) -> bool {
+    false
+}
+
 /// Whether any process of the group is still alive (zombies waiting for their reaper don't
-/// count: they run nothing and hold nothing).
+/// count: they run nothing and hold nothing). Without /proc (macOS), existence is enough.
+#[cfg(unix)]
 pub fn group_has_live_members(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     if pgid <= 1 || unsafe { libc::kill(-pgid, 0) } != 0 {
         return false;
     }
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
+        return true;
     };
     entries.flatten().any(|entry| {
         let name = entry.file_name();
@@ -121,7 +155,7 @@ fn kill(owner: Option<u64>) {
         })
         .unwrap_or_default();
     for pgid in groups {
-        signal_group(pgid, libc::SIGKILL);
+        signal_group(pgid, Signal::Kill);
     }
 }
 
@@ -136,6 +170,7 @@ extern "C" fn kill_all_at_exit() {
 
 fn install_atexit() {
     static ONCE: Once = Once::new();
+    #[cfg(unix)]
     ONCE.call_once(|| {
         // SAFETY: registering a plain extern "C" function with no captured state.
         unsafe {

@@ -45,8 +45,12 @@ pub fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    // Its own process group, so the whole tree can be ended at once.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(windows)]
+    cmd.creation_flags(0x0000_0200); // CREATE_NEW_PROCESS_GROUP
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
@@ -114,8 +118,11 @@ impl StdioProcess {
         {
             self.stderr_done = None;
         }
-        use std::os::unix::process::ExitStatusExt;
-        Some(match (status.code(), status.signal()) {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal: Option<i32> = None;
+        Some(match (status.code(), signal) {
             (Some(code), _) => format!("exited (code {code})"),
             (None, Some(sig)) => format!("was killed by signal {sig}"),
             _ => "exited".to_string(),
@@ -146,15 +153,15 @@ impl StdioProcess {
                 .await
                 .is_err()
         {
-            reaper::signal_group(self.pgid, libc::SIGTERM);
+            reaper::signal_group(self.pgid, reaper::Signal::Term);
             let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
         }
-        reaper::signal_group(self.pgid, libc::SIGKILL);
+        reaper::signal_group(self.pgid, reaper::Signal::Kill);
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
         // Grandchildren are not ours to reap; wait until the kernel has finished them off.
         let give_up = tokio::time::Instant::now() + Duration::from_secs(2);
         while reaper::group_has_live_members(self.pgid) && tokio::time::Instant::now() < give_up {
-            reaper::signal_group(self.pgid, libc::SIGKILL);
+            reaper::signal_group(self.pgid, reaper::Signal::Kill);
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         reaper::unregister(self.pgid);
@@ -166,7 +173,7 @@ impl Drop for StdioProcess {
     /// A teardown that never ran (a dropped future) still leaves nothing behind.
     fn drop(&mut self) {
         if self.pgid > 0 {
-            reaper::signal_group(self.pgid, libc::SIGKILL);
+            reaper::signal_group(self.pgid, reaper::Signal::Kill);
             reaper::unregister(self.pgid);
         }
         if let Some(done) = self.stderr_done.take() {
