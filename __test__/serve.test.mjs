@@ -966,3 +966,18 @@ test("a gateway passes a client's cancellation on to the upstream server", T, as
     message: "the upstream server saw notifications/cancelled",
   })
 })
+
+test("toolkit.mcpStatus() and mcpErrors() report every configured server, in config order", T, async () => {
+  const tk = await createToolkit({
+    mcpConfig: {
+      ok: { command: ["node", fixture("stdio-server.mjs"), "--tools", "echo"] },
+      gone: { command: ["toolnexus-test-no-such-binary"] },
+      off: { command: ["node"], enabled: false },
+    },
+  })
+  defer(() => tk.close())
+  assert.deepEqual(tk.mcpStatus(), { ok: "connected", gone: "failed", off: "disabled" })
+  assert.deepEqual(Object.keys(tk.mcpErrors()), ["gone"])
+  assert.match(tk.mcpErrors().gone, /^cannot start "toolnexus-test-no-such-binary": No such file or directory/)
+  assert.deepEqual(names(tk.tools()), ["ok_echo"])
+})

@@ -63,12 +63,11 @@ export async function serve({ positionals, values }) {
   let handle
   try {
     const statuses = Object.entries(toolkit.mcpStatus())
+    const errors = toolkit.mcpErrors()
     const width = Math.max(0, ...statuses.map(([server]) => server.length))
     for (const [server, status] of statuses) {
-      process.stderr.write(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${status}\n`)
-    }
-    if (statuses.some(([, status]) => status === "failed")) {
-      process.stderr.write(`toolnexus: \`toolnexus list ${config}\` shows why a server failed\n`)
+      const detail = status === "failed" ? errors[server] ?? status : status
+      process.stderr.write(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${detail}\n`)
     }
     const all = toolkit.tools().map((t) => t.name)
     const exposed = only === undefined ? all : all.filter((name) => only.includes(name))

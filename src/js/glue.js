@@ -195,6 +195,7 @@
         }
       },
       mcpStatus: () => ({ ...(source?.status ?? {}) }),
+      mcpErrors: () => ({ ...(source?.errors ?? {}) }),
       async serve(addr, serveOpts) {
         const { mcp, onCall } = serveOpts ?? {}
         const service = serviceFor(tools, mcp ?? {}, onCall)

@@ -220,6 +220,8 @@ export interface Toolkit {
   /** An unknown name resolves to `{ output: "Unknown tool: <name>", isError: true }`. */
   execute(name: string, args?: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
   mcpStatus(): Record<string, McpStatus>
+  /** Why each failed MCP server failed. */
+  mcpErrors(): Record<string, string>
   /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
   serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
   /** Stops every server this toolkit started and closes its MCP connections. */
