@@ -60,6 +60,13 @@ impl SseTransport {
                     let joined = base
                         .join(data.trim())
                         .map_err(|e| format!("SSE endpoint event carried an invalid URL ({e})"))?;
+                    // Our headers (often credentials) must not be sent to another origin.
+                    if joined.origin() != base.origin() {
+                        return Err(format!(
+                            "SSE endpoint event points to another origin ({}); refused",
+                            redact_url(joined.as_str())
+                        ));
+                    }
                     break joined.to_string();
                 }
                 Some(Ok(_)) => continue,
