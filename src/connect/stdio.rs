@@ -39,9 +39,8 @@ pub fn spawn(
     {
         return Err(format!("working directory {dir:?} does not exist"));
     }
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(environment.iter().map(|(k, v)| (k, v)))
+    let mut cmd = command_for(program, args);
+    cmd.envs(environment.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -96,6 +95,21 @@ pub fn spawn(
         stdout,
         stdin,
     ))
+}
+
+/// The command to run. On Windows, `npx`, `uvx` and the like are `.cmd` scripts that
+/// CreateProcess cannot start by name, so anything that is not an `.exe` runs through `cmd /c`,
+/// as other MCP clients do.
+fn command_for(program: &str, args: &[String]) -> Command {
+    #[cfg(windows)]
+    if !program.to_ascii_lowercase().ends_with(".exe") {
+        let mut cmd = Command::new("cmd");
+        cmd.args(["/d", "/s", "/c", program]).args(args);
+        return cmd;
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    cmd
 }
 
 impl StdioProcess {
