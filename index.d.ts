@@ -236,6 +236,7 @@ export interface Toolkit {
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A running streamable-HTTP server, wrapped by `toolkit.serve`'s handle (internal). */
 export declare class HttpServer {
   /** The base URL, without a trailing slash; the endpoint is `url + "/mcp"`. */
   get url(): string
@@ -243,6 +244,7 @@ export declare class HttpServer {
   stop(): Promise<void>
 }
 
+/** The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal). */
 export declare class NativeService {
   /** One JSON-RPC message in; resolves with the reply, or null for notifications. */
   handle(message: any): Promise<unknown>

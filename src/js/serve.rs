@@ -215,6 +215,7 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     })
 }
 
+/// The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal).
 #[napi]
 pub struct NativeService {
     service: Arc<McpService>,
@@ -290,6 +291,7 @@ impl NativeService {
     }
 }
 
+/// A running streamable-HTTP server, wrapped by `toolkit.serve`'s handle (internal).
 #[napi]
 pub struct HttpServer {
     url: String,
