@@ -1,9 +1,11 @@
 // Shared helpers for the toolnexus Node tests: process-tree inspection through /proc,
 // a bounded polling helper, temporary config files and fixture paths.
+import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
+import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -194,5 +196,41 @@ export function watchDescendants({ interval = 2 } = {}) {
       clearInterval(timer)
       return [...seen].sort((a, b) => a - b)
     },
+  }
+}
+
+/** Awaits `promise`, expecting a rejection; returns the rejection value itself. */
+export async function rejection(promise) {
+  let settled
+  await promise.then(
+    (value) => (settled = { ok: true, value }),
+    (err) => (settled = { ok: false, err }),
+  )
+  assert.equal(settled.ok, false, `expected a rejection, got ${JSON.stringify(settled.value)}`)
+  return settled.err
+}
+
+/**
+ * SPEC §3: `start(config, { signal })` (listMcpTools or loadMcp) with an already-aborted signal
+ * rejects at once with `signal.reason` itself — for the default reason, an Error and a plain
+ * string — and spawns nothing.
+ */
+export async function assertAbortedBeforeStart(start) {
+  for (const reason of [undefined, new Error("already"), "plain string"]) {
+    const marker = tmpFile("spawned")
+    const ac = new AbortController()
+    ac.abort(reason)
+    const began = performance.now()
+    const command = ["sh", "-c", `echo > '${marker}'; exec '${process.execPath}' '${fixture("hang-server")}'`]
+    const err = await rejection(start({ mcpServers: { h: { command } } }, { signal: ac.signal }))
+    const elapsed = performance.now() - began
+    assert.strictEqual(err, ac.signal.reason)
+    if (reason !== undefined) assert.strictEqual(err, reason)
+    assert.ok(elapsed < 200, `an already-aborted signal took ${elapsed} ms to reject`)
+    assert.deepEqual(descendants(), [])
+    // Observation window for a spawn that slipped through after the rejection (not a sync).
+    await delay(300)
+    assert.equal(fs.existsSync(marker), false, "a server was spawned despite the aborted signal")
+    assert.deepEqual(descendants(), [])
   }
 }

@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { listMcpTools, parseMcpConfig, sanitize, expandEnvHeaders } from "toolnexus"
 import {
+  assertAbortedBeforeStart,
   descendants,
   describePids,
   fixture,
@@ -16,6 +17,7 @@ import {
   killAll,
   nodeFixture,
   readPid,
+  rejection,
   repoRoot,
   runNode,
   serverEverything,
@@ -53,17 +55,6 @@ async function withEnv(vars, fn) {
       else process.env[k] = v
     }
   }
-}
-
-/** Awaits `promise`, expecting a rejection; returns the rejection value itself. */
-async function rejection(promise) {
-  let settled
-  await promise.then(
-    (value) => (settled = { ok: true, value }),
-    (err) => (settled = { ok: false, err }),
-  )
-  assert.equal(settled.ok, false, `expected a rejection, got ${JSON.stringify(settled.value)}`)
-  return settled.err
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -372,29 +363,7 @@ test("concurrency: three hanging servers with timeout 500 finish together", T, a
 // ---------------------------------------------------------------------------------------------
 // Cancellation and deadline
 
-test("AbortSignal: already aborted rejects with signal.reason and spawns nothing", T, async () => {
-  for (const reason of [undefined, new Error("already"), "plain string"]) {
-    const marker = tmpFile("spawned")
-    const ac = new AbortController()
-    ac.abort(reason)
-    const start = performance.now()
-    const err = await rejection(
-      listMcpTools(
-        { mcpServers: { h: { command: ["sh", "-c", `echo > '${marker}'; exec '${process.execPath}' '${fixture("hang-server")}'`] } } },
-        { signal: ac.signal },
-      ),
-    )
-    const elapsed = performance.now() - start
-    assert.strictEqual(err, ac.signal.reason)
-    if (reason !== undefined) assert.strictEqual(err, reason)
-    assert.ok(elapsed < 200, `an already-aborted signal took ${elapsed} ms to reject`)
-    assert.deepEqual(descendants(), [])
-    // Observation window for a spawn that slipped through after the rejection.
-    await delay(300)
-    assert.equal(fs.existsSync(marker), false, "a server was spawned despite the aborted signal")
-    assert.deepEqual(descendants(), [])
-  }
-})
+test("AbortSignal: already aborted rejects with signal.reason and spawns nothing", T, () => assertAbortedBeforeStart(listMcpTools))
 
 for (const [label, makeReason] of [
   ["default reason", () => undefined],

@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { loadMcp, listMcpTools, elicitationToRequest, answerToElicitResult, sanitize } from "toolnexus"
 import {
+  assertAbortedBeforeStart,
   descendants,
   describePids,
   fixture,
@@ -17,6 +18,7 @@ import {
   killAll,
   nodeFixture,
   readPid,
+  rejection,
   serverEverything,
   tmpFile,
   waitFor,
@@ -63,17 +65,6 @@ function captureWarnings() {
       return seen
     },
   }
-}
-
-/** Awaits `promise`, expecting a rejection; returns the rejection value itself. */
-async function rejection(promise) {
-  let settled
-  await promise.then(
-    (value) => (settled = { ok: true, value }),
-    (err) => (settled = { ok: false, err }),
-  )
-  assert.equal(settled.ok, false, `expected a rejection, got ${JSON.stringify(settled.value)}`)
-  return settled.err
 }
 
 /** Calls execute and fails the test if it rejects (execute must never reject). */
@@ -928,29 +919,7 @@ for (const [label, makeReason] of [
   })
 }
 
-test("an already-aborted signal rejects at once with its reason and spawns nothing", T, async () => {
-  for (const reason of [undefined, new Error("already"), "plain string"]) {
-    const marker = tmpFile("spawned")
-    const ac = new AbortController()
-    ac.abort(reason)
-    const start = performance.now()
-    const err = await rejection(
-      loadMcp(
-        { mcpServers: { h: { command: ["sh", "-c", `echo > '${marker}'; exec '${process.execPath}' '${fixture("hang-server")}'`] } } },
-        { signal: ac.signal },
-      ),
-    )
-    const elapsed = performance.now() - start
-    assert.strictEqual(err, ac.signal.reason)
-    if (reason !== undefined) assert.strictEqual(err, reason)
-    assert.ok(elapsed < 200, `an already-aborted signal took ${elapsed} ms to reject`)
-    assert.deepEqual(descendants(), [])
-    // Observation window for a spawn that slipped through after the rejection (not a sync).
-    await delay(300)
-    assert.equal(fs.existsSync(marker), false, "a server was spawned despite the aborted signal")
-    assert.deepEqual(descendants(), [])
-  }
-})
+test("an already-aborted signal rejects at once with its reason and spawns nothing", T, () => assertAbortedBeforeStart(loadMcp))
 
 // ---------------------------------------------------------------------------------------------
 // Exported mappers
