@@ -18,8 +18,7 @@ use crate::connect::reaper;
 use convert::{ErrorKind, Settle};
 
 #[napi(module_exports)]
-pub fn init(mut exports: Object, env: Env) -> Result<()> {
-    let _ = &mut exports;
+pub fn init(_exports: Object, env: Env) -> Result<()> {
     // Children still running when this environment goes away (Node exiting without close(), a
     // worker thread ending) are killed with their whole process group; other environments'
     // children are left alone.
