@@ -7,6 +7,7 @@ import os from "node:os"
 import path from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
+import { startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -233,4 +234,51 @@ export async function assertAbortedBeforeStart(start) {
     assert.equal(fs.existsSync(marker), false, "a server was spawned despite the aborted signal")
     assert.deepEqual(descendants(), [])
   }
+}
+
+/**
+ * SPEC §3: aborting `start(config, opts)` (listMcpTools or loadMcp) while a stdio server, an
+ * HTTP server and a hung server are connecting rejects with `signal.reason` itself, promptly,
+ * with the hung child gone, no descendant left and the HTTP session closed.
+ */
+export async function assertAbortMidway(t, start, reason, opts = {}) {
+  const pidFile = tmpFile("hang.pid")
+  const s = await startStreamableHttp({ tools: 2 })
+  t.after(() => s.close())
+  const ac = new AbortController()
+  const pending = start(
+    {
+      mcpServers: {
+        ok: { command: nodeFixture("stdio-server", "--tools", "a") },
+        web: { url: s.url },
+        hang: { command: nodeFixture("hang-server"), env: { PID_FILE: pidFile }, timeout: 60000 },
+      },
+    },
+    { ...opts, signal: ac.signal },
+  )
+  let outcome
+  pending.then(
+    () => (outcome = "resolved"),
+    () => (outcome = "rejected"),
+  )
+  const pid = await waitFor(
+    () => {
+      const p = readPid(pidFile)
+      return p !== null && descendants().includes(p) ? p : null
+    },
+    { timeout: 10000, message: "hang server running" },
+  )
+  assert.equal(outcome, undefined, "settled before the hang server timed out")
+  const began = performance.now()
+  ac.abort(reason)
+  const err = await rejection(pending)
+  const latency = performance.now() - began
+  t.diagnostic(`abort -> rejection latency: ${latency.toFixed(2)} ms`)
+  assert.strictEqual(err, ac.signal.reason)
+  if (reason !== undefined) assert.strictEqual(err, reason)
+  assert.ok(latency < 1000, `rejection took ${latency} ms after abort`)
+  assert.equal(isAlive(pid), false, `hang server ${pid} still alive after abort`)
+  assert.deepEqual(descendants(), [])
+  // The HTTP session that did come up is closed too.
+  await waitFor(() => s.stats.sessions.closed === s.stats.sessions.opened, { timeout: 3000, message: "HTTP session closed" })
 }

@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { listMcpTools, parseMcpConfig, sanitize, expandEnvHeaders } from "toolnexus"
 import {
+  assertAbortMidway,
   assertAbortedBeforeStart,
   descendants,
   describePids,
@@ -371,41 +372,7 @@ for (const [label, makeReason] of [
   ["non-Error reason", () => "plain string"],
 ]) {
   test(`AbortSignal: aborting mid-listing rejects with the exact reason (${label}) and tears down`, T, async (t) => {
-    const pidFile = tmpFile("hang.pid")
-    const s = await startStreamableHttp({ tools: 3 })
-    t.after(() => s.close())
-    const ac = new AbortController()
-    const pending = listMcpTools(
-      {
-        mcpServers: {
-          ok: { command: nodeFixture("stdio-server", "--tools", "a") },
-          web: { url: s.url },
-          hang: { command: nodeFixture("hang-server"), env: { PID_FILE: pidFile }, timeout: 60000 },
-        },
-      },
-      { signal: ac.signal },
-    )
-    let outcome
-    pending.then(
-      () => (outcome = "resolved"),
-      () => (outcome = "rejected"),
-    )
-    const pid = await waitFor(() => {
-      const p = readPid(pidFile)
-      return p !== null && descendants().includes(p) ? p : null
-    }, { timeout: 10000, message: "hang server running" })
-    assert.equal(outcome, undefined, "listMcpTools settled before the hang server timed out")
-    const reason = makeReason()
-    const start = performance.now()
-    ac.abort(reason)
-    const err = await rejection(pending)
-    const latency = performance.now() - start
-    t.diagnostic(`abort -> rejection latency: ${latency.toFixed(2)} ms`)
-    assert.strictEqual(err, ac.signal.reason)
-    if (reason !== undefined) assert.strictEqual(err, reason)
-    assert.ok(latency < 1000, `rejection took ${latency} ms after abort`)
-    assert.equal(isAlive(pid), false, `hang server ${pid} still alive after abort`)
-    assert.deepEqual(descendants(), [])
+    await assertAbortMidway(t, listMcpTools, makeReason())
   })
 }
 

@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { loadMcp, listMcpTools, elicitationToRequest, answerToElicitResult, sanitize } from "toolnexus"
 import {
+  assertAbortMidway,
   assertAbortedBeforeStart,
   descendants,
   describePids,
@@ -876,46 +877,7 @@ for (const [label, makeReason] of [
   ["non-Error reason", () => "plain string"],
 ]) {
   test(`abort mid-load rejects with the exact reason (${label}) and tears everything down`, T, async (t) => {
-    const pidFile = tmpFile("hang.pid")
-    const s = await startStreamableHttp({ tools: 2 })
-    t.after(() => s.close())
-    const ac = new AbortController()
-    const pending = loadMcp(
-      {
-        mcpServers: {
-          ok: { command: nodeFixture("stdio-server", "--tools", "a") },
-          web: { url: s.url },
-          hang: { command: nodeFixture("hang-server"), env: { PID_FILE: pidFile }, timeout: 60000 },
-        },
-      },
-      { signal: ac.signal, waitFor: async () => ({ ok: false }) },
-    )
-    let outcome
-    pending.then(
-      () => (outcome = "resolved"),
-      () => (outcome = "rejected"),
-    )
-    const pid = await waitFor(
-      () => {
-        const p = readPid(pidFile)
-        return p !== null && descendants().includes(p) ? p : null
-      },
-      { timeout: 10000, message: "hang server running" },
-    )
-    assert.equal(outcome, undefined)
-    const reason = makeReason()
-    const start = performance.now()
-    ac.abort(reason)
-    const err = await rejection(pending)
-    const latency = performance.now() - start
-    t.diagnostic(`abort -> rejection latency: ${latency.toFixed(2)} ms`)
-    assert.strictEqual(err, ac.signal.reason)
-    if (reason !== undefined) assert.strictEqual(err, reason)
-    assert.ok(latency < 1000, `rejection took ${latency} ms after abort`)
-    assert.equal(isAlive(pid), false, `hang server ${pid} still alive after abort`)
-    assert.deepEqual(descendants(), [])
-    // The HTTP session that did come up is closed too.
-    await waitFor(() => s.stats.sessions.closed === s.stats.sessions.opened, { timeout: 3000, message: "HTTP session closed" })
+    await assertAbortMidway(t, loadMcp, makeReason(), { waitFor: async () => ({ ok: false }) })
   })
 }
 

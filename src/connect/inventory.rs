@@ -217,11 +217,8 @@ pub async fn load_all(
     deadline: Option<Duration>,
     handler: impl Fn(&str) -> ClientSide,
 ) -> Result<Loaded, Interrupted> {
-    let handlers: Vec<ClientSide> = config.servers.iter().map(|e| handler(&e.name)).collect();
-    let handlers = std::sync::Arc::new(handlers);
-    let index = std::sync::atomic::AtomicUsize::new(0);
     let (results, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| {
-        let handler = handlers[index.fetch_add(1, std::sync::atomic::Ordering::Relaxed)].clone();
+        let handler = handler(&entry.name);
         async move {
             let mut warnings = Vec::new();
             let opened = open(&entry, handler, &stop, &mut warnings).await;

@@ -23,6 +23,8 @@ pub struct LiveServer {
 pub struct Session {
     pub servers: Vec<Arc<LiveServer>>,
     closed: CancellationToken,
+    /// The one teardown every `close()` call waits for.
+    closing: tokio::sync::OnceCell<()>,
 }
 
 /// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
@@ -62,6 +64,7 @@ impl Session {
         Self {
             servers,
             closed: CancellationToken::new(),
+            closing: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -73,16 +76,21 @@ impl Session {
         &self.closed
     }
 
-    /// Closes every connection (idempotent); returns when every child has exited.
+    /// Closes every connection; every call (concurrent ones too) returns when every child has
+    /// exited.
     pub async fn close(&self) {
-        self.closed.cancel();
-        let closing = self.servers.iter().map(|server| async move {
-            let conn = server.connection.lock().await.take();
-            if let Some(conn) = conn {
-                conn.shutdown(true).await;
-            }
-        });
-        futures::future::join_all(closing).await;
+        self.closing
+            .get_or_init(|| async {
+                self.closed.cancel();
+                let closing = self.servers.iter().map(|server| async move {
+                    let conn = server.connection.lock().await.take();
+                    if let Some(conn) = conn {
+                        conn.shutdown(true).await;
+                    }
+                });
+                futures::future::join_all(closing).await;
+            })
+            .await;
     }
 }
 

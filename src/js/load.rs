@@ -23,27 +23,15 @@ type WaitFor = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, t
 /// A tool that came from loadMcp: which live server serves it, under which original name.
 /// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
 pub struct McpToolRef {
-    pub session: Arc<SessionHandle>,
+    pub session: Arc<Session>,
     pub server: Arc<LiveServer>,
     pub tool: String,
-}
-
-/// A session plus the one-time close shared by every `close()` call.
-pub struct SessionHandle {
-    pub session: Session,
-    closing: tokio::sync::OnceCell<()>,
-}
-
-impl SessionHandle {
-    pub async fn close(&self) {
-        self.closing.get_or_init(|| self.session.close()).await;
-    }
 }
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 
 struct Loaded {
-    handle: Arc<SessionHandle>,
+    session: Arc<Session>,
     json: String,
     tools: Vec<(Arc<LiveServer>, String)>,
     warnings: Vec<String>,
@@ -196,10 +184,7 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
     }
     let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
     Loaded {
-        handle: Arc::new(SessionHandle {
-            session,
-            closing: tokio::sync::OnceCell::new(),
-        }),
+        session: Arc::new(session),
         json,
         tools: refs,
         warnings,
@@ -214,7 +199,7 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     for (i, (server, tool)) in loaded.tools.into_iter().enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
         let tool_ref = Arc::new(McpToolRef {
-            session: loaded.handle.clone(),
+            session: loaded.session.clone(),
             server,
             tool,
         });
@@ -228,11 +213,11 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
         tool_obj.set_named_property("execute", execute)?;
         convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
     }
-    let handle = loaded.handle;
+    let session = loaded.session;
     let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
-        let handle = handle.clone();
+        let session = session.clone();
         let promise = ctx.env.spawn_future(async move {
-            handle.close().await;
+            session.close().await;
             Ok(())
         })?;
         // SAFETY: the promise is handed to JavaScript as this call's return value at once.
@@ -294,7 +279,7 @@ fn execute(
         let outcome = match arguments {
             Err(message) => (message, true),
             Ok(arguments) => {
-                let closed = tool.session.session.closed_token().clone();
+                let closed = tool.session.closed_token().clone();
                 let out = tool
                     .server
                     .call(&tool.tool, arguments, timeout, &cancel, &closed)

@@ -93,7 +93,7 @@ impl ToolCaller for Forward {
             let cancel = CancellationToken::new();
             let _cancel_on_drop = cancel.clone().drop_guard();
             let call = tokio::spawn(async move {
-                let closed = tool.session.session.closed_token().clone();
+                let closed = tool.session.closed_token().clone();
                 tool.server
                     .call(&tool.tool, arguments, None, &cancel, &closed)
                     .await
