@@ -282,3 +282,6 @@ export async function assertAbortMidway(t, start, reason, opts = {}) {
   // The HTTP session that did come up is closed too.
   await waitFor(() => s.stats.sessions.closed === s.stats.sessions.opened, { timeout: 3000, message: "HTTP session closed" })
 }
+
+/** The test virtualenv's Python (scripts/setup-test-deps.sh), with the official `mcp` SDK. */
+export const PYTHON = path.join(here, "..", ".venv", "bin", "python")
