@@ -6,9 +6,17 @@
 use serde_json::{Map, Value};
 
 use super::ServerEntry;
+use super::quote::{QUOTE_CHARS, key_path, quote, shorten};
 use super::spec::{Kind, RemoteTransport, ServerSpec};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
+/// The longest timeout a server may have: the largest delay Node's own timers accept (about
+/// 24.8 days). A bigger number is a mistake, not a wish, and would overflow a clock.
+pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+
+/// How much of our own reason a round-tripped `{type: "invalid", error}` entry keeps.
+const REASON_CHARS: usize = 1000;
 
 /// Keys that carry a URL, in the order they are looked for (Claude/Cursor/VS Code, Windsurf,
 /// Gemini's streamable-HTTP-only key).
@@ -38,19 +46,6 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
     }
 }
 
-/// `mcpServers.github`, or `mcpServers["Github PR"]` when the key is not a plain word.
-pub(super) fn key_path(prefix: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$');
-    match (plain, prefix.is_empty()) {
-        (true, true) => key.to_string(),
-        (true, false) => format!("{prefix}.{key}"),
-        (false, _) => format!("{prefix}[{}]", Value::from(key)),
-    }
-}
-
 /// JSON `null` reads as "not given" for every optional field.
 fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
@@ -69,9 +64,11 @@ fn timeout(obj: &Map<String, Value>, path: &str) -> Result<u64, String> {
     let bad = || format!("{path}.timeout must be a number of milliseconds");
     match get(obj, "timeout") {
         None => Ok(DEFAULT_TIMEOUT_MS),
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
-            (Some(ms), _) => Ok(ms),
-            (None, Some(ms)) if ms.is_finite() && ms >= 0.0 => Ok(ms.ceil() as u64),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms > MAX_TIMEOUT_MS as f64 => Err(format!(
+                "{path}.timeout must be at most {MAX_TIMEOUT_MS} milliseconds (about 24.8 days)"
+            )),
+            Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms.ceil() as u64),
             _ => Err(bad()),
         },
         Some(_) => Err(bad()),
@@ -101,7 +98,7 @@ fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
     if get(obj, "type").and_then(Value::as_str) == Some("invalid") {
         // Our own normalised output for a broken entry: keep its reason on a round trip.
         return Err(match get(obj, "error") {
-            Some(Value::String(reason)) => reason.clone(),
+            Some(Value::String(reason)) => shorten(reason, REASON_CHARS),
             _ => format!("{path} is marked invalid"),
         });
     }
@@ -137,7 +134,7 @@ fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, String> {
             format!(
                 "{field} {} is not supported (expected local, stdio, remote, http, \
                  streamable-http or sse)",
-                Value::from(s.as_str())
+                quote(s, QUOTE_CHARS)
             )
         }),
         Some(_) => Err(format!("{field} must be a string")),

@@ -4,7 +4,9 @@
 //! problems with one server are data on that server, so the others still run.
 
 mod entry;
+mod input;
 pub mod jsonc;
+pub mod quote;
 pub mod sanitize;
 mod spec;
 pub mod vars;
@@ -17,30 +19,12 @@ mod tests_load;
 mod tests_real;
 
 use std::fmt;
-use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+pub use entry::MAX_TIMEOUT_MS;
+pub use input::{ConfigInput, MAX_CONFIG_BYTES, input_from_string};
 pub use spec::{RemoteTransport, ServerSpec};
-
-pub enum ConfigInput {
-    Text(String),
-    Path(PathBuf),
-    Value(Value),
-}
-
-/// For a JS string input: JSON text when its first non-blank char is `{`, else a file path
-/// (relative to the current directory).
-pub fn input_from_string(s: &str) -> ConfigInput {
-    match s
-        .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
-        .chars()
-        .next()
-    {
-        Some('{') => ConfigInput::Text(s.to_string()),
-        _ => ConfigInput::Path(PathBuf::from(s)),
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfigErrorKind {
@@ -93,19 +77,19 @@ const INLINE: &str = "<inline JSON>";
 pub fn load(input: ConfigInput) -> Result<Config, ConfigError> {
     let (value, source) = match input {
         ConfigInput::Value(value) => (value, None),
+        ConfigInput::Text(text) if text.len() as u64 > MAX_CONFIG_BYTES => {
+            return Err(ConfigError {
+                kind: ConfigErrorKind::Syntax,
+                message: format!(
+                    "toolnexus: invalid MCP config {INLINE}: {}",
+                    input::too_large(text.len() as u64)
+                ),
+            });
+        }
         ConfigInput::Text(text) => (parse(&text, INLINE)?, Some(INLINE.to_string())),
         ConfigInput::Path(path) => {
-            // Absolute for the message only; reading the joined path is the same file.
-            let path = std::env::current_dir().map_or(path.clone(), |cwd| cwd.join(&path));
-            let shown = path.display().to_string();
-            let bytes = std::fs::read(&path).map_err(|e| ConfigError {
-                kind: ConfigErrorKind::Io,
-                message: format!("toolnexus: cannot read MCP config {shown}: {e}"),
-            })?;
-            let text = String::from_utf8(bytes).map_err(|_| ConfigError {
-                kind: ConfigErrorKind::Syntax,
-                message: format!("toolnexus: invalid MCP config {shown}: not UTF-8 text"),
-            })?;
+            let text = input::read_file(&path)?;
+            let shown = input::shown_path(&path);
             (parse(&text, &shown)?, Some(shown))
         }
     };
@@ -181,11 +165,12 @@ fn servers<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, prefix: &
         warnings: Vec::new(),
     };
     for (name, value) in entries {
-        let path = entry::key_path(prefix, name);
+        let path = quote::key_path(prefix, name);
         match value {
             Value::Object(obj) => config.servers.push(entry::normalise(name, obj, &path)),
             other => config.warnings.push(format!(
-                "toolnexus: skipped MCP server {name:?} ({path}): expected an object, got {}",
+                "toolnexus: skipped MCP server {} ({path}): expected an object, got {}",
+                quote::quote(name, quote::QUOTE_CHARS),
                 type_name(other)
             )),
         }

@@ -1,5 +1,6 @@
 //! The canonical shape of one server, whatever dialect it was written in.
 
+use super::quote::{QUOTE_CHARS, quote, shorten};
 use super::vars;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -109,7 +110,9 @@ impl ServerSpec {
         };
         for name in missing {
             warnings.push(format!(
-                "toolnexus: environment variable {name} is not set (server {server:?}); using \"\""
+                "toolnexus: environment variable {} is not set (server {}); using \"\"",
+                shorten(&name, QUOTE_CHARS),
+                quote(server, QUOTE_CHARS)
             ));
         }
         spec

@@ -16,6 +16,19 @@ pub fn expand_with(
     lookup: &dyn Fn(&str) -> Option<String>,
     missing: &mut Vec<String>,
 ) -> String {
+    expand_nested(s, lookup, missing, 0)
+}
+
+/// How deep defaults may nest (`${A:-${B:-...}}`) before the rest is kept as written: real
+/// configs nest one or two levels; a bound keeps a hostile string from exhausting the stack.
+const MAX_NESTED_DEFAULTS: usize = 8;
+
+fn expand_nested(
+    s: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    missing: &mut Vec<String>,
+    nesting: usize,
+) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -31,7 +44,10 @@ pub fn expand_with(
             Some((name, default)) => match lookup(name) {
                 Some(value) if !(value.is_empty() && default.is_some()) => out.push_str(&value),
                 found => match default {
-                    Some(d) => out.push_str(&expand_with(d, lookup, missing)),
+                    Some(d) if nesting < MAX_NESTED_DEFAULTS => {
+                        out.push_str(&expand_nested(d, lookup, missing, nesting + 1));
+                    }
+                    Some(d) => out.push_str(d),
                     None => {
                         // Only an unset variable is "missing"; a set-but-empty one is intended.
                         if found.is_none() && !missing.iter().any(|m| m == name) {
@@ -159,6 +175,21 @@ mod tests {
             assert_eq!(run(s), (s.to_string(), vec![]), "{s}");
         }
         assert_eq!(run("${input:x} ${TOKEN}").0, "${input:x} t0k");
+    }
+
+    #[test]
+    fn deeply_nested_defaults_stop_expanding_without_exhausting_the_stack() {
+        let depth = 1_000_000;
+        let s = format!("{}z{}", "${NOPE:-".repeat(depth), "}".repeat(depth));
+        let (out, missing) = run(&s);
+        // Eight levels expand; the ninth default is kept as written.
+        let kept = depth - 8;
+        assert_eq!(
+            out,
+            format!("{}z{}", "${NOPE:-".repeat(kept - 1), "}".repeat(kept - 1))
+        );
+        assert!(missing.is_empty());
+        assert_eq!(run("${A:-${B:-${HOME}}}").0, "/home/u");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use napi::bindgen_prelude::*;
 
-use crate::config::{ConfigError, ConfigErrorKind, ConfigInput};
+use super::bounded::{self, Limits};
+use crate::config::{ConfigError, ConfigErrorKind, ConfigInput, MAX_TIMEOUT_MS};
 
 /// A settled outcome built off the JavaScript thread and turned into a value (or a rejection)
 /// on it.
@@ -67,21 +68,71 @@ pub fn parse_json<'env>(env: &'env Env, text: &str) -> Result<Unknown<'env>> {
     parse.call(text)
 }
 
-/// The accepted config inputs: a file path, JSON text, or an object.
+/// The accepted config inputs: a file path, JSON text, or an object, read within
+/// [`Limits::CONFIG`] (a cyclic, deep or huge object is a `TypeError` naming the path).
 pub fn config_input(env: &Env, input: Unknown) -> std::result::Result<ConfigInput, String> {
-    match input.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::String => {
-            let text: String = unsafe { input.cast() }.map_err(|e| e.reason.clone())?;
-            Ok(crate::config::input_from_string(&text))
-        }
-        ValueType::Object => {
-            let value: serde_json::Value = env.from_js_value(input).map_err(|e| {
-                format!("toolnexus: MCP config object cannot be read: {}", e.reason)
-            })?;
-            Ok(ConfigInput::Value(value))
-        }
-        _ => Err("toolnexus: MCP config must be a file path, JSON text or an object".to_string()),
+    let kind = input.get_type().map_err(|e| e.reason.clone())?;
+    if !matches!(kind, ValueType::String | ValueType::Object) {
+        return Err(
+            "toolnexus: MCP config must be a file path, JSON text or an object".to_string(),
+        );
     }
+    let what = if kind == ValueType::String {
+        "text"
+    } else {
+        "object"
+    };
+    match bounded::to_json(env, input, "", Limits::CONFIG) {
+        Ok(Some(serde_json::Value::String(text))) => Ok(crate::config::input_from_string(&text)),
+        Ok(Some(value)) => Ok(ConfigInput::Value(value)),
+        Ok(None) => {
+            Err("toolnexus: MCP config must be a file path, JSON text or an object".to_string())
+        }
+        Err(refusal) => Err(format!(
+            "toolnexus: MCP config {what} cannot be read: {refusal}"
+        )),
+    }
+}
+
+/// Reads a JSON value handed in by JavaScript (tool arguments, a schema, an answer) within
+/// [`Limits::MESSAGE`]; `undefined` reads as `null`. A refusal is a `TypeError` naming the path.
+pub fn json_value(env: &Env, value: Unknown, root: &str) -> Result<serde_json::Value> {
+    match bounded::to_json(env, value, root, Limits::MESSAGE) {
+        Ok(value) => Ok(value.unwrap_or(serde_json::Value::Null)),
+        Err(refusal) => Err(js_error(
+            env,
+            ErrorKind::TypeError,
+            &format!("toolnexus: {refusal}"),
+        )),
+    }
+}
+
+/// Runs `f`, turning a panic into an `Error`: a panic unwinding into Node aborts the process.
+pub fn contain<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|panic| Err(Error::from_reason(internal_error(&*panic))))
+}
+
+/// Awaits `work`, turning a panic into `Err(message)`.
+pub async fn contain_future<T>(work: impl Future<Output = T>) -> std::result::Result<T, String> {
+    use futures::FutureExt;
+    std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .map_err(|panic| internal_error(&*panic))
+}
+
+/// A panic's message, in words a caller can report.
+pub fn internal_error(panic: &(dyn std::any::Any + Send)) -> String {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string());
+    format!(
+        "toolnexus: internal error ({}); please report it",
+        crate::config::quote::shorten(&what, crate::config::quote::QUOTE_CHARS)
+    )
 }
 
 /// Emits each warning with `process.emitWarning`, so it can be listened to or silenced.
@@ -101,7 +152,8 @@ pub fn emit_warnings(env: &Env, warnings: &[String]) {
     let _ = emit();
 }
 
-/// Reads an optional number option, rejecting anything that is not a finite non-negative number.
+/// Reads an optional number of milliseconds: a finite number from 0 to [`MAX_TIMEOUT_MS`]
+/// (anything else is an error, never a clock overflow).
 pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Option<u64>, String> {
     for name in names {
         let value: Unknown = match opts.get_named_property(name) {
@@ -112,12 +164,9 @@ pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Optio
             ValueType::Undefined | ValueType::Null => continue,
             ValueType::Number => {
                 let n: f64 = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
-                if !n.is_finite() || n < 0.0 {
-                    return Err(format!(
-                        "toolnexus: opts.{name} must be a non-negative number of milliseconds"
-                    ));
-                }
-                return Ok(Some(n as u64));
+                return millis(n)
+                    .map(Some)
+                    .map_err(|why| format!("toolnexus: opts.{name} {why}"));
             }
             _ => {
                 return Err(format!(
@@ -127,6 +176,18 @@ pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Optio
         }
     }
     Ok(None)
+}
+
+fn millis(n: f64) -> std::result::Result<u64, String> {
+    if !n.is_finite() || n < 0.0 {
+        return Err("must be a non-negative number of milliseconds".to_string());
+    }
+    if n > MAX_TIMEOUT_MS as f64 {
+        return Err(format!(
+            "must be at most {MAX_TIMEOUT_MS} milliseconds (about 24.8 days)"
+        ));
+    }
+    Ok(n.ceil() as u64)
 }
 
 /// `Object.defineProperty(target, key, { value })`: not enumerable, not writable, so it stays
@@ -144,4 +205,50 @@ pub fn define_hidden<V: ToNapiValue>(
     descriptor.set_named_property("value", value)?;
     define.call((*target, key, descriptor).into())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn millis_are_bounded() {
+        assert_eq!(millis(0.0), Ok(0));
+        assert_eq!(millis(1.5), Ok(2));
+        assert_eq!(millis(MAX_TIMEOUT_MS as f64), Ok(MAX_TIMEOUT_MS));
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                millis(bad),
+                Err("must be a non-negative number of milliseconds".to_string())
+            );
+        }
+        assert_eq!(
+            millis(1e300),
+            Err("must be at most 2147483647 milliseconds (about 24.8 days)".to_string())
+        );
+    }
+
+    #[test]
+    fn a_panic_becomes_an_error() {
+        let out: Result<()> = contain(|| panic!("boom {}", 1));
+        assert_eq!(
+            out.unwrap_err().reason,
+            "toolnexus: internal error (boom 1); please report it"
+        );
+        let out: Result<u8> = contain(|| Ok(7));
+        assert_eq!(out.unwrap(), 7);
+    }
+
+    #[test]
+    fn a_panicking_future_becomes_an_error() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let out = runtime.block_on(contain_future(async { panic!("in a task") }));
+        let out: std::result::Result<(), String> = out;
+        assert_eq!(
+            out.unwrap_err(),
+            "toolnexus: internal error (in a task); please report it"
+        );
+    }
 }

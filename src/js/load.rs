@@ -10,15 +10,16 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::abort::{self, Watch};
+use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
-use crate::config;
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
 use crate::connect::session::{LiveServer, Session};
 
-/// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive.
-type WaitFor = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+/// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
+/// answer is read with the bounded converter, like every value from JavaScript.
+type WaitFor = ThreadsafeFunction<Value, Promise<JsonValue>, Value, Status, false, true>;
 
 /// A tool that came from loadMcp: which live server serves it, under which original name.
 /// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
@@ -48,6 +49,14 @@ pub fn load_mcp<'env>(
     input: Unknown,
     opts: Option<Object>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+    convert::contain(|| load(env, input, opts))
+}
+
+fn load<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<Object>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let (watch, input, deadline) = match super::prepare::<String>(env, input, opts.as_ref()) {
         Ok((Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
         Ok((Watch::AlreadyAborted(reason), ..)) => {
@@ -61,9 +70,9 @@ pub fn load_mcp<'env>(
     };
     let token = watch.token().clone();
     let future = async move {
-        let cfg = match config::load(input) {
+        let cfg = match super::load_config(input, &token).await {
             Ok(cfg) => cfg,
-            Err(e) => return Settle::config_error(e),
+            Err(settle) => return settle,
         };
         let handler = |server: &str| ClientSide {
             elicitor: wait_for.clone().map(|w| elicitor(w, server.to_string())),
@@ -91,7 +100,7 @@ fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let f: Function<Value, Promise<Value>> =
+            let f: Function<Value, Promise<JsonValue>> =
                 unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
             let tsfn = f
                 .build_threadsafe_function()
@@ -124,7 +133,7 @@ fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
             let Ok(answer) = promise.await else {
                 return cancel;
             };
-            serde_json::from_value(elicit::answer_to_elicit_result(&answer)).unwrap_or(cancel)
+            serde_json::from_value(elicit::answer_to_elicit_result(&answer.0)).unwrap_or(cancel)
         })
     })
 }
@@ -241,14 +250,15 @@ fn execute(
         .and_then(|v| unsafe { v.cast() }.ok());
     let server_name = tool.server.name.clone();
     let arguments = match args {
-        Some(v) if matches!(v.get_type(), Ok(ValueType::Object)) => env
-            .from_js_value::<Map<String, Value>, _>(v)
-            .map_err(|e| format!("toolnexus: tool arguments cannot be read: {}", e.reason)),
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
             Ok(Map::new())
         }
         None => Ok(Map::new()),
-        Some(_) => Err("toolnexus: tool arguments must be an object".to_string()),
+        Some(v) => match convert::json_value(env, v, "arguments") {
+            Ok(Value::Object(arguments)) => Ok(arguments),
+            Ok(_) => Err("toolnexus: tool arguments must be an object".to_string()),
+            Err(e) => Err(e.reason.clone()),
+        },
     };
     let timeout = match call_ctx
         .as_ref()
@@ -280,11 +290,14 @@ fn execute(
             Err(message) => (message, true),
             Ok(arguments) => {
                 let closed = tool.session.closed_token().clone();
-                let out = tool
+                let call = tool
                     .server
-                    .call(&tool.tool, arguments, timeout, &cancel, &closed)
-                    .await;
-                (out.output, out.is_error)
+                    .call(&tool.tool, arguments, timeout, &cancel, &closed);
+                // A call never rejects: even a panic is an error result.
+                match convert::contain_future(call).await {
+                    Ok(out) => (out.output, out.is_error),
+                    Err(message) => (message, true),
+                }
             }
         };
         Ok(outcome)
@@ -293,13 +306,15 @@ fn execute(
         if let Some(watch) = watch {
             watch.release(env);
         }
-        let mut result = Object::new(env)?;
-        result.set_named_property("output", output)?;
-        result.set_named_property("isError", is_error)?;
-        let mut metadata = Object::new(env)?;
-        metadata.set_named_property("server", server_name.as_str())?;
-        result.set_named_property("metadata", metadata)?;
-        Ok(result.to_unknown())
+        convert::contain(|| {
+            let mut result = Object::new(env)?;
+            result.set_named_property("output", output)?;
+            result.set_named_property("isError", is_error)?;
+            let mut metadata = Object::new(env)?;
+            metadata.set_named_property("server", server_name.as_str())?;
+            result.set_named_property("metadata", metadata)?;
+            Ok(result.to_unknown())
+        })
     })?;
     // SAFETY: the promise is handed to JavaScript as this call's return value at once.
     Ok(unsafe {
@@ -314,12 +329,18 @@ fn execute(
     ts_args_type = "params: ElicitParams",
     ts_return_type = "ElicitationRequest"
 )]
-pub fn elicitation_to_request(params: Value) -> Value {
-    elicit::elicitation_to_request(&params)
+pub fn elicitation_to_request<'env>(env: &'env Env, params: Unknown) -> Result<Unknown<'env>> {
+    convert::contain(|| {
+        let params = convert::json_value(env, params, "params")?;
+        convert::parse_json(env, &elicit::elicitation_to_request(&params).to_string())
+    })
 }
 
 /// Maps the agent's `Answer` to an MCP `ElicitResult`.
 #[napi(ts_args_type = "answer: Answer", ts_return_type = "ElicitResult")]
-pub fn answer_to_elicit_result(answer: Value) -> Value {
-    elicit::answer_to_elicit_result(&answer)
+pub fn answer_to_elicit_result<'env>(env: &'env Env, answer: Unknown) -> Result<Unknown<'env>> {
+    convert::contain(|| {
+        let answer = convert::json_value(env, answer, "answer")?;
+        convert::parse_json(env, &elicit::answer_to_elicit_result(&answer).to_string())
+    })
 }

@@ -2,6 +2,7 @@
 //! here converts and wires; the work itself lives in `config` and `connect`.
 
 pub mod abort;
+pub mod bounded;
 pub mod convert;
 pub mod glue;
 pub mod load;
@@ -36,16 +37,20 @@ pub fn sanitize(value: String) -> String {
 /// Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
 /// in config order, with variables left unexpanded. Throws on malformed input.
 #[napi(ts_args_type = "input: string | object", ts_return_type = "McpConfig")]
-pub fn parse_mcp_config(env: Env, input: Unknown) -> Result<serde_json::Value> {
-    let input = convert::config_input(&env, input)
-        .map_err(|m| convert::js_error(&env, ErrorKind::TypeError, &m))?;
-    match config::load(input) {
-        Ok(cfg) => {
-            convert::emit_warnings(&env, &cfg.warnings);
-            Ok(config::normalised_json(&cfg))
+pub fn parse_mcp_config<'env>(env: &'env Env, input: Unknown) -> Result<Unknown<'env>> {
+    convert::contain(|| {
+        let input = convert::config_input(env, input)
+            .map_err(|m| convert::js_error(env, ErrorKind::TypeError, &m))?;
+        match config::load(input) {
+            Ok(cfg) => {
+                convert::emit_warnings(env, &cfg.warnings);
+                // Through JSON.parse, so every number comes back a `number` (napi would make a
+                // BigInt of anything above 2^32).
+                convert::parse_json(env, &config::normalised_json(&cfg).to_string())
+            }
+            Err(e) => Err(Settle::<()>::config_error(e).into_result(env).unwrap_err()),
         }
-        Err(e) => Err(Settle::<()>::config_error(e).into_result(&env).unwrap_err()),
-    }
+    })
 }
 
 /// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment.
@@ -53,32 +58,40 @@ pub fn parse_mcp_config(env: Env, input: Unknown) -> Result<serde_json::Value> {
     ts_args_type = "headers?: Record<string, string>",
     ts_return_type = "Record<string, string> | undefined"
 )]
-pub fn expand_env_headers(
-    env: Env,
-    headers: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Either<serde_json::Map<String, serde_json::Value>, ()> {
-    let Some(headers) = headers else {
-        return Either::B(());
-    };
-    let mut missing = Vec::new();
-    let out = headers
-        .into_iter()
-        .map(|(k, v)| {
-            let v = match v {
-                serde_json::Value::String(s) => {
-                    serde_json::Value::String(config::vars::expand(&s, &mut missing))
-                }
-                other => other,
-            };
-            (k, v)
-        })
-        .collect();
-    let warnings: Vec<String> = missing
-        .iter()
-        .map(|name| format!("toolnexus: environment variable {name} is not set; using \"\""))
-        .collect();
-    convert::emit_warnings(&env, &warnings);
-    Either::A(out)
+pub fn expand_env_headers<'env>(env: &'env Env, headers: Option<Unknown>) -> Result<Unknown<'env>> {
+    convert::contain(|| {
+        let headers = match headers {
+            Some(headers) => convert::json_value(env, headers, "headers")?,
+            None => serde_json::Value::Null,
+        };
+        let serde_json::Value::Object(headers) = headers else {
+            return ().into_unknown(env);
+        };
+        let mut missing = Vec::new();
+        let out: serde_json::Map<String, serde_json::Value> = headers
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => {
+                        serde_json::Value::String(config::vars::expand(&s, &mut missing))
+                    }
+                    other => other,
+                };
+                (k, v)
+            })
+            .collect();
+        let warnings: Vec<String> = missing
+            .iter()
+            .map(|name| {
+                format!(
+                    "toolnexus: environment variable {} is not set; using \"\"",
+                    config::quote::shorten(name, config::quote::QUOTE_CHARS)
+                )
+            })
+            .collect();
+        convert::emit_warnings(env, &warnings);
+        convert::parse_json(env, &serde_json::Value::Object(out).to_string())
+    })
 }
 
 /// Connects to every enabled server just long enough to list its tools, then disconnects.
@@ -87,6 +100,14 @@ pub fn expand_env_headers(
     ts_return_type = "Promise<McpInventory>"
 )]
 pub fn list_mcp_tools<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<Object>,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+    convert::contain(|| list(env, input, opts))
+}
+
+fn list<'env>(
     env: &'env Env,
     input: Unknown,
     opts: Option<Object>,
@@ -100,9 +121,9 @@ pub fn list_mcp_tools<'env>(
     };
     let token = watch.token().clone();
     let work = async move {
-        let cfg = match config::load(input) {
+        let cfg = match load_config(input, &token).await {
             Ok(cfg) => cfg,
-            Err(e) => return Settle::config_error(e),
+            Err(settle) => return settle,
         };
         match inventory::list_all(&cfg, &token, deadline).await {
             Ok(servers) => {
@@ -142,6 +163,11 @@ where
     W: std::future::Future<Output = Settle<T>> + Send + 'static,
     F: FnOnce(&'env Env, T) -> Result<V> + 'static,
 {
+    let work = async move {
+        convert::contain_future(work)
+            .await
+            .unwrap_or_else(|message| Settle::Fail(ErrorKind::Error, message))
+    };
     env.spawn_future_with_callback(async move { Ok(work.await) }, move |env, settle| {
         let reason = watch.take_reason();
         watch.release(env);
@@ -149,8 +175,28 @@ where
             (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
             (settle, _) => settle,
         };
-        finish(env, settle.into_result(env)?)
+        convert::contain(|| finish(env, settle.into_result(env)?))
     })
+}
+
+/// Reads and parses the config on a blocking thread (a file read may stall, on a network file
+/// system say), giving up as soon as the call is aborted.
+pub(crate) async fn load_config<T>(
+    input: config::ConfigInput,
+    token: &tokio_util::sync::CancellationToken,
+) -> std::result::Result<config::Config, Settle<T>> {
+    let read = tokio::task::spawn_blocking(move || config::load(input));
+    tokio::select! {
+        read = read => match read {
+            Ok(Ok(cfg)) => Ok(cfg),
+            Ok(Err(e)) => Err(Settle::config_error(e)),
+            Err(e) => Err(Settle::Fail(ErrorKind::Error, match e.try_into_panic() {
+                Ok(panic) => convert::internal_error(&*panic),
+                Err(_) => "toolnexus: reading the MCP config was cancelled".to_string(),
+            })),
+        },
+        () = token.cancelled() => Err(Settle::Aborted),
+    }
 }
 
 type Prepared = (abort::Watch, config::ConfigInput, Option<Duration>);
@@ -192,7 +238,9 @@ pub(crate) fn reject_now<'env>(
     settle: Settle<String>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     env.spawn_future_with_callback(async move { Ok(settle) }, |env, settle| {
-        let json = settle.into_result(env)?;
-        convert::parse_json(env, &json)
+        convert::contain(|| {
+            let json = settle.into_result(env)?;
+            convert::parse_json(env, &json)
+        })
     })
 }

@@ -12,12 +12,13 @@ use napi_derive::napi;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::bounded::JsonValue;
 use super::load::McpToolRef;
 use crate::serve::{self, CallRecord, McpService, ServedTool, ServerIdentity, ToolCaller};
 
 /// A tool's `execute(args)`, callable from any thread; weak, so serving alone does not keep
 /// Node alive (a running HTTP server holds its own keep-alive).
-type Execute = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+type Execute = ThreadsafeFunction<Value, Promise<JsonValue>, Value, Status, false, true>;
 type OnCallFn = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 /// Strong: holds the event loop open while an HTTP server runs.
 type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
@@ -68,7 +69,7 @@ impl ToolCaller for JsTool {
             let mut guard = guard;
             let call = json!({ "id": id, "args": arguments });
             let outcome = match execute.call_async_catch(call).await {
-                Ok(promise) => promise.await.map_err(|e| e.reason.clone()),
+                Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),
                 Err(e) => Err(e.reason.clone()),
             };
             guard.finished = true;
@@ -179,8 +180,11 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
 fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     let name: String = tool.get_named_property("name")?;
     let description: String = tool.get_named_property("description")?;
-    let input_schema: Value =
-        env.from_js_value(tool.get_named_property::<Unknown>("inputSchema")?)?;
+    let input_schema = super::convert::json_value(
+        env,
+        tool.get_named_property("inputSchema")?,
+        &format!("tool {name:?} inputSchema"),
+    )?;
     let source: String = tool.get_named_property("source")?;
     let mcp: Unknown = tool.get_named_property("mcp")?;
     let caller: Arc<dyn ToolCaller> = if mcp.get_type()? == ValueType::External {
@@ -189,7 +193,7 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
         };
         Arc::new(Forward((**external).clone()))
     } else {
-        let execute: Function<Value, Promise<Value>> = tool.get_named_property("execute")?;
+        let execute: Function<Value, Promise<JsonValue>> = tool.get_named_property("execute")?;
         let execute: Execute = execute
             .build_threadsafe_function()
             .weak::<true>()

@@ -1,0 +1,175 @@
+//! Where a config comes from: inline JSON/JSONC text, a file, or an already-parsed value; and
+//! reading a file without letting it hang the caller or fill its memory.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::quote::{QUOTE_CHARS, shorten};
+use super::{ConfigError, ConfigErrorKind};
+
+/// The most a config may hold, as a file or as inline text: far beyond any real config (the
+/// largest seen are a few KB), small enough that reading one is instant.
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+
+pub enum ConfigInput {
+    Text(String),
+    Path(PathBuf),
+    Value(Value),
+}
+
+/// For a JS string input: JSON/JSONC text when its first character that is not blank, a BOM or
+/// inside a comment is `{` (so `// mcp.json\n{...}` is text), else a file path relative to the
+/// current directory.
+pub fn input_from_string(s: &str) -> ConfigInput {
+    if first_significant_char(s) == Some('{') {
+        ConfigInput::Text(s.to_string())
+    } else {
+        ConfigInput::Path(PathBuf::from(s))
+    }
+}
+
+/// The first character outside whitespace, a BOM, `//` line comments and `/* */` comments.
+fn first_significant_char(s: &str) -> Option<char> {
+    let mut rest = s;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}');
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.split_once('\n').map_or("", |(_, next)| next);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/")?.1;
+        } else {
+            return rest.chars().next();
+        }
+    }
+}
+
+/// The path as messages show it: absolute, and cut to a few hundred characters.
+pub(super) fn shown_path(path: &Path) -> String {
+    let path = std::env::current_dir().map_or(path.to_path_buf(), |cwd| cwd.join(path));
+    shorten(&path.display().to_string(), QUOTE_CHARS)
+}
+
+/// Reads a config file: a regular file of at most [`MAX_CONFIG_BYTES`], valid UTF-8.
+///
+/// The file type is checked before opening, so a FIFO (which would block the open until a
+/// writer comes), a device such as `/dev/zero` (endless) or a directory fails at once; the
+/// open itself does not block either, and the read stops past the bound even if the file grows.
+pub(super) fn read_file(path: &Path) -> Result<String, ConfigError> {
+    let shown = shown_path(path);
+    let fail = |kind: ConfigErrorKind, why: String| ConfigError {
+        kind,
+        message: format!("toolnexus: cannot read MCP config {shown}: {why}"),
+    };
+    let io = |e: std::io::Error| fail(ConfigErrorKind::Io, e.to_string());
+    check_file(&std::fs::metadata(path).map_err(io)?)
+        .map_err(|why| fail(ConfigErrorKind::Io, why))?;
+    let file = open_without_blocking(path).map_err(io)?;
+    // The path may have been swapped for something else since the check: check what was opened.
+    let metadata = file.metadata().map_err(io)?;
+    check_file(&metadata).map_err(|why| fail(ConfigErrorKind::Io, why))?;
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(fail(ConfigErrorKind::Io, too_large(bytes.len() as u64)));
+    }
+    String::from_utf8(bytes).map_err(|_| ConfigError {
+        kind: ConfigErrorKind::Syntax,
+        message: format!("toolnexus: invalid MCP config {shown}: not UTF-8 text"),
+    })
+}
+
+fn check_file(metadata: &std::fs::Metadata) -> Result<(), String> {
+    let kind = metadata.file_type();
+    if !kind.is_file() {
+        return Err(format!("not a regular file ({})", file_kind(&kind)));
+    }
+    if metadata.len() > MAX_CONFIG_BYTES {
+        return Err(too_large(metadata.len()));
+    }
+    Ok(())
+}
+
+pub(super) fn too_large(bytes: u64) -> String {
+    format!(
+        "{bytes} bytes is too large (an MCP config may be at most {} MiB)",
+        MAX_CONFIG_BYTES / (1024 * 1024)
+    )
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a plain file"
+    }
+}
+
+#[cfg(unix)]
+fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_without_blocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_text(s: &str) -> bool {
+        matches!(input_from_string(s), ConfigInput::Text(_))
+    }
+
+    #[test]
+    fn text_is_recognised_past_comments() {
+        assert!(is_text("// mcp.json\n{\"mcpServers\": {}}"));
+        assert!(is_text("/* a */ /* b\n */ // c\n\t{}"));
+        assert!(is_text("\u{FEFF}// x\r\n{}"));
+        assert!(!is_text("// only a comment"));
+        assert!(!is_text("/* unterminated {"));
+        // `//host/share/mcp.json` is a path (a comment with nothing after it).
+        assert!(!is_text("//host/share/mcp.json"));
+        assert!(!is_text("/etc/mcp.json"));
+        assert!(!is_text("[{}]"));
+    }
+
+    #[test]
+    fn examples_mcp_json_is_text() {
+        let text = include_str!("../../examples/mcp.json");
+        assert!(is_text(text));
+    }
+
+    #[test]
+    fn a_long_path_is_shown_cut() {
+        let long = "x".repeat(5000);
+        let shown = shown_path(Path::new(&long));
+        assert!(shown.ends_with('…'), "{shown}");
+        assert!(shown.chars().count() <= QUOTE_CHARS + 1);
+    }
+}
