@@ -165,6 +165,124 @@ mod tests {
         assert!(is_text(text));
     }
 
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir =
+                std::env::temp_dir().join(format!("toolnexus-input-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn read_error(path: &Path) -> ConfigError {
+        read_file(path).unwrap_err()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_fails_at_once_instead_of_waiting_for_a_writer() {
+        let dir = TempDir::new("fifo");
+        let fifo = dir.0.join("mcp.json");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let e = read_error(&fifo);
+        assert_eq!(e.kind, ConfigErrorKind::Io);
+        assert_eq!(
+            e.message,
+            format!(
+                "toolnexus: cannot read MCP config {}: not a regular file (a FIFO)",
+                fifo.display()
+            )
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_directories_are_not_config_files() {
+        let e = read_error(Path::new("/dev/zero"));
+        assert_eq!(
+            e.message,
+            "toolnexus: cannot read MCP config /dev/zero: not a regular file (a character device)"
+        );
+        let dir = TempDir::new("dir");
+        let e = read_error(&dir.0);
+        assert!(
+            e.message.ends_with(": not a regular file (a directory)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn size_is_bounded_before_reading() {
+        let dir = TempDir::new("size");
+        let big = dir.0.join("big.json");
+        // Sparse: 17 MiB claimed, nothing written.
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(17 * 1024 * 1024)
+            .unwrap();
+        let e = read_error(&big);
+        assert_eq!(e.kind, ConfigErrorKind::Io);
+        assert!(
+            e.message
+                .ends_with(": 17825792 bytes is too large (an MCP config may be at most 16 MiB)"),
+            "{}",
+            e.message
+        );
+        // At the bound it is read (and then fails as text: NUL bytes are not JSON).
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_CONFIG_BYTES)
+            .unwrap();
+        assert_eq!(read_file(&big).unwrap().len() as u64, MAX_CONFIG_BYTES);
+    }
+
+    #[test]
+    fn not_utf8_is_a_syntax_error_and_symlinks_are_followed() {
+        let dir = TempDir::new("utf8");
+        let bad = dir.0.join("bad.json");
+        std::fs::write(&bad, b"{\"a\": \"\xff\"}").unwrap();
+        let e = read_error(&bad);
+        assert_eq!(e.kind, ConfigErrorKind::Syntax);
+        assert!(
+            e.message.ends_with("bad.json: not UTF-8 text"),
+            "{}",
+            e.message
+        );
+        #[cfg(unix)]
+        {
+            let good = dir.0.join("good.json");
+            std::fs::write(&good, "{}").unwrap();
+            let link = dir.0.join("link.json");
+            std::os::unix::fs::symlink(&good, &link).unwrap();
+            assert_eq!(read_file(&link).unwrap(), "{}");
+        }
+    }
+
+    #[test]
+    fn inline_text_is_bounded_too() {
+        let text = format!("{{\"pad\": \"{}\"}}", "x".repeat(MAX_CONFIG_BYTES as usize));
+        let e = super::super::load(ConfigInput::Text(text)).unwrap_err();
+        assert_eq!(e.kind, ConfigErrorKind::Syntax);
+        assert_eq!(
+            e.message,
+            "toolnexus: invalid MCP config <inline JSON>: 16777227 bytes is too large (an MCP config may be at most 16 MiB)"
+        );
+    }
+
     #[test]
     fn a_long_path_is_shown_cut() {
         let long = "x".repeat(5000);

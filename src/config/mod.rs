@@ -14,6 +14,8 @@ pub mod vars;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_bounds;
+#[cfg(test)]
 mod tests_load;
 #[cfg(test)]
 mod tests_real;

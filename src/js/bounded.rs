@@ -19,11 +19,11 @@ use serde_json::Value;
 
 use crate::config::quote::{QUOTE_CHARS, key_path, shorten};
 
-/// How deep a value may nest. serde_json refuses to parse more than 127 levels (rmcp and any Rust
-/// MCP peer use it), and our values travel inside JSON-RPC envelopes a few levels deep (message,
-/// params, arguments; result, tools, tool, inputSchema), so 100 leaves room for the envelope
-/// while no real config, schema or argument comes near it.
-pub const MAX_DEPTH: usize = 100;
+/// How deep a value may nest: serde_json's own parse limit, which every value an MCP server sent
+/// us has passed (and napi's own bound), so whatever came from a server can always be handed
+/// back; far deeper than any real config, schema or argument, and shallow enough that the walk
+/// needs only a few hundred KB of stack on any thread.
+pub const MAX_DEPTH: usize = 128;
 
 /// What one conversion may read.
 #[derive(Clone, Copy, Debug)]
@@ -168,11 +168,11 @@ mod tests {
     fn refusal_reads_path_then_problem() {
         let r = Refusal {
             path: "mcpServers.a.env".into(),
-            problem: "nested too deeply (more than 100 levels)".into(),
+            problem: "nested too deeply (more than 128 levels)".into(),
         };
         assert_eq!(
             r.to_string(),
-            "mcpServers.a.env: nested too deeply (more than 100 levels)"
+            "mcpServers.a.env: nested too deeply (more than 128 levels)"
         );
         let top = Refusal {
             path: String::new(),

@@ -88,22 +88,25 @@ pub fn config_input(env: &Env, input: Unknown) -> std::result::Result<ConfigInpu
         Ok(None) => {
             Err("toolnexus: MCP config must be a file path, JSON text or an object".to_string())
         }
-        Err(refusal) => Err(format!(
-            "toolnexus: MCP config {what} cannot be read: {refusal}"
-        )),
+        Err(refusal) => Err(format!("toolnexus: invalid MCP config {what}: {refusal}")),
     }
 }
 
 /// Reads a JSON value handed in by JavaScript (tool arguments, a schema, an answer) within
-/// [`Limits::MESSAGE`]; `undefined` reads as `null`. A refusal is a `TypeError` naming the path.
-pub fn json_value(env: &Env, value: Unknown, root: &str) -> Result<serde_json::Value> {
+/// [`Limits::MESSAGE`]; `undefined` reads as `null`. A refusal is a `TypeError` naming the path
+/// from `root`, after `about` when given: `toolnexus: tool "add": inputSchema.o: …`.
+pub fn json_value(env: &Env, value: Unknown, about: &str, root: &str) -> Result<serde_json::Value> {
     match bounded::to_json(env, value, root, Limits::MESSAGE) {
         Ok(value) => Ok(value.unwrap_or(serde_json::Value::Null)),
-        Err(refusal) => Err(js_error(
-            env,
-            ErrorKind::TypeError,
-            &format!("toolnexus: {refusal}"),
-        )),
+        Err(refusal) => {
+            let about = if about.is_empty() {
+                String::new()
+            } else {
+                format!("{about}: ")
+            };
+            let message = format!("toolnexus: {about}{refusal}");
+            Err(js_error(env, ErrorKind::TypeError, &message))
+        }
     }
 }
 
@@ -154,7 +157,11 @@ pub fn emit_warnings(env: &Env, warnings: &[String]) {
 
 /// Reads an optional number of milliseconds: a finite number from 0 to [`MAX_TIMEOUT_MS`]
 /// (anything else is an error, never a clock overflow).
-pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Option<u64>, String> {
+pub fn millis_option(
+    opts: &Object,
+    what: &str,
+    names: &[&str],
+) -> std::result::Result<Option<u64>, String> {
     for name in names {
         let value: Unknown = match opts.get_named_property(name) {
             Ok(v) => v,
@@ -166,11 +173,11 @@ pub fn millis_option(opts: &Object, names: &[&str]) -> std::result::Result<Optio
                 let n: f64 = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
                 return millis(n)
                     .map(Some)
-                    .map_err(|why| format!("toolnexus: opts.{name} {why}"));
+                    .map_err(|why| format!("toolnexus: {what}.{name} {why}"));
             }
             _ => {
                 return Err(format!(
-                    "toolnexus: opts.{name} must be a number of milliseconds"
+                    "toolnexus: {what}.{name} must be a number of milliseconds"
                 ));
             }
         }

@@ -254,19 +254,19 @@ fn execute(
             Ok(Map::new())
         }
         None => Ok(Map::new()),
-        Some(v) => match convert::json_value(env, v, "arguments") {
+        Some(v) => match convert::json_value(env, v, "", "arguments") {
             Ok(Value::Object(arguments)) => Ok(arguments),
             Ok(_) => Err("toolnexus: tool arguments must be an object".to_string()),
             Err(e) => Err(e.reason.clone()),
         },
     };
-    let timeout = match call_ctx
-        .as_ref()
-        .map(|c| convert::millis_option(c, &["timeout"]))
-    {
-        Some(Ok(t)) => t.map(Duration::from_millis),
-        Some(Err(_)) | None => None,
+    // A bad `ctx.timeout` is this call's error, like bad arguments: a call never rejects.
+    let timeout = match call_ctx.as_ref() {
+        Some(c) => convert::millis_option(c, "ctx", &["timeout"]),
+        None => Ok(None),
     };
+    let arguments =
+        arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
     let signal = call_ctx
         .as_ref()
         .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
@@ -288,7 +288,7 @@ fn execute(
     let future = async move {
         let outcome = match arguments {
             Err(message) => (message, true),
-            Ok(arguments) => {
+            Ok((arguments, timeout)) => {
                 let closed = tool.session.closed_token().clone();
                 let call = tool
                     .server
@@ -331,7 +331,7 @@ fn execute(
 )]
 pub fn elicitation_to_request<'env>(env: &'env Env, params: Unknown) -> Result<Unknown<'env>> {
     convert::contain(|| {
-        let params = convert::json_value(env, params, "params")?;
+        let params = convert::json_value(env, params, "", "params")?;
         convert::parse_json(env, &elicit::elicitation_to_request(&params).to_string())
     })
 }
@@ -340,7 +340,7 @@ pub fn elicitation_to_request<'env>(env: &'env Env, params: Unknown) -> Result<U
 #[napi(ts_args_type = "answer: Answer", ts_return_type = "ElicitResult")]
 pub fn answer_to_elicit_result<'env>(env: &'env Env, answer: Unknown) -> Result<Unknown<'env>> {
     convert::contain(|| {
-        let answer = convert::json_value(env, answer, "answer")?;
+        let answer = convert::json_value(env, answer, "", "answer")?;
         convert::parse_json(env, &elicit::answer_to_elicit_result(&answer).to_string())
     })
 }

@@ -61,7 +61,7 @@ pub fn parse_mcp_config<'env>(env: &'env Env, input: Unknown) -> Result<Unknown<
 pub fn expand_env_headers<'env>(env: &'env Env, headers: Option<Unknown>) -> Result<Unknown<'env>> {
     convert::contain(|| {
         let headers = match headers {
-            Some(headers) => convert::json_value(env, headers, "headers")?,
+            Some(headers) => convert::json_value(env, headers, "", "headers")?,
             None => serde_json::Value::Null,
         };
         let serde_json::Value::Object(headers) = headers else {
@@ -215,7 +215,8 @@ pub(crate) fn prepare<T>(
                 }
                 _ => None,
             };
-            let deadline = convert::millis_option(opts, &["deadline", "timeout"]).map_err(fail)?;
+            let deadline =
+                convert::millis_option(opts, "opts", &["deadline", "timeout"]).map_err(fail)?;
             (signal, deadline.map(Duration::from_millis))
         }
         None => (None, None),

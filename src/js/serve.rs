@@ -183,7 +183,8 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     let input_schema = super::convert::json_value(
         env,
         tool.get_named_property("inputSchema")?,
-        &format!("tool {name:?} inputSchema"),
+        &format!("tool {name:?}"),
+        "inputSchema",
     )?;
     let source: String = tool.get_named_property("source")?;
     let mcp: Unknown = tool.get_named_property("mcp")?;

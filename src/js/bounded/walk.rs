@@ -103,6 +103,25 @@ impl<'a> Walk<'a> {
         self.refuse(problem)
     }
 
+    /// Checks that `n` members of `container` fit in what is left of the value budget.
+    fn claim(&self, container: sys::napi_value, n: usize, too_long: &str, unit: &str) -> Read<()> {
+        if n <= self.values_left {
+            return Ok(());
+        }
+        let limit = self.limits.values;
+        let problem = if n > limit {
+            let count = if unit.is_empty() {
+                n.to_string()
+            } else {
+                format!("{n} {unit}")
+            };
+            format!("{too_long} ({count}; at most {limit} values in all)")
+        } else {
+            format!("too many values (at most {limit} in all)")
+        };
+        Err(self.over_limit(container, problem))
+    }
+
     /// A napi status as a refusal; a JavaScript throw is caught here and its message quoted.
     fn check(&self, status: sys::napi_status) -> Read<()> {
         if status == sys::Status::napi_ok {
@@ -116,7 +135,7 @@ impl<'a> Walk<'a> {
         let mut thrown = ptr::null_mut();
         unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut thrown) };
         let message = self.thrown_message(thrown);
-        Err(self.refuse(format!("cannot be read: {message}")))
+        Err(self.refuse(format!("threw when read: {message}")))
     }
 
     /// The message of a thrown value, running no more of its code than a `message` getter.
@@ -144,7 +163,7 @@ impl<'a> Walk<'a> {
             _ => None,
         };
         text.map_or_else(
-            || "it threw a value that is not an Error".to_string(),
+            || "it threw something without a readable message".to_string(),
             |t| shorten(&t, QUOTE_CHARS),
         )
     }
@@ -211,9 +230,14 @@ impl<'a> Walk<'a> {
         if n.fract() == 0.0 && n.abs() <= EXACT {
             return Ok(Value::Number(Number::from(n as i64)));
         }
-        Number::from_f64(n)
-            .map(Value::Number)
-            .ok_or_else(|| self.refuse(format!("{n} is not a JSON number")))
+        Number::from_f64(n).map(Value::Number).ok_or_else(|| {
+            let name = match n {
+                f64::INFINITY => "Infinity",
+                f64::NEG_INFINITY => "-Infinity",
+                _ => "NaN",
+            };
+            self.refuse(format!("{name} is not a JSON number"))
+        })
     }
 
     /// A string, its size checked against the text budget before anything is copied.
@@ -318,12 +342,8 @@ impl<'a> Walk<'a> {
     fn array(&mut self, array: sys::napi_value) -> Read<Value> {
         let mut len = 0u32;
         napi!(self, napi_get_array_length(array, &mut len))?;
-        // Checked before reading: a sparse array's length costs nothing to claim.
-        if len as usize > self.values_left {
-            let limit = self.limits.values;
-            let problem = format!("array too long ({len} elements; at most {limit} values in all)");
-            return Err(self.over_limit(array, problem));
-        }
+        // Claimed before reading: a sparse array's length costs nothing to make up.
+        self.claim(array, len as usize, "array too long", "elements")?;
         let mut items = Vec::with_capacity((len as usize).min(1024));
         for i in 0..len {
             self.steps.push(Step::Index(i));
@@ -337,7 +357,6 @@ impl<'a> Walk<'a> {
     }
 
     fn fields(&mut self, object: sys::napi_value) -> Read<Value> {
-        let limit = self.limits.values;
         let mut is_typed = false;
         napi!(self, napi_is_typedarray(object, &mut is_typed))?;
         if is_typed {
@@ -349,12 +368,7 @@ impl<'a> Walk<'a> {
                 self,
                 napi_get_typedarray_info(object, info.0, info.1, info.2, info.3, info.4)
             )?;
-            if length > self.values_left {
-                let problem = format!(
-                    "typed array too long ({length} elements; at most {limit} values in all)"
-                );
-                return Err(self.refuse(problem));
-            }
+            self.claim(object, length, "typed array too long", "elements")?;
         }
         let mut keys = ptr::null_mut();
         let own = sys::KeyCollectionMode::own_only;
@@ -366,10 +380,7 @@ impl<'a> Walk<'a> {
         )?;
         let mut count = 0u32;
         napi!(self, napi_get_array_length(keys, &mut count))?;
-        if count as usize > self.values_left {
-            let problem = format!("too many keys ({count}; at most {limit} values in all)");
-            return Err(self.over_limit(object, problem));
-        }
+        self.claim(object, count as usize, "too many keys", "")?;
         let mut map = Map::new();
         for i in 0..count {
             let mut key = ptr::null_mut();
