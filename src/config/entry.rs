@@ -253,12 +253,21 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
-/// Later pairs win per key, keeping the position where the key first appeared.
+/// Later pairs win per key, keeping the position where the key first appeared. Indexed, so an
+/// env of 100 000 keys costs milliseconds, not minutes.
 fn merge(into: &mut Pairs, later: Pairs) {
+    let mut position: std::collections::HashMap<String, usize> = into
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.clone(), i))
+        .collect();
     for (key, value) in later {
-        match into.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => into.push((key, value)),
+        match position.get(&key) {
+            Some(&i) => into[i].1 = value,
+            None => {
+                position.insert(key.clone(), into.len());
+                into.push((key, value));
+            }
         }
     }
 }

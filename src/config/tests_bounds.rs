@@ -89,3 +89,31 @@ fn warnings_quote_at_most_a_few_hundred_characters() {
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].len() < 600, "{} bytes", warnings[0].len());
 }
+
+#[test]
+fn a_huge_env_normalises_in_linear_time() {
+    let n = 100_000;
+    let env: serde_json::Map<String, Value> =
+        (0..n).map(|i| (format!("K{i}"), json!("env"))).collect();
+    let environment: serde_json::Map<String, Value> = (0..n)
+        .step_by(2)
+        .map(|i| (format!("K{i}"), json!("environment")))
+        .collect();
+    let started = std::time::Instant::now();
+    let e = entry(json!({"command": "c", "env": env, "environment": environment}));
+    // Quadratic merging took minutes here; linear takes milliseconds (a generous hang bound).
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let Ok(ServerSpec::Local { environment, .. }) = e.spec else {
+        panic!("a local server")
+    };
+    assert_eq!(environment.len(), n);
+    assert_eq!(
+        environment[0],
+        ("K0".to_string(), "environment".to_string())
+    );
+    assert_eq!(environment[1], ("K1".to_string(), "env".to_string()));
+}
