@@ -202,6 +202,22 @@ export interface ToolkitOptions {
 export interface ServeOptions {
   mcp?: McpServerOptions
   onCall?: (call: CallRecord) => void
+  /**
+   * Serve handshake-era (`initialize`) clients without sessions too, so any number of replicas
+   * can stand behind a load balancer with no affinity. 2026-07-28 clients are always served
+   * statelessly. Default `false`: `initialize` opens a session that later requests must name.
+   */
+  stateless?: boolean
+  /**
+   * `Host` names (or `host:port`) the server answers to besides the loopback ones. Required
+   * when `addr` is not a loopback address; `["*"]` accepts any.
+   */
+  allowedHosts?: string[]
+  /**
+   * Browser origins (`scheme://host[:port]`, `:*` for any port) accepted besides the loopback
+   * ones; requests from any other `Origin` are refused with 403. `["*"]` accepts any.
+   */
+  allowedOrigins?: string[]
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */
@@ -244,17 +260,28 @@ export declare class HttpServer {
   stop(): Promise<void>
 }
 
+/** One bridged session of a `NativeService` (internal). */
+export declare class NativeBridge {
+  /** One message from the client. */
+  push(message: unknown): void
+  /** No more messages; the calls in flight are still answered. */
+  close(): void
+}
+
 /** The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal). */
 export declare class NativeService {
-  /** One JSON-RPC message in; resolves with the reply, or null for notifications. */
-  handle(message: any): Promise<unknown>
+  /**
+   * A session over messages handed in one at a time (an SDK `Transport`); `send` gets every
+   * message the server sends.
+   */
+  bridge(send: (message: unknown) => void): NativeBridge
   /**
    * Serves this process's stdin/stdout; resolves at end of input, or on close() once the
    * calls already in flight have been answered.
    */
   serveStdio(): Promise<void>
-  /** Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0"). */
-  serveHttp(addr: string): Promise<HttpServer>
+  /** Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0"). */
+  serveHttp(addr: string, options?: HttpServeOptions | undefined | null): Promise<HttpServer>
   close(): void
 }
 
@@ -292,6 +319,16 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
  * ignored); absent, every tool.
  */
 export declare function exposedMcpTools(tools: Tool[], cfg?: { tools?: string[] }): Tool[]
+
+/** `serve(addr, opts)` options that reach the native server. */
+export interface HttpServeOptions {
+  /** Serve handshake-era clients without sessions too (for replicas behind a load balancer). */
+  stateless?: boolean
+  /** `Host` values accepted besides the loopback names; required for a non-loopback bind. */
+  allowedHosts?: Array<string>
+  /** Browser origins accepted besides the loopback ones. */
+  allowedOrigins?: Array<string>
+}
 
 /** Connects to every enabled server just long enough to list its tools, then disconnects. */
 export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>

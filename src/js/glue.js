@@ -128,6 +128,7 @@
   function buildMcpServer(tools, cfg, onCall) {
     const service = serviceFor(tools, cfg ?? {}, onCall)
     let transport
+    let bridged
     let closed = false
     return {
       // With an SDK `Transport`, messages cross into the Rust server and back; resolves once the
@@ -138,21 +139,23 @@
         if (t === undefined || t === null) return service.serveStdio()
         if (transport) throw new Error("toolnexus: this MCP server is already connected")
         transport = t
-        t.onmessage = (message) => {
-          service.handle(message).then(
-            (reply) => (reply == null || closed ? undefined : t.send(reply)),
-            (error) => t.onerror?.(error),
-          )
-        }
+        const session = service.bridge((message) => {
+          if (closed) return
+          Promise.resolve(t.send(message)).catch((error) => t.onerror?.(error))
+        })
+        t.onmessage = (message) => session.push(message)
         t.onclose = () => {
           closed = true
+          session.close()
         }
+        bridged = session
         await t.start()
       },
       async close() {
         if (closed && !transport) return
         closed = true
         service.close()
+        bridged?.close()
         const t = transport
         transport = undefined
         if (t) await t.close()
@@ -197,9 +200,9 @@
       mcpStatus: () => ({ ...(source?.status ?? {}) }),
       mcpErrors: () => ({ ...(source?.errors ?? {}) }),
       async serve(addr, serveOpts) {
-        const { mcp, onCall } = serveOpts ?? {}
+        const { mcp, onCall, stateless, allowedHosts, allowedOrigins } = serveOpts ?? {}
         const service = serviceFor(tools, mcp ?? {}, onCall)
-        const handle = await service.serveHttp(String(addr))
+        const handle = await service.serveHttp(String(addr), { stateless, allowedHosts, allowedOrigins })
         handles.add(handle)
         const stop = async () => {
           handles.delete(handle)

@@ -202,6 +202,22 @@ export interface ToolkitOptions {
 export interface ServeOptions {
   mcp?: McpServerOptions
   onCall?: (call: CallRecord) => void
+  /**
+   * Serve handshake-era (`initialize`) clients without sessions too, so any number of replicas
+   * can stand behind a load balancer with no affinity. 2026-07-28 clients are always served
+   * statelessly. Default `false`: `initialize` opens a session that later requests must name.
+   */
+  stateless?: boolean
+  /**
+   * `Host` names (or `host:port`) the server answers to besides the loopback ones. Required
+   * when `addr` is not a loopback address; `["*"]` accepts any.
+   */
+  allowedHosts?: string[]
+  /**
+   * Browser origins (`scheme://host[:port]`, `:*` for any port) accepted besides the loopback
+   * ones; requests from any other `Origin` are refused with 403. `["*"]` accepts any.
+   */
+  allowedOrigins?: string[]
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::load::McpToolRef;
-use crate::serve::{self, CallRecord, McpService, ServedTool, ServerIdentity, ToolCaller};
+use crate::serve::{
+    self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
+};
 
 /// A tool's `execute(args)`, callable from any thread; weak, so serving alone does not keep
 /// Node alive (a running HTTP server holds its own keep-alive).
@@ -55,7 +57,11 @@ impl Drop for AbortOnDrop {
 }
 
 impl ToolCaller for JsTool {
-    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        _ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
         let execute = self.execute.clone();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
         let guard = AbortOnDrop {
@@ -85,7 +91,11 @@ impl ToolCaller for JsTool {
 struct Forward(Arc<McpToolRef>);
 
 impl ToolCaller for Forward {
-    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        _ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
         async move {
             // The call runs on its own task: if this future is dropped (the client cancelled or
@@ -167,11 +177,7 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
         None => None,
     };
     Ok(NativeService {
-        service: Arc::new(McpService::new(
-            ServerIdentity { name, version },
-            served,
-            on_call,
-        )),
+        server: ToolServer::new(ServerIdentity { name, version }, served, on_call),
         stopped: CancellationToken::new(),
     })
 }
@@ -218,24 +224,56 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
 /// The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal).
 #[napi]
 pub struct NativeService {
-    service: Arc<McpService>,
+    server: ToolServer,
     stopped: CancellationToken,
 }
 
+/// `serve(addr, opts)` options that reach the native server.
+#[napi(object)]
+pub struct HttpServeOptions {
+    /// Serve handshake-era clients without sessions too (for replicas behind a load balancer).
+    pub stateless: Option<bool>,
+    /// `Host` values accepted besides the loopback names; required for a non-loopback bind.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins accepted besides the loopback ones.
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+/// Outgoing messages of a bridged session, handed to the SDK transport's `send`.
+type SendFn = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+
 #[napi]
 impl NativeService {
-    /// One JSON-RPC message in; resolves with the reply, or null for notifications.
-    #[napi(ts_return_type = "Promise<unknown>")]
-    pub fn handle<'env>(&self, env: &'env Env, message: Value) -> Result<PromiseRaw<'env, Value>> {
-        let service = self.service.clone();
-        env.spawn_future(async move { Ok(service.handle(message).await.unwrap_or(Value::Null)) })
+    /// A session over messages handed in one at a time (an SDK `Transport`); `send` gets every
+    /// message the server sends.
+    #[napi(ts_args_type = "send: (message: unknown) => void")]
+    pub fn bridge(&self, send: Function<Value, ()>) -> Result<NativeBridge> {
+        let send: SendFn = send
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        let send = Arc::new(send);
+        let out: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |message| {
+            let send = send.clone();
+            tokio::spawn(async move {
+                let _ = send.call_async_catch(message).await;
+            });
+        });
+        // Bridge::start spawns onto the runtime, so enter it from this JavaScript thread.
+        let bridge = napi::bindgen_prelude::within_runtime_if_available(|| {
+            serve::bridge::Bridge::start(self.server.clone(), out)
+        });
+        Ok(NativeBridge {
+            bridge: Mutex::new(bridge),
+        })
     }
 
     /// Serves this process's stdin/stdout; resolves at end of input, or on close() once the
     /// calls already in flight have been answered.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn serve_stdio<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let service = self.service.clone();
+        let server = self.server.clone();
         let stopped = self.stopped.clone();
         env.spawn_future(async move {
             // close() ends the input the server sees, so it finishes like at a real end of input.
@@ -247,24 +285,28 @@ impl NativeService {
                     _ = stopped.cancelled() => {}
                 }
             };
-            let serving = serve::stdio::serve_lines(
-                service,
-                tokio::io::BufReader::new(served_input),
-                tokio::io::stdout(),
-            );
+            let serving = serve::stdio::serve_lines(server, served_input, tokio::io::stdout());
             let ((), result) = tokio::join!(pump, serving);
             result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
         })
     }
 
-    /// Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0").
+    /// Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0").
     #[napi(ts_return_type = "Promise<HttpServer>")]
     pub fn serve_http<'env>(
         &self,
         env: &'env Env,
         addr: String,
+        options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
-        let service = self.service.clone();
+        let server = self.server.clone();
+        let options = options.map_or_else(serve::http::ServeOptions::default, |o| {
+            serve::http::ServeOptions {
+                stateless: o.stateless.unwrap_or(false),
+                allowed_hosts: o.allowed_hosts,
+                allowed_origins: o.allowed_origins,
+            }
+        });
         // Like a Node HTTP server, a running one keeps the process alive until stop().
         let noop =
             env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
@@ -274,9 +316,9 @@ impl NativeService {
             .build()?;
         let keep_alive = Some(keep_alive);
         env.spawn_future(async move {
-            let handle = serve::http::serve_http(&addr, service)
+            let handle = serve::http::serve_http(&addr, server, options)
                 .await
-                .map_err(Error::from_reason)?;
+                .map_err(|e| Error::from_reason(format!("toolnexus: {e}")))?;
             Ok(HttpServer {
                 url: handle.url().to_string(),
                 handle: Arc::new(handle),
@@ -288,6 +330,33 @@ impl NativeService {
     #[napi]
     pub fn close(&self) {
         self.stopped.cancel();
+    }
+}
+
+/// One bridged session of a `NativeService` (internal).
+#[napi]
+pub struct NativeBridge {
+    bridge: Mutex<serve::bridge::Bridge>,
+}
+
+#[napi]
+impl NativeBridge {
+    /// One message from the client.
+    #[napi(ts_args_type = "message: unknown")]
+    pub fn push(&self, message: Value) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message);
+    }
+
+    /// No more messages; the calls in flight are still answered.
+    #[napi]
+    pub fn close(&self) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close();
     }
 }
 
