@@ -269,9 +269,15 @@ async fn serve_connection(
                 return Ok::<_, Infallible>(busy.wrap(not_found()));
             }
             let json_body = is_json(&parts.headers);
+            let delete = parts.method == http::Method::DELETE;
             let req = Request::from_parts(parts, GuardedBody::new(body));
-            let reply = endpoint.handle(req).await;
-            Ok(busy.wrap(parse_error_as_json_rpc(reply, json_body)))
+            let mut reply = parse_error_as_json_rpc(endpoint.handle(req).await, json_body);
+            // A session ended by DELETE is done, not pending: clients (Python's among them)
+            // take anything but 200 as a failed termination.
+            if delete && reply.status() == StatusCode::ACCEPTED {
+                *reply.status_mut() = StatusCode::OK;
+            }
+            Ok(busy.wrap(reply))
         }
     });
     let io = TokioIo::new(slot.watch(stream));
