@@ -3,13 +3,12 @@
 // Python `mcp` 2.x client (auto and legacy modes), the TypeScript SDK client, raw HTTP.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import net from "node:net"
-import path from "node:path"
 import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { PYTHON, descendants, describePids, killAll, repoRoot } from "./helpers.mjs"
+import { descendants, describePids, killAll, pythonClient, repoRoot } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
 const cleanups = []
@@ -39,17 +38,6 @@ async function serve(tools, opts = {}) {
   const handle = await toolkit.serve("127.0.0.1:0", { mcp: { name: "eras", version: "2.0.0" }, ...opts })
   defer(() => toolkit.close())
   return handle
-}
-
-/** Runs the Python client (`__test__/python/client.py`) and resolves its JSON report. */
-export function pythonClient(url, mode, calls = 1, tool = "add") {
-  const script = path.join(repoRoot, "__test__", "python", "client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, url, mode, String(calls), tool], { timeout: 45000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve({ report: JSON.parse(stdout), stderr })
-    })
-  })
 }
 
 for (const stateless of [false, true]) {
