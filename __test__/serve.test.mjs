@@ -333,7 +333,7 @@ test("seed 003 example 3: mcp.tools filters the exposed subset over the real wir
   assert.deepEqual(source.status, { gw: "connected" })
   // only "add" survives: "explode" is filtered out, "does-not-exist" is silently ignored
   assert.deepEqual(names(source.tools), ["gw_add"])
-  assert.deepEqual(await source.tools[0].execute({}), { output: "add", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await source.tools[0].execute({}), { output: "add", isError: false, content: [{ type: "text", text: "add" }], metadata: { server: "gw" } })
 
   // the filtered-out tool cannot be called either
   const headers = await rawSession(handle.url)
@@ -662,16 +662,17 @@ test("gateway: forwarded isError results and the toolkit's own loadMcp tools re-
   defer(() => source.close())
   assert.deepEqual(names(source.tools), ["gw_s_add", "gw_s_fail", "gw_s_echo", "gw_local"])
   const byName = Object.fromEntries(source.tools.map((t) => [t.name, t]))
-  assert.deepEqual(await byName.gw_s_add.execute({ a: 2, b: 3 }), { output: "5", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await byName.gw_s_add.execute({ a: 2, b: 3 }), { output: "5", isError: false, content: [{ type: "text", text: "5" }], metadata: { server: "gw" } })
   assert.deepEqual(await byName.gw_s_echo.execute({ text: "héllo\nworld" }), {
     output: "héllo\nworld",
     isError: false,
+    content: [{ type: "text", text: "héllo\nworld" }],
     metadata: { server: "gw" },
   })
   const fail = await byName.gw_s_fail.execute({})
   assert.equal(fail.isError, true)
   assert.equal(fail.output, "first problem\n\nsecond problem")
-  assert.deepEqual(await byName.gw_local.execute({}), { output: "local", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await byName.gw_local.execute({}), { output: "local", isError: false, content: [{ type: "text", text: "local" }], metadata: { server: "gw" } })
 
   await waitFor(() => calls.length >= 4, { message: "four onCall records" })
   assert.deepEqual(
@@ -713,10 +714,10 @@ for (const transport of ["native", "sdk"]) {
     assert.deepEqual(names(source.tools), NATIVE_TOOLS.map((n) => `srv_${n}`))
     const [add, echo, json, fail] = source.tools
     const meta = { server: "srv" }
-    assert.deepEqual(await add.execute({ a: 2, b: 3 }), { output: "5", isError: false, metadata: meta })
-    assert.deepEqual(await echo.execute({ text: "über" }), { output: "über", isError: false, metadata: meta })
-    assert.deepEqual(await json.execute({}), { output: '{"ok":true,"n":1}', isError: false, metadata: meta })
-    assert.deepEqual(await fail.execute({}), { output: "native failure", isError: true, metadata: meta })
+    assert.deepEqual(await add.execute({ a: 2, b: 3 }), { output: "5", isError: false, content: [{ type: "text", text: "5" }], metadata: meta })
+    assert.deepEqual(await echo.execute({ text: "über" }), { output: "über", isError: false, content: [{ type: "text", text: "über" }], metadata: meta })
+    assert.deepEqual(await json.execute({}), { output: '{"ok":true,"n":1}', isError: false, content: [{ type: "text", text: '{"ok":true,"n":1}' }], metadata: meta })
+    assert.deepEqual(await fail.execute({}), { output: "native failure", isError: true, content: [{ type: "text", text: "native failure" }], metadata: meta })
     await source.close()
 
     const records = fs

@@ -252,9 +252,14 @@ async fn connect_remote(
     }
 }
 
-/// A listed tool as `ToolInfo`: original name, description ("" when absent), and an input
-/// schema with `type: "object"` and `properties` ensured.
+/// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
+/// with `type: "object"` and `properties` ensured, and every other field the server gave
+/// (`title`, `annotations`, `outputSchema`, `icons`, `_meta`), as it gave them.
 fn tool_info(tool: rmcp::model::Tool) -> Value {
+    let mut info = match serde_json::to_value(&tool) {
+        Ok(Value::Object(info)) => info,
+        _ => Map::new(),
+    };
     let mut schema: Map<String, Value> = (*tool.input_schema).clone();
     schema
         .entry("type")
@@ -262,7 +267,6 @@ fn tool_info(tool: rmcp::model::Tool) -> Value {
     schema
         .entry("properties")
         .or_insert_with(|| Value::Object(Map::new()));
-    let mut info = Map::new();
     info.insert("name".into(), Value::String(tool.name.into_owned()));
     info.insert(
         "description".into(),

@@ -25,7 +25,10 @@ type WaitFor = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, t
 pub struct McpToolRef {
     pub session: Arc<Session>,
     pub server: Arc<LiveServer>,
+    /// The original name.
     pub tool: String,
+    /// The tool as its server listed it (`ToolInfo`), so a gateway re-serves it unchanged.
+    pub listing: Value,
 }
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
@@ -33,7 +36,8 @@ pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 struct Loaded {
     session: Arc<Session>,
     json: String,
-    tools: Vec<(Arc<LiveServer>, String)>,
+    /// Each tool's live server and listing, in tool order.
+    tools: Vec<(Arc<LiveServer>, Value)>,
     warnings: Vec<String>,
 }
 
@@ -169,18 +173,19 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
-        tool_objects.push(json!({
+        let mut tool = json!({
             "name": name,
             "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
             "inputSchema": schema,
             "source": "mcp",
-        }));
-        let original = info
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        refs.push((live, original));
+        });
+        for key in crate::serve::LISTING_EXTRAS {
+            if let Some(value) = info.get(key) {
+                tool[key] = value.clone();
+            }
+        }
+        tool_objects.push(tool);
+        refs.push((live, info.clone()));
     }
     let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
     Loaded {
@@ -196,12 +201,18 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
     let tools: Object = source_obj.get_named_property("tools")?;
-    for (i, (server, tool)) in loaded.tools.into_iter().enumerate() {
+    for (i, (server, listing)) in loaded.tools.into_iter().enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
+        let tool = listing
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let tool_ref = Arc::new(McpToolRef {
             session: loaded.session.clone(),
             server,
             tool,
+            listing,
         });
         let execute = {
             let tool_ref = tool_ref.clone();
@@ -227,7 +238,8 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     Ok(source)
 }
 
-/// `tool.execute(args, ctx)`: resolves with `{output, isError, metadata: {server}}`, never rejects.
+/// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
+/// metadata: {server}}`, never rejects.
 fn execute(
     ctx: FunctionCallContext,
     tool: &Arc<McpToolRef>,
@@ -277,30 +289,49 @@ fn execute(
     };
     let future = async move {
         let outcome = match arguments {
-            Err(message) => (message, true),
+            Err(message) => (message, true, None),
             Ok(arguments) => {
                 let closed = tool.session.closed_token().clone();
                 let out = tool
                     .server
                     .call(&tool.tool, arguments, timeout, &cancel, &closed)
                     .await;
-                (out.output, out.is_error)
+                // The parts as the server sent them travel as JSON text: JSON.parse on the
+                // JavaScript thread is the cheapest way to build big values (images) there.
+                let parts = out.raw.as_ref().map(|raw| {
+                    let content = raw.get("content").map(Value::to_string);
+                    let structured = raw.get("structuredContent").map(Value::to_string);
+                    (content, structured)
+                });
+                (out.output, out.is_error, parts)
             }
         };
         Ok(outcome)
     };
-    let promise = env.spawn_future_with_callback(future, move |env, (output, is_error)| {
-        if let Some(watch) = watch {
-            watch.release(env);
-        }
-        let mut result = Object::new(env)?;
-        result.set_named_property("output", output)?;
-        result.set_named_property("isError", is_error)?;
-        let mut metadata = Object::new(env)?;
-        metadata.set_named_property("server", server_name.as_str())?;
-        result.set_named_property("metadata", metadata)?;
-        Ok(result.to_unknown())
-    })?;
+    let promise =
+        env.spawn_future_with_callback(future, move |env, (output, is_error, parts)| {
+            if let Some(watch) = watch {
+                watch.release(env);
+            }
+            let mut result = Object::new(env)?;
+            result.set_named_property("output", output)?;
+            result.set_named_property("isError", is_error)?;
+            if let Some((content, structured)) = parts {
+                if let Some(content) = content {
+                    result.set_named_property("content", convert::parse_json(env, &content)?)?;
+                }
+                if let Some(structured) = structured {
+                    result.set_named_property(
+                        "structuredContent",
+                        convert::parse_json(env, &structured)?,
+                    )?;
+                }
+            }
+            let mut metadata = Object::new(env)?;
+            metadata.set_named_property("server", server_name.as_str())?;
+            result.set_named_property("metadata", metadata)?;
+            Ok(result.to_unknown())
+        })?;
     // SAFETY: the promise is handed to JavaScript as this call's return value at once.
     Ok(unsafe {
         std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(

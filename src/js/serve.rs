@@ -34,8 +34,13 @@ struct JsTool {
 /// Ids of served JavaScript calls, to name the one to abort.
 static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// The contexts of served JavaScript calls in flight, by call id, for `ctx.progress/log/elicit/
+/// sample` to reach their client.
+static CONTEXTS: std::sync::LazyLock<Mutex<std::collections::HashMap<u64, CallContext>>> =
+    std::sync::LazyLock::new(Default::default);
+
 /// Fires the call's AbortSignal if the call is dropped (the client cancelled or went away)
-/// before it finished.
+/// before it finished; either way the call's context is forgotten.
 struct AbortOnDrop {
     abort: Arc<Abort>,
     id: f64,
@@ -44,6 +49,10 @@ struct AbortOnDrop {
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(self.id as u64));
         if self.finished {
             return;
         }
@@ -60,10 +69,14 @@ impl ToolCaller for JsTool {
     fn call(
         &self,
         arguments: Map<String, Value>,
-        _ctx: CallContext,
+        ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let execute = self.execute.clone();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id as u64, ctx);
         let guard = AbortOnDrop {
             abort: self.abort.clone(),
             id,
@@ -122,18 +135,69 @@ fn text_result(text: String, is_error: bool) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
 }
 
-/// A `ToolResult` (`{output, isError}`) as an MCP `CallToolResult`.
+/// A `ToolResult` as an MCP `CallToolResult`: its `content` parts (and `structuredContent`)
+/// as they are when it has them (a `run` that answered in MCP terms, or a loaded MCP tool),
+/// else its `output` as one text part.
 fn tool_result_to_mcp(result: &Value) -> Value {
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if let Some(content) = result.get("content").filter(|c| c.is_array()) {
+        let mut mcp = Map::new();
+        mcp.insert("content".into(), content.clone());
+        if let Some(structured) = result.get("structuredContent") {
+            mcp.insert("structuredContent".into(), structured.clone());
+        }
+        mcp.insert("isError".into(), Value::Bool(is_error));
+        return Value::Object(mcp);
+    }
     let output = match result.get("output") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
     };
-    let is_error = result
-        .get("isError")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
     text_result(output, is_error)
+}
+
+/// `ctx.progress/log/elicit/sample` of a served JavaScript call (internal): what the call asks
+/// of its client. Resolves with the client's answer (elicit, sample) or whether anything was
+/// sent (progress, log); rejects with a reason in words.
+pub fn call_context<'env>(
+    env: &'env Env,
+    id: f64,
+    op: String,
+    payload: Value,
+) -> Result<PromiseRaw<'env, Value>> {
+    let ctx = CONTEXTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(id as u64))
+        .cloned();
+    env.spawn_future(async move {
+        let ctx = ctx
+            .ok_or_else(|| Error::from_reason("toolnexus: this tool call has already finished"))?;
+        let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_string);
+        let number = |key: &str| payload.get(key).and_then(Value::as_f64);
+        let outcome = match op.as_str() {
+            "progress" => match number("progress") {
+                Some(progress) => ctx
+                    .progress(progress, number("total"), text("message"))
+                    .await
+                    .map(Value::Bool),
+                None => Err("ctx.progress(progress, total?, message?) needs a number".into()),
+            },
+            "log" => {
+                let level = text("level").unwrap_or_default();
+                let data = payload.get("data").cloned().unwrap_or(Value::Null);
+                ctx.log(&level, data, text("logger")).await.map(Value::Bool)
+            }
+            "elicit" => ctx.elicit(payload).await,
+            "sample" => ctx.sample(payload).await,
+            other => Err(format!("unknown call context operation {other:?}")),
+        };
+        outcome.map_err(|m| Error::from_reason(format!("toolnexus: {m}")))
+    })
 }
 
 /// `createService(tools, name, version, onCall)` from the glue.
@@ -184,17 +248,38 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
 
 fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     let name: String = tool.get_named_property("name")?;
-    let description: String = tool.get_named_property("description")?;
-    let input_schema: Value =
+    let mut description: String = tool.get_named_property("description")?;
+    let mut input_schema: Value =
         env.from_js_value(tool.get_named_property::<Unknown>("inputSchema")?)?;
     let source: String = tool.get_named_property("source")?;
     let mcp: Unknown = tool.get_named_property("mcp")?;
+    let mut extras = Map::new();
     let caller: Arc<dyn ToolCaller> = if mcp.get_type()? == ValueType::External {
         let external = unsafe {
             <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(env.raw(), mcp.raw())?
         };
-        Arc::new(Forward((**external).clone()))
+        let tool_ref: Arc<McpToolRef> = (**external).clone();
+        // A gateway relays the tool as its server listed it, under the served name.
+        let listing = &tool_ref.listing;
+        if let Some(d) = listing.get("description").and_then(Value::as_str) {
+            description = d.to_string();
+        }
+        if let Some(schema) = listing.get("inputSchema") {
+            input_schema = schema.clone();
+        }
+        for key in serve::LISTING_EXTRAS {
+            if let Some(value) = listing.get(key) {
+                extras.insert(key.to_string(), value.clone());
+            }
+        }
+        Arc::new(Forward(tool_ref))
     } else {
+        for key in serve::LISTING_EXTRAS {
+            let value: Unknown = tool.get_named_property(key)?;
+            if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) {
+                extras.insert(key.to_string(), env.from_js_value(value)?);
+            }
+        }
         let execute: Function<Value, Promise<Value>> = tool.get_named_property("execute")?;
         let execute: Execute = execute
             .build_threadsafe_function()
@@ -216,6 +301,7 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
         name,
         description,
         input_schema,
+        extras,
         source,
         caller,
     })
@@ -387,4 +473,20 @@ impl HttpServer {
             Ok(())
         })
     }
+}
+
+/// An MCP `CallToolResult` a `run` returned, as the `ToolResult` its tool's `execute` resolves
+/// (internal): `output` mapped as for MCP tools, the parts kept as they are.
+pub fn tool_result_from_mcp(result: Value) -> Value {
+    let (output, is_error) = crate::connect::session::output_of(&result);
+    let mut tool_result = Map::new();
+    tool_result.insert("output".into(), Value::String(output));
+    tool_result.insert("isError".into(), Value::Bool(is_error));
+    if let Some(content) = result.get("content") {
+        tool_result.insert("content".into(), content.clone());
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        tool_result.insert("structuredContent".into(), structured.clone());
+    }
+    Value::Object(tool_result)
 }

@@ -170,7 +170,7 @@ pub async fn serve_http(
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let stopping = CancellationToken::new();
     let config = rmcp_config(local, &options, stopping.clone())?;
-    let factory = move || Ok(server.clone());
+    let factory = move || Ok(server.for_session());
     let endpoint = if options.stateless {
         Endpoint::Stateless(StreamableHttpService::new(
             factory,

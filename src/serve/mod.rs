@@ -8,8 +8,10 @@
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
 pub mod bridge;
+pub mod context;
 pub mod http;
 pub mod stdio;
+mod validate;
 
 #[cfg(test)]
 mod tests;
@@ -47,12 +49,8 @@ impl Default for ServerIdentity {
 /// The result of one call as MCP's CallToolResult JSON (`{content:[...], isError?, structuredContent?}`).
 pub type CallResult = Value;
 
-/// What a running call knows about the request that started it.
-#[derive(Clone)]
-pub struct CallContext {
-    /// rmcp's view of the request: its cancellation token, `_meta` (progress token), the peer.
-    pub request: RequestContext<RoleServer>,
-}
+pub use context::CallContext;
+use context::SessionLogLevel;
 
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
 pub trait ToolCaller: Send + Sync + 'static {
@@ -79,12 +77,24 @@ where
     }
 }
 
+/// The fields of a tool's listing besides name, description and inputSchema, served as given.
+pub const LISTING_EXTRAS: [&str; 6] = [
+    "title",
+    "annotations",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+];
+
 /// One tool as exposed to MCP clients.
 #[derive(Clone)]
 pub struct ServedTool {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// Other listing fields (`LISTING_EXTRAS`), served as given.
+    pub extras: Map<String, Value>,
     /// Where the tool came from (`mcp`, `native`, ...); only reported through `OnCall`.
     pub source: String,
     pub caller: Arc<dyn ToolCaller>,
@@ -117,7 +127,11 @@ pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool
 /// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
 /// one handler per session and per stateless request, all sharing this state.
 #[derive(Clone)]
-pub struct ToolServer(Arc<Inner>);
+pub struct ToolServer {
+    shared: Arc<Inner>,
+    /// Per session: what `logging/setLevel` asked for.
+    log_level: SessionLogLevel,
+}
 
 struct Inner {
     identity: ServerIdentity,
@@ -125,6 +139,8 @@ struct Inner {
     by_name: HashMap<String, usize>,
     /// `tools/list` never changes, so it is built once.
     listed: Vec<Tool>,
+    /// Each tool's argument check, by index (None: its schema could not be compiled).
+    validators: Vec<Option<validate::Arguments>>,
     on_call: Option<OnCall>,
 }
 
@@ -132,37 +148,45 @@ impl ToolServer {
     pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
+        let validators = tools
+            .iter()
+            .map(|t| validate::Arguments::compile(&t.input_schema))
+            .collect();
         for (i, tool) in tools.iter().enumerate() {
             // First definition wins so `tools/list` never shows a name twice.
             if by_name.contains_key(&tool.name) {
                 continue;
             }
             by_name.insert(tool.name.clone(), i);
-            listed.push(Tool::new(
-                tool.name.clone(),
-                tool.description.clone(),
-                Arc::new(object_schema(&tool.input_schema)),
-            ));
+            listed.push(listing(tool));
         }
-        Self(Arc::new(Inner {
-            identity,
-            tools,
-            by_name,
-            listed,
-            on_call,
-        }))
+        Self {
+            shared: Arc::new(Inner {
+                identity,
+                tools,
+                by_name,
+                listed,
+                validators,
+                on_call,
+            }),
+            log_level: SessionLogLevel::default(),
+        }
+    }
+
+    /// The same tools for a new session (its own log level).
+    pub fn for_session(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            log_level: SessionLogLevel::default(),
+        }
     }
 
     pub fn identity(&self) -> &ServerIdentity {
-        &self.0.identity
+        &self.shared.identity
     }
 
     pub fn tools(&self) -> &[ServedTool] {
-        &self.0.tools
-    }
-
-    fn find(&self, name: &str) -> Option<&ServedTool> {
-        self.0.by_name.get(name).map(|&i| &self.0.tools[i])
+        &self.shared.tools
     }
 
     /// Runs one call to completion, or until the client cancels it.
@@ -188,7 +212,7 @@ impl ToolServer {
             _ = cancelled.cancelled() => text_result("cancelled by the client", true),
         };
         drop(task);
-        if let Some(on_call) = &self.0.on_call {
+        if let Some(on_call) = &self.shared.on_call {
             on_call(CallRecord {
                 name: tool.name.clone(),
                 source: tool.source.clone(),
@@ -201,13 +225,19 @@ impl ToolServer {
 }
 
 impl ServerHandler for ToolServer {
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
-            Implementation::new(
-                self.0.identity.name.clone(),
-                self.0.identity.version.clone(),
-            ),
+        let identity = &self.shared.identity;
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
         )
+        .with_server_info(Implementation::new(
+            identity.name.clone(),
+            identity.version.clone(),
+        ))
     }
 
     async fn list_tools(
@@ -215,16 +245,22 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.0.listed.clone()))
+        Ok(ListToolsResult::with_all_items(self.shared.listed.clone()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let &i = self.0.by_name.get(name)?;
-        self.0
-            .listed
-            .iter()
-            .find(|t| t.name == self.0.tools[i].name)
-            .cloned()
+        self.shared.by_name.get(name)?;
+        self.shared.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn call_tool(
@@ -232,16 +268,30 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let tool = self
-            .find(&request.name)
+        let index = *self
+            .shared
+            .by_name
+            .get(request.name.as_ref())
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-            })?
-            .clone();
+            })?;
+        let tool = self.shared.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
-        let result = self
-            .run(&tool, arguments, CallContext { request: context })
-            .await;
+        if let Some(Err(problems)) = self.shared.validators[index]
+            .as_ref()
+            .map(|v| v.check(&arguments))
+        {
+            // A mismatch is the caller's to fix, so it is a result the model can read.
+            return Ok(CallToolResponse::Complete(text_result(
+                format!("Invalid arguments for tool {}: {problems}", tool.name),
+                true,
+            )));
+        }
+        let ctx = CallContext {
+            request: context,
+            log_level: self.log_level.clone(),
+        };
+        let result = self.run(&tool, arguments, ctx).await;
         Ok(CallToolResponse::Complete(result))
     }
 }
@@ -252,6 +302,31 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A tool's `tools/list` entry: its extras as given when they are valid MCP, else without them.
+fn listing(tool: &ServedTool) -> Tool {
+    let plain = || {
+        Tool::new(
+            tool.name.clone(),
+            tool.description.clone(),
+            Arc::new(object_schema(&tool.input_schema)),
+        )
+    };
+    if tool.extras.is_empty() {
+        return plain();
+    }
+    let mut full = tool.extras.clone();
+    full.insert("name".into(), Value::String(tool.name.clone()));
+    full.insert(
+        "description".into(),
+        Value::String(tool.description.clone()),
+    );
+    full.insert(
+        "inputSchema".into(),
+        Value::Object(object_schema(&tool.input_schema)),
+    );
+    serde_json::from_value(Value::Object(full)).unwrap_or_else(|_| plain())
 }
 
 /// MCP requires `inputSchema` to be an object schema; sources that have none get the empty one.

@@ -19,6 +19,7 @@ fn tool(name: &str, caller: impl ToolCaller) -> ServedTool {
         name: name.into(),
         description: format!("{name} tool"),
         input_schema: json!({"type": "object"}),
+        extras: Map::new(),
         source: "native".into(),
         caller: Arc::new(caller),
     }
