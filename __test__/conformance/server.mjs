@@ -321,6 +321,18 @@ export function conformanceTools() {
       inputSchema: JSON_SCHEMA_2020_12,
       run: (args) => `JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`,
     }),
+    // SEP-2243: a parameter mirrored in an `Mcp-Param-Region` header, which the server checks
+    // against the body (rmcp validates it through the served tool's schema).
+    defineTool({
+      name: "test_custom_header",
+      description: "Echoes a region that the client also sends as a header",
+      inputSchema: {
+        type: "object",
+        properties: { region: { type: "string", "x-mcp-header": "Region" } },
+        required: ["region"],
+      },
+      run: ({ region }) => `region ${region}`,
+    }),
     // 2026-07-28: an elicitation / sampling inside a call goes out as an input-required result and
     // the retried call resumes `run` (issue 10).
     defineTool({
