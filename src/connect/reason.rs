@@ -290,8 +290,17 @@ pub fn network(error: &reqwest::Error) -> Cause {
             bounded(innermost)
         ));
     }
+    // rustls's own words for a failed handshake.
     let lower = innermost.to_ascii_lowercase();
-    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+    let tls_words = [
+        "certificate",
+        "tls",
+        "handshake",
+        "corrupt message",
+        "alert",
+        "incompatible",
+    ];
+    if tls_words.iter().any(|w| lower.contains(w)) {
         return Cause::Network(format!("TLS handshake failed: {}", bounded(innermost)));
     }
     if error.is_connect() {

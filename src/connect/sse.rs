@@ -52,6 +52,13 @@ impl SseTransport {
         if !response.status().is_success() {
             return Err(status_cause(&response));
         }
+        let content_type = content_type(&response);
+        if !content_type
+            .as_deref()
+            .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"))
+        {
+            return Err(Cause::NotMcp { content_type });
+        }
         let base = response.url().clone();
         let mut events = SseStream::from_bytes_stream(response.bytes_stream());
         let endpoint = loop {
@@ -154,14 +161,17 @@ impl Drop for SseTransport {
 
 /// An HTTP answer that is not the event stream (or the 2xx to a POST) we asked for.
 fn status_cause(response: &reqwest::Response) -> Cause {
-    let content_type = response
+    Cause::Http {
+        status: response.status().as_u16(),
+        content_type: content_type(response),
+        detail: None,
+    }
+}
+
+fn content_type(response: &reqwest::Response) -> Option<String> {
+    response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(reason::bounded);
-    Cause::Http {
-        status: response.status().as_u16(),
-        content_type,
-        detail: None,
-    }
+        .map(reason::bounded)
 }
