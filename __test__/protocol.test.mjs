@@ -11,7 +11,8 @@ import fs from "node:fs"
 import path from "node:path"
 import { listMcpTools, loadMcp } from "toolnexus"
 import { PYTHON, describePids, descendants, fixture, isAlive, killAll, nodeFixture, serverEverything, tmpFile } from "./helpers.mjs"
-import { startStreamableHttp } from "./fixtures/http-servers.mjs"
+import http from "node:http"
+import { startLegacySse, startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const T = { timeout: 30000 }
 const PY_FIXTURE = path.join(path.dirname(fixture("era-server")), "py-era-server.py")
@@ -191,6 +192,75 @@ test("streamable HTTP auto against an SDK v1 server: server/discover refused, th
     ["server/discover", "initialize", "notifications/initialized", "tools/list"],
   )
   assert.deepEqual(inv.info.web, { protocolVersion: "2025-11-25", name: "streamable-fixture", version: "1.0.0" })
+})
+
+/**
+ * A loopback proxy in front of `target` that never answers a `server/discover` POST (it holds
+ * the request open) and forwards everything else; resolves { url, close() }.
+ */
+async function discoverBlackHole(target) {
+  const held = new Set()
+  const server = http.createServer(async (req, res) => {
+    const chunks = []
+    for await (const c of req) chunks.push(c)
+    const body = Buffer.concat(chunks)
+    if (/"method"\s*:\s*"server\/discover"/.test(body.toString("utf8"))) {
+      held.add(res)
+      return
+    }
+    const upstream = http.request(target, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers)
+      answer.pipe(res)
+    })
+    upstream.on("error", () => res.destroy())
+    upstream.end(body)
+  })
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${server.address().port}/mcp`,
+    close() {
+      for (const res of held) res.destroy()
+      server.closeAllConnections()
+      return new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+test("streamable HTTP auto: a server that never answers the probe gets the handshake at half its timeout", T, async (t) => {
+  const s = await startStreamableHttp({ tools: 2 })
+  t.after(() => s.close())
+  const proxy = await discoverBlackHole(s.url)
+  t.after(() => proxy.close())
+  const started = performance.now()
+  const inv = await listMcpTools({ mcpServers: { web: { type: "http", url: proxy.url, timeout: 3000 } } })
+  const elapsed = performance.now() - started
+  assert.equal(inv.status.web, "connected", inv.errors.web)
+  assert.equal(inv.info.web.protocolVersion, "2025-11-25")
+  assert.ok(elapsed >= 1500 && elapsed < 3000, `connected after ${Math.round(elapsed)} ms (probe bound 1500 ms, timeout 3000 ms)`)
+  assert.equal(s.stats.rpc["server/discover"], undefined, "the probe never reached the server")
+  assert.equal(s.stats.rpc.initialize, 1)
+})
+
+test("legacy SSE shakes hands: 2025-11-25 by default and under auto, a pinned older revision when asked", T, async (t) => {
+  const s = await startLegacySse({ tools: ["alpha"] })
+  t.after(() => s.close())
+  const inv = await listMcpTools({
+    mcpServers: {
+      plain: { type: "sse", url: s.url },
+      auto: { type: "sse", url: s.url, protocol: "auto" },
+      old: { type: "sse", url: s.url, protocol: "2024-11-05" },
+    },
+  })
+  assert.deepEqual(inv.status, { plain: "connected", auto: "connected", old: "connected" }, JSON.stringify(inv.errors))
+  assert.deepEqual(
+    Object.values(inv.info).map((i) => [i.protocolVersion, i.name]),
+    [
+      ["2025-11-25", "legacy-sse-fixture"],
+      ["2025-11-25", "legacy-sse-fixture"],
+      ["2024-11-05", "legacy-sse-fixture"],
+    ],
+  )
+  assert.equal(s.stats.rpc["server/discover"], undefined)
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -190,7 +190,7 @@ fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, String> {
             format!(
                 "{field} {} is not supported (expected local, stdio, remote, http, \
                  streamable-http or sse)",
-                Value::from(s.as_str())
+                quoted(s)
             )
         }),
         Some(_) => Err(format!("{field} must be a string")),

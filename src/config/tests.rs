@@ -373,6 +373,8 @@ fn protocol_wrong_values_fail_that_server_naming_the_field() {
     let r = reason(json!({"command": "c", "protocol": huge}));
     assert!(r.len() < 500, "{} chars", r.len());
     assert!(r.starts_with(&format!("mcpServers.s.protocol \"{}", "x".repeat(200))));
+    let r = reason(json!({"url": "u", "type": "y".repeat(100_000)}));
+    assert!(r.len() < 500, "type quoted whole: {} chars", r.len());
     // A broken command stays the headline; the other server is unaffected.
     let c = load_value(json!({"mcpServers": {
         "bad": {"command": 42, "protocol": "nope"},
