@@ -14,6 +14,8 @@ mod tests;
 #[cfg(test)]
 mod tests_load;
 #[cfg(test)]
+mod tests_protocol;
+#[cfg(test)]
 mod tests_real;
 
 use std::fmt;
