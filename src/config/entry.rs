@@ -6,7 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::ServerEntry;
-use super::spec::{Kind, RemoteTransport, ServerSpec};
+use super::spec::{
+    DISCOVER_REVISION, HANDSHAKE_REVISIONS, Kind, Protocol, RemoteTransport, ServerSpec,
+};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
@@ -20,13 +22,16 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
     let enabled = enabled(obj, path);
     let timeout = timeout(obj, path);
     let tools = tools(obj, path);
-    let spec = spec(obj, path).and_then(|spec| {
+    let spec = spec(obj, path);
+    let protocol = protocol(obj, path, spec.as_ref().ok());
+    let spec = spec.and_then(|spec| {
         // A bad command/url/type is the headline; other field errors follow in reading order.
         enabled
             .as_ref()
             .err()
             .or(timeout.as_ref().err())
             .or(tools.as_ref().err())
+            .or(protocol.as_ref().err())
             .map_or(Ok(spec), |e| Err(e.clone()))
     });
     ServerEntry {
@@ -34,6 +39,7 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
         enabled: enabled.unwrap_or(true),
         timeout_ms: timeout.unwrap_or(DEFAULT_TIMEOUT_MS),
         tools: tools.unwrap_or(None),
+        protocol: protocol.unwrap_or(None),
         spec,
     }
 }
@@ -97,6 +103,53 @@ fn tools(obj: &Map<String, Value>, path: &str) -> Result<Option<Vec<(String, boo
         .map(Some)
 }
 
+/// `protocol`: `"auto"`, `"2026-07-28"`, or a revision whose handshake we can offer. Legacy SSE
+/// has only the handshake, so pinning the discover era on it is a mistake worth naming.
+fn protocol(
+    obj: &Map<String, Value>,
+    path: &str,
+    spec: Option<&ServerSpec>,
+) -> Result<Option<Protocol>, String> {
+    let field = format!("{path}.protocol");
+    let Some(value) = get(obj, "protocol") else {
+        return Ok(None);
+    };
+    let Value::String(text) = value else {
+        return Err(format!("{field} must be a string"));
+    };
+    let protocol = Protocol::parse(text).ok_or_else(|| {
+        format!(
+            "{field} {} is not supported (expected auto, {DISCOVER_REVISION}, {})",
+            quoted(text),
+            HANDSHAKE_REVISIONS.join(", ")
+        )
+    })?;
+    let sse = matches!(
+        spec,
+        Some(ServerSpec::Remote {
+            transport: RemoteTransport::Sse,
+            ..
+        })
+    );
+    if sse && protocol == Protocol::Discover {
+        return Err(format!(
+            "{field} {DISCOVER_REVISION} needs streamable HTTP or stdio; legacy SSE has only the \
+             initialize handshake"
+        ));
+    }
+    Ok(Some(protocol))
+}
+
+/// A value as a JSON string, cut to a length a reason can carry.
+fn quoted(text: &str) -> String {
+    const MAX_CHARS: usize = 200;
+    if text.chars().count() <= MAX_CHARS {
+        return Value::from(text).to_string();
+    }
+    let head: String = text.chars().take(MAX_CHARS).collect();
+    format!("{}…", Value::from(head))
+}
+
 fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
     if get(obj, "type").and_then(Value::as_str) == Some("invalid") {
         // Our own normalised output for a broken entry: keep its reason on a round trip.
@@ -137,7 +190,7 @@ fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, String> {
             format!(
                 "{field} {} is not supported (expected local, stdio, remote, http, \
                  streamable-http or sse)",
-                Value::from(s.as_str())
+                quoted(s)
             )
         }),
         Some(_) => Err(format!("{field} must be a string")),

@@ -161,7 +161,10 @@ impl LiveServer {
                     None => format!("server {:?} closed the connection", self.name),
                 }
             }
-            other => format!("MCP tool call failed: {other}"),
+            other => format!(
+                "MCP tool call failed: {}",
+                super::reason::service_error(&other)
+            ),
         }
     }
 }

@@ -13,6 +13,18 @@ export interface ToolInfo {
   inputSchema: JSONSchema
 }
 
+/** What a connected server said about itself. */
+export interface ServerInfo {
+  /** The protocol revision spoken: `"2026-07-28"` (discover era) or a handshake revision such as `"2025-11-25"`. */
+  protocolVersion: string
+  /** The server's own name (`serverInfo.name`); `""` when a 2026-07-28 server gave none. */
+  name: string
+  version: string
+  title?: string
+  /** How the server asks to be used, when it says. */
+  instructions?: string
+}
+
 /** Every server's raw tool inventory (no name prefixing, no `tools` allowlist applied). */
 export interface McpInventory {
   /** Connected servers only, keyed by server name in config order. */
@@ -21,6 +33,8 @@ export interface McpInventory {
   status: Record<string, McpStatus>
   /** A short human reason for each failed server. */
   errors: Record<string, string>
+  /** Connected servers only, in config order: what each said about itself. */
+  info: Record<string, ServerInfo>
 }
 
 export interface ListOptions {
@@ -32,6 +46,14 @@ export interface ListOptions {
   timeout?: number
 }
 
+/**
+ * The MCP era to speak to a server: `"auto"` probes with `server/discover` and falls back to the
+ * `initialize` handshake; `"2026-07-28"` only discovers; a handshake revision only shakes hands,
+ * offering that revision. Absent: `"auto"` for streamable HTTP, the 2025-11-25 handshake for
+ * stdio and legacy SSE (which has only the handshake).
+ */
+export type McpProtocol = "auto" | "2026-07-28" | "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05"
+
 /** A normalised local (stdio) server. */
 export interface LocalServerConfig {
   type: "local"
@@ -41,6 +63,8 @@ export interface LocalServerConfig {
   enabled: boolean
   timeout: number
   tools?: Record<string, boolean>
+  /** Only when the config gives it. */
+  protocol?: McpProtocol
 }
 
 /** A normalised remote (HTTP) server. */
@@ -52,6 +76,8 @@ export interface RemoteServerConfig {
   enabled: boolean
   timeout: number
   tools?: Record<string, boolean>
+  /** Only when the config gives it. */
+  protocol?: McpProtocol
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */
@@ -144,6 +170,8 @@ export interface McpSource {
   tools: Tool[]
   status: Record<string, McpStatus>
   errors: Record<string, string>
+  /** Connected servers only, in config order: what each said about itself. */
+  info: Record<string, ServerInfo>
   /** Idempotent; resolves when every child process has exited. */
   close(): Promise<void>
 }

@@ -69,8 +69,8 @@ pub fn load_mcp<'env>(
             Ok(cfg) => cfg,
             Err(e) => return Settle::config_error(e),
         };
-        let handler = |server: &str| ClientSide {
-            elicitor: wait_for.clone().map(|w| elicitor(w, server.to_string())),
+        let handler = |server: &str| {
+            ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => Settle::Value(describe(loaded)),
@@ -141,12 +141,16 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
     } = loaded;
     let mut status = Map::new();
     let mut errors = Map::new();
+    let mut info = Map::new();
     let mut pairs = Vec::new();
     let mut tools = Vec::new();
     for server in &servers {
         status.insert(server.name.clone(), json!(server.status));
         if let Some(error) = &server.error {
             errors.insert(server.name.clone(), json!(error));
+        }
+        if let Some(server_info) = &server.info {
+            info.insert(server.name.clone(), server_info.clone());
         }
         let live = session.servers.iter().find(|s| s.name == server.name);
         for tool in &server.tools {
@@ -187,7 +191,8 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         tool_objects.push(tool);
         refs.push((live, info.clone()));
     }
-    let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
+    let json = json!({ "tools": tool_objects, "status": status, "errors": errors, "info": info })
+        .to_string();
     Loaded {
         session: Arc::new(session),
         json,
