@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.HttpServer = nativeBinding.HttpServer
+module.exports.NativeBridge = nativeBinding.NativeBridge
 module.exports.NativeService = nativeBinding.NativeService
 module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
 module.exports.buildMcpServer = nativeBinding.buildMcpServer

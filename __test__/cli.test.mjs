@@ -66,7 +66,7 @@ test("list --json: a healthy config prints exactly the listMcpTools inventory an
   assert.equal(r.stderr, "")
   const inv = JSON.parse(r.stdout)
   assert.ok(r.stdout.startsWith("{") && r.stdout.endsWith("}\n"), "nothing but the JSON on stdout")
-  assert.deepEqual(Object.keys(inv), ["tools", "status", "errors"])
+  assert.deepEqual(Object.keys(inv), ["tools", "status", "errors", "info"])
   assert.deepEqual(inv.status, { fix: "connected", everything: "connected", off: "disabled" })
   assert.deepEqual(Object.keys(inv.status), ["fix", "everything", "off"], "config order")
   assert.deepEqual(Object.keys(inv.tools), ["fix", "everything"])
@@ -109,6 +109,7 @@ test("list --timeout: a hanging server fails at the overall deadline, the others
     tools: { fix: [plain("ping")] },
     status: { fix: "connected", hang: "failed" },
     errors: { hang: "toolnexus: MCP list deadline exceeded" },
+    info: { fix: { protocolVersion: "2025-11-25", name: "toolnexus-fixture", version: "1.0.0" } },
   })
   assert.ok(elapsed < 15000, `took ${Math.round(elapsed)} ms`)
   const pid = readPid(pidFile)
@@ -126,7 +127,7 @@ test("list without a terminal: plain lines in config order, tools with descripti
   assert.doesNotMatch(r.stdout, ANSI)
   assert.doesNotMatch(r.stderr, ANSI)
   const lines = r.stdout.split("\n")
-  assert.match(lines[0], /^✓ fix {4}2 tools {2}\d+ ms$/)
+  assert.match(lines[0], /^✓ fix {4}2 tools {2}\d+ ms {2}toolnexus-fixture · MCP 2025-11-25$/)
   assert.match(lines[1], /^✗ crash {2}exited \(code 3\); stderr: starting crash-fixture$/)
   assert.equal(lines[2], "– off    disabled")
   assert.deepEqual(lines.slice(3), [

@@ -1,7 +1,7 @@
 // Shared helpers for the toolnexus Node tests: process-tree inspection through /proc,
 // a bounded polling helper, temporary config files and fixture paths.
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
@@ -285,3 +285,14 @@ export async function assertAbortMidway(t, start, reason, opts = {}) {
 
 /** The test virtualenv's Python (scripts/setup-test-deps.sh), with the official `mcp` SDK. */
 export const PYTHON = path.join(here, "..", ".venv", "bin", "python")
+
+/** Runs the Python client (`__test__/python/client.py`) and resolves its JSON report. */
+export function pythonClient(url, mode, calls = 1, tool = "add") {
+  const script = path.join(here, "python", "client.py")
+  return new Promise((resolve, reject) => {
+    execFile(PYTHON, [script, url, mode, String(calls), tool], { timeout: 45000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`python client (${mode}) failed: ${error.message}\n${stderr}`))
+      else resolve({ report: JSON.parse(stdout), stderr })
+    })
+  })
+}

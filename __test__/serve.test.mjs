@@ -333,7 +333,7 @@ test("seed 003 example 3: mcp.tools filters the exposed subset over the real wir
   assert.deepEqual(source.status, { gw: "connected" })
   // only "add" survives: "explode" is filtered out, "does-not-exist" is silently ignored
   assert.deepEqual(names(source.tools), ["gw_add"])
-  assert.deepEqual(await source.tools[0].execute({}), { output: "add", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await source.tools[0].execute({}), { output: "add", isError: false, content: [{ type: "text", text: "add" }], metadata: { server: "gw" } })
 
   // the filtered-out tool cannot be called either
   const headers = await rawSession(handle.url)
@@ -392,12 +392,11 @@ test("serve wire: tools/call of an unknown tool is JSON-RPC -32602 'Unknown tool
   assert.deepEqual(parseBody(r.type, r.text), { jsonrpc: "2.0", id: 7, error: { code: -32602, message: "Unknown tool: nope" } })
 })
 
-test("serve wire: unknown methods, server/discover included, are -32601", T, async () => {
+test("serve wire: unknown methods are -32601; server/discover answers the 2026-07-28 era", T, async () => {
   const { handle } = await serveTools([addTool()])
   const headers = await rawSession(handle.url)
   for (const [id, method] of [
     [1, "frobnicate"],
-    [2, "server/discover"],
     [3, "resources/list"],
   ]) {
     const r = await post(handle.url, { jsonrpc: "2.0", id, method, params: {} }, { headers })
@@ -407,9 +406,26 @@ test("serve wire: unknown methods, server/discover included, are -32601", T, asy
     assert.equal(msg.error?.code, -32601, `${method}: ${r.text}`)
     assert.equal(msg.result, undefined, method)
   }
-  // server/discover without a session, the way a 2026-07-28 client probes before initialize
-  const probe = await post(handle.url, { jsonrpc: "2.0", id: 9, method: "server/discover", params: {} })
-  assert.equal(parseBody(probe.type, probe.text).error?.code, -32601, probe.text)
+  // The way a 2026-07-28 client probes: no session, the lifecycle in the request's _meta.
+  const modern = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  }
+  const probe = await post(
+    handle.url,
+    { jsonrpc: "2.0", id: 9, method: "server/discover", params: { _meta: modern } },
+    { headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" } },
+  )
+  assert.equal(probe.status, 200, probe.text)
+  const discovered = parseBody(probe.type, probe.text).result
+  assert.ok(discovered.supportedVersions.includes("2026-07-28"), probe.text)
+  assert.ok(discovered.supportedVersions.includes("2025-11-25"), probe.text)
+  assert.deepEqual(discovered.capabilities.tools, {})
+  assert.deepEqual(discovered._meta["io.modelcontextprotocol/serverInfo"], { name: "toolnexus", version: "0.1.0" })
+  // A discover without the required _meta is an invalid request of that era, not a legacy method.
+  const bare = await post(handle.url, { jsonrpc: "2.0", id: 10, method: "server/discover", params: {} })
+  assert.equal(parseBody(bare.type, bare.text).error?.code, -32602, bare.text)
 })
 
 test("serve wire: other paths are 404", T, async () => {
@@ -461,34 +477,30 @@ test("serve wire: a foreign Host or Origin is refused with 403 on a loopback bin
   assert.deepEqual(calls, [], "a refused request never reaches a tool")
 
   // the legitimate forms are served
+  const init = JSON.stringify(INIT)
   for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
-    const r = await rawHttp(handle.url, { headers: { ...base, host }, body })
+    const r = await rawHttp(handle.url, { headers: { ...base, host }, body: init })
     assert.equal(r.status, 200, `Host: ${host}`)
-    assert.deepEqual(parseBody(r.type, r.text).result.content, [{ type: "text", text: "2" }])
+    assert.equal(parseBody(r.type, r.text).result.serverInfo.name, "toolnexus")
   }
-  const own = await post(handle.url, body, { headers: { origin: handle.url } })
+  const own = await post(handle.url, init, { headers: { origin: handle.url } })
   assert.equal(own.status, 200, `Origin: ${handle.url}`)
 })
 
-test("serve wire: JSON or SSE as the client's Accept asks", T, async () => {
+test("serve wire: the client must accept both JSON and SSE (406 otherwise); replies stream as SSE", T, async () => {
   const { handle } = await serveTools([addTool()])
   const headers = await rawSession(handle.url)
   const call = (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "add", arguments: { a: 20, b: 22 } } })
   const expected = (id) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "42" }], isError: false } })
 
-  const sse = await post(handle.url, call(1), { accept: "text/event-stream", headers })
-  assert.equal(sse.status, 200)
-  assert.match(sse.type, /^text\/event-stream/)
-  assert.match(sse.text, /^(event: message\n)?data: /m)
-  assert.deepEqual(parseBody(sse.type, sse.text), expected(1))
-
-  const json = await post(handle.url, call(2), { accept: "application/json", headers })
-  assert.equal(json.status, 200)
-  assert.match(json.type, /^application\/json/)
-  assert.deepEqual(JSON.parse(json.text), expected(2))
-
+  for (const accept of ["text/event-stream", "application/json"]) {
+    const r = await post(handle.url, call(1), { accept, headers })
+    assert.equal(r.status, 406, accept)
+    assert.match(r.text, /must accept both application\/json and text\/event-stream/)
+  }
   const both = await post(handle.url, call(3), { accept: "application/json, text/event-stream", headers })
   assert.equal(both.status, 200)
+  assert.match(both.type, /^text\/event-stream/)
   assert.deepEqual(parseBody(both.type, both.text), expected(3))
 })
 
@@ -650,16 +662,17 @@ test("gateway: forwarded isError results and the toolkit's own loadMcp tools re-
   defer(() => source.close())
   assert.deepEqual(names(source.tools), ["gw_s_add", "gw_s_fail", "gw_s_echo", "gw_local"])
   const byName = Object.fromEntries(source.tools.map((t) => [t.name, t]))
-  assert.deepEqual(await byName.gw_s_add.execute({ a: 2, b: 3 }), { output: "5", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await byName.gw_s_add.execute({ a: 2, b: 3 }), { output: "5", isError: false, content: [{ type: "text", text: "5" }], metadata: { server: "gw" } })
   assert.deepEqual(await byName.gw_s_echo.execute({ text: "héllo\nworld" }), {
     output: "héllo\nworld",
     isError: false,
+    content: [{ type: "text", text: "héllo\nworld" }],
     metadata: { server: "gw" },
   })
   const fail = await byName.gw_s_fail.execute({})
   assert.equal(fail.isError, true)
   assert.equal(fail.output, "first problem\n\nsecond problem")
-  assert.deepEqual(await byName.gw_local.execute({}), { output: "local", isError: false, metadata: { server: "gw" } })
+  assert.deepEqual(await byName.gw_local.execute({}), { output: "local", isError: false, content: [{ type: "text", text: "local" }], metadata: { server: "gw" } })
 
   await waitFor(() => calls.length >= 4, { message: "four onCall records" })
   assert.deepEqual(
@@ -701,10 +714,10 @@ for (const transport of ["native", "sdk"]) {
     assert.deepEqual(names(source.tools), NATIVE_TOOLS.map((n) => `srv_${n}`))
     const [add, echo, json, fail] = source.tools
     const meta = { server: "srv" }
-    assert.deepEqual(await add.execute({ a: 2, b: 3 }), { output: "5", isError: false, metadata: meta })
-    assert.deepEqual(await echo.execute({ text: "über" }), { output: "über", isError: false, metadata: meta })
-    assert.deepEqual(await json.execute({}), { output: '{"ok":true,"n":1}', isError: false, metadata: meta })
-    assert.deepEqual(await fail.execute({}), { output: "native failure", isError: true, metadata: meta })
+    assert.deepEqual(await add.execute({ a: 2, b: 3 }), { output: "5", isError: false, content: [{ type: "text", text: "5" }], metadata: meta })
+    assert.deepEqual(await echo.execute({ text: "über" }), { output: "über", isError: false, content: [{ type: "text", text: "über" }], metadata: meta })
+    assert.deepEqual(await json.execute({}), { output: '{"ok":true,"n":1}', isError: false, content: [{ type: "text", text: '{"ok":true,"n":1}' }], metadata: meta })
+    assert.deepEqual(await fail.execute({}), { output: "native failure", isError: true, content: [{ type: "text", text: "native failure" }], metadata: meta })
     await source.close()
 
     const records = fs
@@ -794,8 +807,8 @@ for (const transport of ["native", "sdk"]) {
     assert.deepEqual(call, { jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "3" }], isError: false } })
     const unknown = await request(3, "tools/call", { name: "nope", arguments: {} })
     assert.deepEqual(unknown, { jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Unknown tool: nope" } })
-    const nomethod = await request(4, "server/discover", {})
-    assert.equal(nomethod.error?.code, -32601)
+    const nomethod = await request(4, "frobnicate", {})
+    assert.deepEqual(nomethod.error, { code: -32601, message: "frobnicate" })
 
     // End of input: connect() resolves (native) and, with nothing else to do, the process exits
     // on its own, exactly as a plain SDK stdio server does. Nobody signals it.

@@ -19,7 +19,7 @@ Commands:
       every server's status and tools; --json prints the inventory as JSON
   diff <config> <snapshot.json> [--json] [--timeout ms]
       compare the live tools with a saved \`list --json\` output; exit 1 on drift
-  serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n]
+  serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n] [--stateless]
       serve every server's tools as one MCP server over streamable HTTP
 
 Options:
@@ -39,7 +39,14 @@ const COMMANDS = {
     run: serve,
     help: SERVE_HELP,
     arity: [1, 1],
-    options: { addr: { type: "string" }, tools: { type: "string" }, name: { type: "string" } },
+    options: {
+      addr: { type: "string" },
+      tools: { type: "string" },
+      name: { type: "string" },
+      stateless: { type: "boolean" },
+      "allowed-hosts": { type: "string" },
+      "allowed-origins": { type: "string" },
+    },
   },
 }
 

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beside npm and cargo: a Python virtualenv with the official
-# `mcp` SDK (at .venv/), and nginx for the load-balancer test. Idempotent; CI runs it before npm test.
+# `mcp` SDK (at .venv/), nginx for the load-balancer test, and Node 22 for the MCP conformance
+# suite's runner when the system Node is older. Idempotent; CI runs it before npm test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r __test__/python/requirements.txt
+fi
+
+# The conformance suite's CLI imports fs.globSync (Node >= 22). Node 22 comes from npm into its own
+# folder, not the root devDependencies, so that `node` in npm scripts stays the system Node.
+if [ "$(node -p 'Number(process.versions.node.split(".")[0]) < 22')" = true ] \
+  && [ ! -f __test__/conformance/node22/node_modules/.package-lock.json ]; then
+  npm ci --prefix __test__/conformance/node22 --no-audit --no-fund --loglevel=error
 fi
 
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then

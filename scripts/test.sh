@@ -25,3 +25,7 @@ npx tsc -p __test__/tsconfig.json
 
 step "node --test"
 node --test --test-concurrency=1 __test__/*.test.mjs
+
+step "conformance (official MCP suite: server and client modes, each era)"
+# run.mjs bounds itself (7 min); the outer bound is the backstop for a wedged Node.
+timeout --kill-after=10 600 node __test__/conformance/run.mjs

@@ -118,7 +118,7 @@ fn write_noisy(value: &Value, noise: &mut impl Iterator<Item = u8>, out: &mut St
         }
         write_noisy(item, noise, out);
     }
-    if !items.is_empty() && noise.next().unwrap_or(0) % 2 == 0 {
+    if !items.is_empty() && noise.next().unwrap_or(0).is_multiple_of(2) {
         out.push(',');
     }
     gap(noise, out);

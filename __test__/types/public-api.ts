@@ -10,7 +10,9 @@ import {
   type Answer,
   type ElicitationRequest,
   type McpInventory,
+  type McpProtocol,
   type McpSource,
+  type ServerInfo,
   type McpStatus,
   type Tool,
   type ToolInfo,
@@ -22,11 +24,15 @@ export async function usage(): Promise<void> {
   const status: McpStatus | undefined = inv.status["x"]
   const infos: ToolInfo[] | undefined = inv.tools["x"]
   const reason: string | undefined = inv.errors["x"]
-  void [status, infos, reason]
+  const about: ServerInfo | undefined = inv.info["x"]
+  const era: string | undefined = about?.protocolVersion
+  const title: string | undefined = about?.title
+  void [status, infos, reason, era, title, about?.name, about?.version, about?.instructions]
 
   const cfg = parseMcpConfig({ mcpServers: { a: { command: "node" } } })
   for (const [name, server] of Object.entries(cfg)) {
-    if (server.type === "local") console.log(name, server.command.join(" "), server.environment)
+    const protocol: McpProtocol | undefined = server.type === "invalid" ? undefined : server.protocol
+    if (server.type === "local") console.log(name, server.command.join(" "), server.environment, protocol)
     else if (server.type === "remote") console.log(name, server.url, server.transport, server.headers)
     else console.log(name, server.error)
   }
@@ -39,6 +45,8 @@ export async function usage(): Promise<void> {
         req.kind === "input" ? { ok: true, data: { name: "x" } } : { ok: false, reason: "declined" },
     },
   )
+  const sourceInfo: ServerInfo | undefined = source.info["a"]
+  void sourceInfo
   const tool: Tool | undefined = source.tools[0]
   if (tool) {
     const result: ToolResult = await tool.execute({ q: 1 }, { timeout: 100, signal: new AbortController().signal })

@@ -23,7 +23,7 @@ export function readConfig(config) {
 /**
  * Lists every server of the normalised map `servers`. `deadline` (ms) bounds the whole run: a
  * server still pending then fails with the library's deadline message while the others keep their
- * results. `onSettle(name, { status, tools?, error?, ms })` fires as each server settles.
+ * results. `onSettle(name, { status, tools?, error?, info?, ms })` fires as each server settles.
  * Aborting `signal` rejects with its reason (every connection torn down by the library).
  */
 export async function liveInventory(servers, { deadline, signal, onSettle } = {}) {
@@ -41,6 +41,7 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
         const status = inv.status[name] ?? "failed"
         result = { status }
         if (status === "connected") result.tools = inv.tools[name] ?? []
+        if (inv.info?.[name] !== undefined) result.info = inv.info[name]
         if (status === "failed") result.error = inv.errors[name] ?? "unknown failure"
       } catch (err) {
         if (signal?.aborted) throw err
@@ -51,11 +52,12 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
       return [name, result]
     }),
   )
-  const inventory = { tools: {}, status: {}, errors: {} }
+  const inventory = { tools: {}, status: {}, errors: {}, info: {} }
   for (const [name, result] of results) {
     inventory.status[name] = result.status
     if (result.tools) inventory.tools[name] = result.tools
     if (result.error !== undefined) inventory.errors[name] = result.error
+    if (result.info !== undefined) inventory.info[name] = result.info
   }
   return { inventory, results: new Map(results) }
 }

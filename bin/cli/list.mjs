@@ -6,8 +6,9 @@ export const LIST_HELP = `Usage: toolnexus list <config> [--json] [--timeout ms]
 
 Connects to every enabled server of <config> concurrently, lists its tools, then
 disconnects; nothing is left running. On a terminal, a live view shows one line per
-server while they connect (✓ connected with tool count and time, ✗ failed with its
-reason, – disabled), then each server's tools with a one-line description.
+server while they connect (✓ connected with tool count, time, server name and the
+protocol revision it speaks, ✗ failed with its reason, – disabled), then each
+server's tools with a one-line description.
 
 <config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers)
 
@@ -16,7 +17,9 @@ Options:
                 returns; keys in config order). Save it as a snapshot for \`toolnexus diff\`:
                   { "tools":  { "<server>": [{ "name", "description", "inputSchema" }] },
                     "status": { "<server>": "connected" | "disabled" | "failed" },
-                    "errors": { "<server>": "<why it failed>" } }
+                    "errors": { "<server>": "<why it failed>" },
+                    "info":   { "<server>": { "protocolVersion", "name", "version",
+                                              "title"?, "instructions"? } } }
   --timeout ms  overall deadline; a server still connecting then fails with
                 "toolnexus: MCP list deadline exceeded" (each server's own "timeout"
                 field still bounds each of its phases)
@@ -26,6 +29,13 @@ Exit status: 0 no server failed, 1 at least one server failed, 2 usage or config
 error (a parse error names file:line:col).
 `
 
+/** "everything-server · MCP 2025-11-25": who answered, and in which protocol revision. */
+function serverAbout(info) {
+  if (!info) return ""
+  const era = `MCP ${info.protocolVersion}`
+  return info.name ? `${info.name} · ${era}` : era
+}
+
 /** Renders one server's status line; `result.pending` holds a spinner frame while connecting. */
 function statusLine(c, nameWidth) {
   return (name, result, width) => {
@@ -33,8 +43,12 @@ function statusLine(c, nameWidth) {
     const budget = Math.max(width - nameWidth - 4, 10)
     if (result.pending) return `${c.cyan(result.pending)} ${padded}  ${c.dim(`connecting… ${(result.ms / 1000).toFixed(1)} s`)}`
     if (result.status === "connected") {
-      const count = result.tools.length
-      return `${c.green(MARK.connected)} ${padded}  ${count} ${count === 1 ? "tool" : "tools"}  ${c.dim(`${result.ms} ms`)}`
+      const count = `${result.tools.length} ${result.tools.length === 1 ? "tool" : "tools"}`
+      const head = `${c.green(MARK.connected)} ${padded}  ${count}  ${c.dim(`${result.ms} ms`)}`
+      const about = serverAbout(result.info)
+      if (!about) return head
+      const used = nameWidth + count.length + String(result.ms).length + 11
+      return `${head}  ${c.dim(fit(about, Math.max(width - used, 10)))}`
     }
     if (result.status === "disabled") return `${c.dim(MARK.disabled)} ${padded}  ${c.dim("disabled")}`
     return `${c.red(MARK.failed)} ${padded}  ${c.red(fit(result.error, budget))}`

@@ -4,6 +4,7 @@ import { messageOf, readConfig, tn } from "./inventory.mjs"
 import { MARK } from "./term.mjs"
 
 export const SERVE_HELP = `Usage: toolnexus serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n]
+                       [--stateless] [--allowed-hosts h1,h2] [--allowed-origins o1,o2]
 
 Connects to every enabled server of <config> and serves the union of their tools as
 one MCP server over streamable HTTP (POST <url>/mcp). Tools are named
@@ -19,6 +20,15 @@ Options:
   --tools a,b       expose only these tools (names as above; unknown names are ignored
                     with a warning)
   --name n          the server name announced to clients (default toolnexus)
+  --stateless       no sessions for handshake-era clients either, so replicas can stand
+                    behind a load balancer with no affinity (2026-07-28 clients are
+                    always served statelessly)
+  --allowed-hosts h1,h2
+                    Host names clients use to reach the server, besides the loopback ones;
+                    required when --addr is not a loopback address ("*" accepts any)
+  --allowed-origins o1,o2
+                    browser origins accepted besides the loopback ones (e.g.
+                    https://app.example.com); other Origins are refused with 403
   -h, --help        show this help
 
 Exit status: 0 stopped by a signal, 1 could not start serving, 2 usage or config error.
@@ -27,7 +37,8 @@ Exit status: 0 stopped by a signal, 1 could not start serving, 2 usage or config
 export async function serve({ positionals, values }) {
   const [config] = positionals
   const addr = values.addr ?? "127.0.0.1:8808"
-  const only = values.tools === undefined ? undefined : values.tools.split(",").map((s) => s.trim()).filter(Boolean)
+  const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
+  const only = list(values.tools)
   readConfig(config) // a malformed config is exit 2, before anything starts
   if (typeof tn.createToolkit !== "function") {
     process.stderr.write("toolnexus: this build of toolnexus has no createToolkit, so it cannot serve\n")
@@ -80,6 +91,9 @@ export async function serve({ positionals, values }) {
       if (values.name !== undefined) mcp.name = values.name
       handle = await toolkit.serve(addr, {
         mcp,
+        stateless: values.stateless === true,
+        allowedHosts: list(values["allowed-hosts"]),
+        allowedOrigins: list(values["allowed-origins"]),
         onCall: ({ name, ms, isError }) => process.stderr.write(`${isError ? MARK.failed : MARK.connected} ${name}  ${Math.round(ms)} ms\n`),
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use super::ServerEntry;
 use super::quote::{QUOTE_CHARS, key_path, quote, shorten};
-use super::spec::{Kind, RemoteTransport, ServerSpec};
+use super::spec::{
+    DISCOVER_REVISION, HANDSHAKE_REVISIONS, Kind, Protocol, RemoteTransport, ServerSpec,
+};
 
 pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 
@@ -28,13 +30,16 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
     let enabled = enabled(obj, path);
     let timeout = timeout(obj, path);
     let tools = tools(obj, path);
-    let spec = spec(obj, path).and_then(|spec| {
+    let spec = spec(obj, path);
+    let protocol = protocol(obj, path, spec.as_ref().ok());
+    let spec = spec.and_then(|spec| {
         // A bad command/url/type is the headline; other field errors follow in reading order.
         enabled
             .as_ref()
             .err()
             .or(timeout.as_ref().err())
             .or(tools.as_ref().err())
+            .or(protocol.as_ref().err())
             .map_or(Ok(spec), |e| Err(e.clone()))
     });
     ServerEntry {
@@ -42,6 +47,7 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
         enabled: enabled.unwrap_or(true),
         timeout_ms: timeout.unwrap_or(DEFAULT_TIMEOUT_MS),
         tools: tools.unwrap_or(None),
+        protocol: protocol.unwrap_or(None),
         spec,
     }
 }
@@ -92,6 +98,43 @@ fn tools(obj: &Map<String, Value>, path: &str) -> Result<Option<Vec<(String, boo
         })
         .collect::<Result<_, _>>()
         .map(Some)
+}
+
+/// `protocol`: `"auto"`, `"2026-07-28"`, or a revision whose handshake we can offer. Legacy SSE
+/// has only the handshake, so pinning the discover era on it is a mistake worth naming.
+fn protocol(
+    obj: &Map<String, Value>,
+    path: &str,
+    spec: Option<&ServerSpec>,
+) -> Result<Option<Protocol>, String> {
+    let field = format!("{path}.protocol");
+    let Some(value) = get(obj, "protocol") else {
+        return Ok(None);
+    };
+    let Value::String(text) = value else {
+        return Err(format!("{field} must be a string"));
+    };
+    let protocol = Protocol::parse(text).ok_or_else(|| {
+        format!(
+            "{field} {} is not supported (expected auto, {DISCOVER_REVISION}, {})",
+            quote(text, QUOTE_CHARS),
+            HANDSHAKE_REVISIONS.join(", ")
+        )
+    })?;
+    let sse = matches!(
+        spec,
+        Some(ServerSpec::Remote {
+            transport: RemoteTransport::Sse,
+            ..
+        })
+    );
+    if sse && protocol == Protocol::Discover {
+        return Err(format!(
+            "{field} {DISCOVER_REVISION} needs streamable HTTP or stdio; legacy SSE has only the \
+             initialize handshake"
+        ));
+    }
+    Ok(Some(protocol))
 }
 
 fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {

@@ -18,6 +18,8 @@ mod tests_bounds;
 #[cfg(test)]
 mod tests_load;
 #[cfg(test)]
+mod tests_protocol;
+#[cfg(test)]
 mod tests_real;
 
 use std::fmt;
@@ -26,7 +28,9 @@ use serde_json::{Map, Value};
 
 pub use entry::MAX_TIMEOUT_MS;
 pub use input::{ConfigInput, MAX_CONFIG_BYTES, input_from_string};
-pub use spec::{RemoteTransport, ServerSpec};
+pub use spec::{
+    DISCOVER_REVISION, HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, Protocol, RemoteTransport, ServerSpec,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfigErrorKind {
@@ -63,6 +67,8 @@ pub struct ServerEntry {
     pub timeout_ms: u64,
     /// Per-server filter of original tool names, in config order.
     pub tools: Option<Vec<(String, bool)>>,
+    /// The `protocol` field as given; `None` leaves the era to the transport's default.
+    pub protocol: Option<Protocol>,
     /// `Err(reason)` when a known field has the wrong type; the reason names the field path,
     /// e.g. `mcpServers.github.command must be a string or an array of strings`.
     pub spec: Result<ServerSpec, String>,
@@ -242,6 +248,9 @@ pub fn normalised_json(config: &Config) -> Value {
         }
         o.insert("enabled".into(), server.enabled.into());
         o.insert("timeout".into(), server.timeout_ms.into());
+        if let Some(protocol) = server.protocol {
+            o.insert("protocol".into(), protocol.as_str().into());
+        }
         if let Some(tools) = &server.tools {
             let tools = tools.iter().map(|(k, on)| (k.clone(), Value::Bool(*on)));
             o.insert("tools".into(), Value::Object(tools.collect()));

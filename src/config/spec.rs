@@ -35,6 +35,46 @@ impl RemoteTransport {
     }
 }
 
+/// Which MCP era a server is spoken to in (its `protocol` field). Absent, streamable HTTP uses
+/// [`Protocol::Auto`] and stdio and legacy SSE the handshake offering [`LATEST_HANDSHAKE`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Protocol {
+    /// `server/discover` first; the `initialize` handshake when the server does not know it.
+    Auto,
+    /// Only the 2026-07-28 era: `server/discover` and per-request metadata, no handshake.
+    Discover,
+    /// Only the `initialize` handshake, offering this revision (one of [`HANDSHAKE_REVISIONS`]).
+    Handshake(&'static str),
+}
+
+/// The revision without a handshake that `protocol` may pin.
+pub const DISCOVER_REVISION: &str = "2026-07-28";
+/// Revisions whose `initialize` toolnexus can offer, newest first.
+pub const HANDSHAKE_REVISIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// What a handshake offers when nothing else is asked for.
+pub const LATEST_HANDSHAKE: &str = HANDSHAKE_REVISIONS[0];
+
+impl Protocol {
+    pub fn parse(value: &str) -> Option<Protocol> {
+        match value {
+            "auto" => Some(Protocol::Auto),
+            DISCOVER_REVISION => Some(Protocol::Discover),
+            _ => HANDSHAKE_REVISIONS
+                .iter()
+                .find(|r| **r == value)
+                .map(|r| Protocol::Handshake(r)),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Auto => "auto",
+            Protocol::Discover => DISCOVER_REVISION,
+            Protocol::Handshake(revision) => revision,
+        }
+    }
+}
+
 /// What a `type` (or `transport`) value asks for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Kind {

@@ -8,13 +8,13 @@ pub(super) fn load_value(v: Value) -> Config {
     load(ConfigInput::Value(v)).unwrap()
 }
 
-fn one(v: Value) -> ServerEntry {
+pub(super) fn one(v: Value) -> ServerEntry {
     let mut config = load_value(json!({ "mcpServers": { "s": v } }));
     assert_eq!(config.servers.len(), 1);
     config.servers.remove(0)
 }
 
-fn reason(v: Value) -> String {
+pub(super) fn reason(v: Value) -> String {
     one(v).spec.unwrap_err()
 }
 

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
     UrlElicitationCapability,
 };
 use rmcp::service::{RequestContext, RoleClient};
@@ -16,9 +16,37 @@ use rmcp::service::{RequestContext, RoleClient};
 pub type Elicitor =
     Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync>;
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ClientSide {
     pub elicitor: Option<Elicitor>,
+    /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
+    /// `initialize`).
+    pub(crate) offered: ProtocolVersion,
+}
+
+impl Default for ClientSide {
+    fn default() -> Self {
+        Self {
+            elicitor: None,
+            offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
+        }
+    }
+}
+
+impl ClientSide {
+    pub fn with_elicitor(elicitor: Option<Elicitor>) -> Self {
+        Self {
+            elicitor,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn offering(&self, version: ProtocolVersion) -> Self {
+        Self {
+            offered: version,
+            ..self.clone()
+        }
+    }
 }
 
 impl ClientHandler for ClientSide {
@@ -35,6 +63,7 @@ impl ClientHandler for ClientSide {
             capabilities,
             Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(self.offered.clone())
     }
 
     async fn create_elicitation(

@@ -44,7 +44,7 @@ pub async fn open(
     if stop.is_cancelled() {
         return Opened::Cancelled;
     }
-    let mut conn = match Connection::start(&spec) {
+    let mut conn = match Connection::start(&spec, entry.protocol) {
         Ok(conn) => conn,
         Err(reason) => return Opened::Failed(reason),
     };
@@ -53,7 +53,8 @@ pub async fn open(
         biased;
         _ = stop.cancelled() => None,
         result = async {
-            phase("initialize", timeout, conn.initialize(handler)).await?;
+            let startup = conn.startup_phase();
+            phase(startup, timeout, conn.initialize(handler, timeout)).await?;
             conn.list_tools(timeout).await
         } => Some(result),
     };
@@ -131,6 +132,8 @@ pub struct ServerInventory {
     pub status: &'static str,
     pub tools: Vec<Value>,
     pub error: Option<String>,
+    /// What a connected server said about itself (`ServerInfo` JSON).
+    pub info: Option<Value>,
     pub warnings: Vec<String>,
 }
 
@@ -144,11 +147,13 @@ pub async fn list_all(
         for_each_server(config, cancel, deadline, |entry, stop| async move {
             let mut warnings = Vec::new();
             let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
+            let mut info = None;
             let (status, tools, error) = match opened {
                 Opened::Disabled => ("disabled", Vec::new(), None),
                 Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
                 Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".to_string())),
                 Opened::Connected(conn, tools) => {
+                    info = conn.server_info();
                     conn.shutdown(true).await;
                     ("connected", tools, None)
                 }
@@ -158,6 +163,7 @@ pub async fn list_all(
                 status,
                 tools,
                 error,
+                info,
                 warnings,
             }
         })
@@ -173,6 +179,7 @@ pub async fn list_all(
                     status: "failed",
                     tools: Vec::new(),
                     error: Some(reason),
+                    info: None,
                     warnings: Vec::new(),
                 })
             })
@@ -180,15 +187,19 @@ pub async fn list_all(
     }
 }
 
-/// `{ tools, status, errors }` in config order.
+/// `{ tools, status, errors, info }` in config order.
 pub fn inventory_json(servers: Vec<ServerInventory>) -> Value {
     let mut tools = Map::new();
     let mut status = Map::new();
     let mut errors = Map::new();
+    let mut info = Map::new();
     for server in servers {
         status.insert(server.name.clone(), Value::String(server.status.into()));
         if let Some(error) = server.error {
             errors.insert(server.name.clone(), Value::String(error));
+        }
+        if let Some(server_info) = server.info {
+            info.insert(server.name.clone(), server_info);
         }
         if server.status == "connected" {
             tools.insert(server.name, Value::Array(server.tools));
@@ -198,6 +209,7 @@ pub fn inventory_json(servers: Vec<ServerInventory>) -> Value {
     out.insert("tools".into(), Value::Object(tools));
     out.insert("status".into(), Value::Object(status));
     out.insert("errors".into(), Value::Object(errors));
+    out.insert("info".into(), Value::Object(info));
     Value::Object(out)
 }
 
@@ -238,6 +250,7 @@ pub async fn load_all(
     let mut connections = Vec::new();
     let mut warnings = config.warnings.clone();
     for (result, entry) in results.into_iter().zip(&config.servers) {
+        let mut info = None;
         let (status, tools, error) = match result {
             Err(reason) => ("failed", Vec::new(), Some(reason)),
             Ok((entry, opened, server_warnings)) => {
@@ -247,6 +260,7 @@ pub async fn load_all(
                     Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
                     Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".into())),
                     Opened::Connected(conn, tools) => {
+                        info = conn.server_info();
                         let tools = filter_tools(&entry, tools, &mut warnings);
                         let timeout = Duration::from_millis(entry.timeout_ms);
                         connections.push((entry.name.clone(), *conn, timeout));
@@ -260,6 +274,7 @@ pub async fn load_all(
             status,
             tools,
             error,
+            info,
             warnings: Vec::new(),
         });
     }

@@ -8,8 +8,10 @@ pub mod client;
 pub mod elicit;
 pub mod http;
 pub mod inventory;
+pub mod lifecycle;
 pub mod naming;
 pub mod reaper;
+pub mod reason;
 pub mod session;
 pub mod sse;
 pub mod stdio;
@@ -18,15 +20,16 @@ use std::future::Future;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
-use rmcp::ServiceExt;
-use rmcp::model::PaginatedRequestParams;
-use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
+use rmcp::service::{Peer, RoleClient};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value};
 
-use crate::config::{RemoteTransport, ServerSpec};
+use crate::config::{Protocol, RemoteTransport, ServerSpec};
 use client::ClientSide;
+use lifecycle::{Carrier, Lifecycle, Probe, Service};
+use reason::Cause;
 use stdio::StdioProcess;
 
 /// At most this many `tools/list` pages are followed.
@@ -34,8 +37,14 @@ pub const MAX_LIST_PAGES: usize = 1000;
 /// A closing HTTP session gets this long to send its DELETE.
 const HTTP_CLOSE_BOUND: Duration = Duration::from_secs(3);
 
+type Pipes = (tokio::process::ChildStdout, tokio::process::ChildStdin);
+
 enum Endpoint {
-    Stdio(Option<(tokio::process::ChildStdout, tokio::process::ChildStdin)>),
+    Stdio {
+        /// What was spawned, kept to spawn it again for a handshake after a failed probe.
+        launch: Launch,
+        pipes: Option<Pipes>,
+    },
     Remote {
         url: String,
         transport: RemoteTransport,
@@ -43,10 +52,17 @@ enum Endpoint {
     },
 }
 
+struct Launch {
+    command: Vec<String>,
+    environment: Vec<(String, String)>,
+    cwd: Option<String>,
+}
+
 pub struct Connection {
     endpoint: Endpoint,
+    protocol: Option<Protocol>,
     process: Option<StdioProcess>,
-    service: Option<RunningService<RoleClient, ClientSide>>,
+    service: Option<Service>,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -66,8 +82,8 @@ pub async fn phase<T>(
 
 impl Connection {
     /// Spawns a stdio child (its failure to start is the error) or prepares a remote endpoint.
-    /// `spec` must already have its variables expanded.
-    pub fn start(spec: &ServerSpec) -> Result<Self, String> {
+    /// `spec` must already have its variables expanded; `protocol` is the server's era setting.
+    pub fn start(spec: &ServerSpec, protocol: Option<Protocol>) -> Result<Self, String> {
         match spec {
             ServerSpec::Local {
                 command,
@@ -75,8 +91,17 @@ impl Connection {
                 cwd,
             } => {
                 let (process, stdout, stdin) = stdio::spawn(command, environment, cwd.as_deref())?;
+                let launch = Launch {
+                    command: command.clone(),
+                    environment: environment.clone(),
+                    cwd: cwd.clone(),
+                };
                 Ok(Self {
-                    endpoint: Endpoint::Stdio(Some((stdout, stdin))),
+                    endpoint: Endpoint::Stdio {
+                        launch,
+                        pipes: Some((stdout, stdin)),
+                    },
+                    protocol,
                     process: Some(process),
                     service: None,
                 })
@@ -91,7 +116,7 @@ impl Connection {
                 if !matches!(parsed.scheme(), "http" | "https") {
                     return Err(format!(
                         "url scheme {:?} is not supported (use http or https)",
-                        parsed.scheme()
+                        reason::bounded(parsed.scheme())
                     ));
                 }
                 Ok(Self {
@@ -100,6 +125,7 @@ impl Connection {
                         transport: *transport,
                         headers: http::header_map(headers)?,
                     },
+                    protocol,
                     process: None,
                     service: None,
                 })
@@ -107,24 +133,86 @@ impl Connection {
         }
     }
 
-    /// The MCP handshake. Untimed: callers bound it with [`phase`].
-    pub async fn initialize(&mut self, handler: ClientSide) -> Result<(), String> {
+    /// The name a timeout in [`Connection::initialize`] gives its phase.
+    pub fn startup_phase(&self) -> &'static str {
+        let carrier = match &self.endpoint {
+            Endpoint::Stdio { .. } => Carrier::Stdio,
+            Endpoint::Remote { .. } => Carrier::StreamableHttp,
+        };
+        Lifecycle::choose(self.protocol, carrier).phase_name()
+    }
+
+    /// Starts the session in the server's era (the handshake, discover, or a probe for either),
+    /// then refuses a protocol version toolnexus does not know. Untimed: callers bound it with
+    /// [`phase`]; `timeout` is that bound, of which a discover probe takes at most half.
+    pub async fn initialize(
+        &mut self,
+        handler: ClientSide,
+        timeout: Duration,
+    ) -> Result<(), String> {
         let service = match &mut self.endpoint {
-            Endpoint::Stdio(pipes) => {
-                let (stdout, stdin) = pipes.take().ok_or("already initialised")?;
-                handler
-                    .serve((stdout, stdin))
-                    .await
-                    .map_err(|e| e.to_string())?
+            Endpoint::Stdio { pipes, .. } => {
+                let pipes = pipes.take().ok_or("already initialised")?;
+                self.start_stdio(&handler, pipes, timeout).await?
             }
             Endpoint::Remote {
                 url,
                 transport,
                 headers,
-            } => connect_remote(url, *transport, headers, handler).await?,
+            } => connect_remote(url, *transport, headers, self.protocol, &handler, timeout).await?,
         };
+        let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
-        Ok(())
+        negotiated
+    }
+
+    /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the
+    /// probe (or ignores it) is spawned again for the handshake, since its first process is gone
+    /// or in no state to start over.
+    async fn start_stdio(
+        &mut self,
+        handler: &ClientSide,
+        pipes: Pipes,
+        timeout: Duration,
+    ) -> Result<Service, String> {
+        let (lifecycle, pipes) = match Lifecycle::choose(self.protocol, Carrier::Stdio) {
+            Lifecycle::Auto => {
+                let bound = lifecycle::probe_bound(timeout);
+                match lifecycle::probe(handler, pipes, bound, true).await {
+                    Probe::Connected(service) => return Ok(service),
+                    Probe::Failed(e) => {
+                        return Err(lifecycle::describe(&e, &Lifecycle::Auto).to_string());
+                    }
+                    Probe::TryHandshake => (
+                        Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                        self.respawn().await?,
+                    ),
+                }
+            }
+            other => (other, pipes),
+        };
+        lifecycle::start(handler, pipes, &lifecycle)
+            .await
+            .map_err(|e| lifecycle::describe(&e, &lifecycle).to_string())
+    }
+
+    /// Ends the stdio child (its whole group) and starts the same command again.
+    async fn respawn(&mut self) -> Result<Pipes, String> {
+        if let Some(process) = self.process.take() {
+            process.shutdown(false).await;
+        }
+        let Endpoint::Stdio { launch, .. } = &self.endpoint else {
+            return Err("not a stdio server".into());
+        };
+        let (process, stdout, stdin) =
+            stdio::spawn(&launch.command, &launch.environment, launch.cwd.as_deref())?;
+        self.process = Some(process);
+        Ok((stdout, stdin))
+    }
+
+    /// What the server said about itself (`ServerInfo` JSON), once connected.
+    pub fn server_info(&self) -> Option<Value> {
+        self.service.as_ref().and_then(lifecycle::server_info)
     }
 
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
@@ -142,7 +230,7 @@ impl Connection {
             let page = phase("tools/list", page_timeout, async {
                 peer.list_tools(Some(params))
                     .await
-                    .map_err(|e| format!("tools/list failed: {e}"))
+                    .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
             })
             .await?;
             tools.extend(page.tools.into_iter().map(tool_info));
@@ -151,7 +239,8 @@ impl Connection {
                 Some(next) => {
                     if !seen.insert(next.clone()) {
                         return Err(format!(
-                            "tools/list repeated cursor {next:?}; stopped paging"
+                            "tools/list repeated cursor {:?}; stopped paging",
+                            reason::bounded(&next)
                         ));
                     }
                     cursor = Some(next);
@@ -209,52 +298,75 @@ impl Connection {
                 let _ = tokio::time::timeout(HTTP_CLOSE_BOUND, service.close()).await;
             });
         }
-        self.endpoint = Endpoint::Stdio(None);
+        if let Endpoint::Stdio { pipes, .. } = &mut self.endpoint {
+            pipes.take();
+        }
         if let Some(process) = self.process.take() {
             process.shutdown(graceful).await;
         }
     }
 }
 
+/// Streamable HTTP in the server's era (a discover probe by default), and for a plain `url`
+/// legacy SSE when that fails; the reason then says what both attempts met, once if alike.
 async fn connect_remote(
     url: &str,
     transport: RemoteTransport,
     headers: &HeaderMap,
-    handler: ClientSide,
-) -> Result<RunningService<RoleClient, ClientSide>, String> {
+    protocol: Option<Protocol>,
+    handler: &ClientSide,
+    timeout: Duration,
+) -> Result<Service, String> {
     let streamable = || async {
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(http::header_hash_map(headers));
-        let transport = StreamableHttpClientTransport::with_client(http::client(), config);
-        handler
-            .clone()
-            .serve(transport)
+        let fresh = || StreamableHttpClientTransport::with_client(http::client(), config.clone());
+        let lifecycle = match Lifecycle::choose(protocol, Carrier::StreamableHttp) {
+            Lifecycle::Auto => {
+                let bound = lifecycle::probe_bound(timeout);
+                match lifecycle::probe(handler, fresh(), bound, false).await {
+                    Probe::Connected(service) => return Ok(service),
+                    Probe::Failed(e) => return Err(lifecycle::describe(&e, &Lifecycle::Auto)),
+                    Probe::TryHandshake => {
+                        Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE)
+                    }
+                }
+            }
+            other => other,
+        };
+        lifecycle::start(handler, fresh(), &lifecycle)
             .await
-            .map_err(|e| http::describe_chain(&e, url))
+            .map_err(|e| lifecycle::describe(&e, &lifecycle))
     };
     let sse = || async {
+        let lifecycle = Lifecycle::choose(protocol, Carrier::LegacySse);
         let transport = sse::SseTransport::connect(http::client(), url, headers.clone()).await?;
-        handler
-            .clone()
-            .serve(transport)
+        lifecycle::start(handler, transport, &lifecycle)
             .await
-            .map_err(|e| http::describe_chain(&e, url))
+            .map_err(|e| lifecycle::describe(&e, &lifecycle))
     };
     match transport {
-        RemoteTransport::StreamableHttp => streamable().await,
-        RemoteTransport::Sse => sse().await,
+        RemoteTransport::StreamableHttp => streamable().await.map_err(|c: Cause| c.at(url)),
+        RemoteTransport::Sse => sse().await.map_err(|c| c.at(url)),
         RemoteTransport::Auto => match streamable().await {
             Ok(service) => Ok(service),
+            // Pinned to 2026-07-28 there is nothing to fall back to: legacy SSE only shakes hands.
+            Err(first) if protocol == Some(Protocol::Discover) => Err(first.at(url)),
             Err(first) => sse()
                 .await
-                .map_err(|second| format!("{first} (legacy SSE fallback: {second})")),
+                .map_err(|second| Cause::both_at(&first, &second, url)),
         },
     }
 }
 
-/// A listed tool as `ToolInfo`: original name, description ("" when absent), and an input
-/// schema with `type: "object"` and `properties` ensured.
+/// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
+/// with `type: "object"` and `properties` ensured, and every other field the server gave
+/// (`title`, `annotations`, `outputSchema`, `icons`, `_meta`), as it gave them.
 fn tool_info(tool: rmcp::model::Tool) -> Value {
+    let mut info = match serde_json::to_value(&tool) {
+        Ok(Value::Object(info)) => info,
+        _ => Map::new(),
+    };
     let mut schema: Map<String, Value> = (*tool.input_schema).clone();
     schema
         .entry("type")
@@ -262,7 +374,6 @@ fn tool_info(tool: rmcp::model::Tool) -> Value {
     schema
         .entry("properties")
         .or_insert_with(|| Value::Object(Map::new()));
-    let mut info = Map::new();
     info.insert("name".into(), Value::String(tool.name.into_owned()));
     info.insert(
         "description".into(),

@@ -161,7 +161,10 @@ impl LiveServer {
                     None => format!("server {:?} closed the connection", self.name),
                 }
             }
-            other => format!("MCP tool call failed: {other}"),
+            other => format!(
+                "MCP tool call failed: {}",
+                super::reason::service_error(&other)
+            ),
         }
     }
 }
@@ -178,6 +181,17 @@ fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
             );
         }
     };
+    let (output, is_error) = output_of(&raw);
+    CallOutcome {
+        output,
+        is_error,
+        raw: Some(raw),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// A `CallToolResult` (as JSON) in words: its `output` and whether it is an error.
+pub fn output_of(raw: &Value) -> (String, bool) {
     let texts: Vec<&str> = raw
         .get("content")
         .and_then(Value::as_array)
@@ -203,13 +217,89 @@ fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
         }
     } else if let Some(structured) = raw.get("structuredContent") {
         structured.to_string()
+    } else if texts.is_empty() {
+        describe_content(raw.get("content"))
     } else {
         texts.join("\n")
     };
-    CallOutcome {
-        output,
-        is_error,
-        raw: Some(raw),
-        elapsed: started.elapsed(),
+    (output, is_error)
+}
+
+/// What came when a result has no text: `[image image/png, 1.2 kB]`, one bracket per part, so
+/// an agent reading `output` still learns what the `content` parts hold.
+fn describe_content(content: Option<&Value>) -> String {
+    let parts = content
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    parts
+        .iter()
+        .map(|part| {
+            let kind = part
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("content");
+            let mime = |v: &Value| {
+                v.get("mimeType")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            match kind {
+                "image" | "audio" => {
+                    let data = part.get("data").and_then(Value::as_str).unwrap_or("");
+                    let mime = mime(part).unwrap_or_else(|| "unknown type".into());
+                    format!("[{kind} {mime}, {}]", human_size(data.len() / 4 * 3))
+                }
+                "resource" => {
+                    let resource = part.get("resource").unwrap_or(&Value::Null);
+                    let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
+                    match resource.get("text").and_then(Value::as_str) {
+                        Some(text) => format!("[resource {uri}]\n{text}"),
+                        None => format!("[resource {uri}]"),
+                    }
+                }
+                "resource_link" => {
+                    let uri = part.get("uri").and_then(Value::as_str).unwrap_or("?");
+                    match part.get("name").and_then(Value::as_str) {
+                        Some(name) => format!("[resource link {name}: {uri}]"),
+                        None => format!("[resource link {uri}]"),
+                    }
+                }
+                other => format!("[{other}]"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes < 1000 {
+        format!("{bytes} B")
+    } else if bytes < 1_000_000 {
+        format!("{:.1} kB", bytes as f64 / 1000.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1_000_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn results_without_text_describe_what_came() {
+        let content = json!([
+            {"type": "image", "data": "A".repeat(1600), "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c"},
+        ]);
+        assert_eq!(
+            describe_content(Some(&content)),
+            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]"
+        );
+        assert_eq!(describe_content(Some(&json!([]))), "");
     }
 }

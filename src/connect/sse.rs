@@ -13,14 +13,15 @@ use rmcp::transport::Transport;
 use sse_stream::SseStream;
 use tokio::sync::mpsc;
 
-use super::http::{describe_status, redact_url};
+use super::http::redact_url;
+use super::reason::{self, Cause};
 
 #[derive(Debug)]
-pub struct SseError(pub String);
+pub struct SseError(pub Cause);
 
 impl std::fmt::Display for SseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        self.0.fmt(f)
     }
 }
 
@@ -40,16 +41,23 @@ impl SseTransport {
         client: reqwest::Client,
         url: &str,
         headers: HeaderMap,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Cause> {
         let response = client
             .get(url)
             .headers(headers.clone())
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
-            .map_err(|e| super::http::describe_reqwest(&e, url))?;
+            .map_err(|e| reason::network(&e))?;
         if !response.status().is_success() {
-            return Err(describe_status(response.status(), url));
+            return Err(status_cause(&response));
+        }
+        let content_type = content_type(&response);
+        if !content_type
+            .as_deref()
+            .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("text/event-stream"))
+        {
+            return Err(Cause::NotMcp { content_type });
         }
         let base = response.url().clone();
         let mut events = SseStream::from_bytes_stream(response.bytes_stream());
@@ -57,27 +65,30 @@ impl SseTransport {
             match events.next().await {
                 Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
                     let data = event.data.unwrap_or_default();
-                    let joined = base
-                        .join(data.trim())
-                        .map_err(|e| format!("SSE endpoint event carried an invalid URL ({e})"))?;
+                    let joined = base.join(data.trim()).map_err(|e| {
+                        Cause::Words(format!("SSE endpoint event carried an invalid URL ({e})"))
+                    })?;
                     // Our headers (often credentials) must not be sent to another origin.
                     if joined.origin() != base.origin() {
-                        return Err(format!(
+                        return Err(Cause::Words(format!(
                             "SSE endpoint event points to another origin ({}); refused",
                             redact_url(joined.as_str())
-                        ));
+                        )));
                     }
                     break joined.to_string();
                 }
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => {
-                    return Err(format!("SSE stream from {} broke: {e}", redact_url(url)));
+                    return Err(Cause::Network(format!(
+                        "SSE stream broke: {}",
+                        reason::bounded(&e.to_string())
+                    )));
                 }
                 None => {
-                    return Err(format!(
+                    return Err(Cause::Words(format!(
                         "SSE stream from {} ended before its endpoint event",
                         redact_url(url)
-                    ));
+                    )));
                 }
             }
         };
@@ -119,16 +130,15 @@ impl Transport<RoleClient> for SseTransport {
             .headers(self.headers.clone())
             .timeout(Duration::from_secs(60))
             .json(&item);
-        let endpoint = self.endpoint.clone();
         async move {
             let response = request
                 .send()
                 .await
-                .map_err(|e| SseError(super::http::describe_reqwest(&e, &endpoint)))?;
+                .map_err(|e| SseError(reason::network(&e)))?;
             if response.status().is_success() {
                 Ok(())
             } else {
-                Err(SseError(describe_status(response.status(), &endpoint)))
+                Err(SseError(status_cause(&response)))
             }
         }
     }
@@ -147,4 +157,21 @@ impl Drop for SseTransport {
     fn drop(&mut self) {
         self.reader.abort();
     }
+}
+
+/// An HTTP answer that is not the event stream (or the 2xx to a POST) we asked for.
+fn status_cause(response: &reqwest::Response) -> Cause {
+    Cause::Http {
+        status: response.status().as_u16(),
+        content_type: content_type(response),
+        detail: None,
+    }
+}
+
+fn content_type(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(reason::bounded)
 }

@@ -16,10 +16,17 @@
     )
   }
 
-  // SPEC §5: a string is kept, a ToolResult is kept, undefined is "", anything else is JSON.
+  // An MCP CallToolResult: `content` parts (and maybe structuredContent), no `output`.
+  function isMcpResult(value) {
+    return value !== null && typeof value === "object" && Array.isArray(value.content) && !("output" in value)
+  }
+
+  // A string is kept, a ToolResult is kept, an MCP result keeps its parts (its `output` mapped
+  // as for MCP tools), undefined is "", anything else is JSON.
   function toToolResult(value) {
     if (typeof value === "string") return { output: value, isError: false }
     if (isToolResult(value)) return value
+    if (isMcpResult(value)) return native.toolResultFromMcp(value)
     if (value === undefined) return { output: "", isError: false }
     let json
     try {
@@ -40,7 +47,7 @@
     if (opts === null || typeof opts !== "object") {
       throw new TypeError("toolnexus: defineTool needs an options object")
     }
-    const { name, description = "", inputSchema, source = "native", run } = opts
+    const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta } = opts
     if (typeof name !== "string" || name.length === 0) {
       throw new TypeError("toolnexus: defineTool: name must be a non-empty string")
     }
@@ -51,11 +58,15 @@
       throw new TypeError(`toolnexus: defineTool "${name}": description must be a string`)
     }
     const schema = { type: "object", properties: {}, ...(inputSchema ?? {}) }
+    const listing = Object.fromEntries(
+      Object.entries({ title, annotations, outputSchema, icons, _meta }).filter(([, v]) => v !== undefined),
+    )
     return {
       name,
       description,
       inputSchema: schema,
       source,
+      ...listing,
       async execute(args, ctx) {
         try {
           return toToolResult(await run(args ?? {}, ctx ?? {}))
@@ -98,12 +109,26 @@
         description: typeof tool.description === "string" ? tool.description : "",
         inputSchema: tool.inputSchema ?? { type: "object", properties: {} },
         source: typeof tool.source === "string" ? tool.source : "native",
+        title: tool.title,
+        annotations: tool.annotations,
+        outputSchema: tool.outputSchema,
+        icons: tool.icons,
+        execution: tool.execution,
+        _meta: tool._meta,
         mcp: tool[MCP_TOOL_REF],
         async execute(call) {
           const controller = new AbortController()
           pending.set(call.id, controller)
+          const ask = (op, payload) => native.callContext(call.id, op, payload ?? {})
+          const ctx = {
+            signal: controller.signal,
+            progress: (progress, total, message) => ask("progress", { progress, total, message }),
+            log: (level, data, logger) => ask("log", { level, data, logger }),
+            elicit: (request) => ask("elicit", request),
+            sample: (request) => ask("sample", request),
+          }
           try {
-            return await tool.execute(call.args, { signal: controller.signal })
+            return await tool.execute(call.args, ctx)
           } finally {
             pending.delete(call.id)
           }
@@ -128,6 +153,7 @@
   function buildMcpServer(tools, cfg, onCall) {
     const service = serviceFor(tools, cfg ?? {}, onCall)
     let transport
+    let bridged
     let closed = false
     return {
       // With an SDK `Transport`, messages cross into the Rust server and back; resolves once the
@@ -138,21 +164,23 @@
         if (t === undefined || t === null) return service.serveStdio()
         if (transport) throw new Error("toolnexus: this MCP server is already connected")
         transport = t
-        t.onmessage = (message) => {
-          service.handle(message).then(
-            (reply) => (reply == null || closed ? undefined : t.send(reply)),
-            (error) => t.onerror?.(error),
-          )
-        }
+        const session = service.bridge((message) => {
+          if (closed) return
+          Promise.resolve(t.send(message)).catch((error) => t.onerror?.(error))
+        })
+        t.onmessage = (message) => session.push(message)
         t.onclose = () => {
           closed = true
+          session.close()
         }
+        bridged = session
         await t.start()
       },
       async close() {
         if (closed && !transport) return
         closed = true
         service.close()
+        bridged?.close()
         const t = transport
         transport = undefined
         if (t) await t.close()
@@ -197,9 +225,9 @@
       mcpStatus: () => ({ ...(source?.status ?? {}) }),
       mcpErrors: () => ({ ...(source?.errors ?? {}) }),
       async serve(addr, serveOpts) {
-        const { mcp, onCall } = serveOpts ?? {}
+        const { mcp, onCall, stateless, allowedHosts, allowedOrigins } = serveOpts ?? {}
         const service = serviceFor(tools, mcp ?? {}, onCall)
-        const handle = await service.serveHttp(String(addr))
+        const handle = await service.serveHttp(String(addr), { stateless, allowedHosts, allowedOrigins })
         handles.add(handle)
         const stop = async () => {
           handles.delete(handle)

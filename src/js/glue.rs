@@ -2,6 +2,9 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use serde_json::Value;
+
+use super::bounded::JsonValue;
 
 const GLUE: &str = include_str!("glue.js");
 
@@ -21,6 +24,26 @@ pub fn install(env: &Env) -> Result<()> {
             super::serve::create_service,
         )?;
     native.set_named_property("createService", create_service)?;
+    let call_context = env.create_function_from_closure::<FnArgs<(f64, String, Unknown)>, _, _>(
+        "callContext",
+        |ctx| {
+            let (id, op, payload): (f64, String, JsonValue) =
+                (ctx.get(0)?, ctx.get(1)?, ctx.get(2)?);
+            let promise = super::serve::call_context(ctx.env, id, op, payload.0)?;
+            // SAFETY: handed to JavaScript as this call's return value at once.
+            Ok(unsafe {
+                std::mem::transmute::<PromiseRaw<'_, Value>, PromiseRaw<'static, Value>>(promise)
+            })
+        },
+    )?;
+    native.set_named_property("callContext", call_context)?;
+    let from_mcp =
+        env.create_function_from_closure::<Unknown, _, _>("toolResultFromMcp", |ctx| {
+            Ok(super::serve::tool_result_from_mcp(
+                ctx.get::<JsonValue>(0)?.0,
+            ))
+        })?;
+    native.set_named_property("toolResultFromMcp", from_mcp)?;
     let load =
         env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>("loadMcp", |ctx| {
             let input: Unknown = ctx.get(0)?;

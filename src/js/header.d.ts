@@ -13,6 +13,18 @@ export interface ToolInfo {
   inputSchema: JSONSchema
 }
 
+/** What a connected server said about itself. */
+export interface ServerInfo {
+  /** The protocol revision spoken: `"2026-07-28"` (discover era) or a handshake revision such as `"2025-11-25"`. */
+  protocolVersion: string
+  /** The server's own name (`serverInfo.name`); `""` when a 2026-07-28 server gave none. */
+  name: string
+  version: string
+  title?: string
+  /** How the server asks to be used, when it says. */
+  instructions?: string
+}
+
 /** Every server's raw tool inventory (no name prefixing, no `tools` allowlist applied). */
 export interface McpInventory {
   /** Connected servers only, keyed by server name in config order. */
@@ -21,6 +33,8 @@ export interface McpInventory {
   status: Record<string, McpStatus>
   /** A short human reason for each failed server. */
   errors: Record<string, string>
+  /** Connected servers only, in config order: what each said about itself. */
+  info: Record<string, ServerInfo>
 }
 
 export interface ListOptions {
@@ -32,6 +46,14 @@ export interface ListOptions {
   timeout?: number
 }
 
+/**
+ * The MCP era to speak to a server: `"auto"` probes with `server/discover` and falls back to the
+ * `initialize` handshake; `"2026-07-28"` only discovers; a handshake revision only shakes hands,
+ * offering that revision. Absent: `"auto"` for streamable HTTP, the 2025-11-25 handshake for
+ * stdio and legacy SSE (which has only the handshake).
+ */
+export type McpProtocol = "auto" | "2026-07-28" | "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05"
+
 /** A normalised local (stdio) server. */
 export interface LocalServerConfig {
   type: "local"
@@ -41,6 +63,8 @@ export interface LocalServerConfig {
   enabled: boolean
   timeout: number
   tools?: Record<string, boolean>
+  /** Only when the config gives it. */
+  protocol?: McpProtocol
 }
 
 /** A normalised remote (HTTP) server. */
@@ -52,6 +76,8 @@ export interface RemoteServerConfig {
   enabled: boolean
   timeout: number
   tools?: Record<string, boolean>
+  /** Only when the config gives it. */
+  protocol?: McpProtocol
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */
@@ -67,11 +93,59 @@ export type ServerConfig = LocalServerConfig | RemoteServerConfig | InvalidServe
 /** The normalised server map, in config order. */
 export type McpConfig = Record<string, ServerConfig>
 
+/** Optional hints on a content part: who it is for, how much it matters. */
+export interface ContentAnnotations {
+  audience?: Array<"user" | "assistant">
+  priority?: number
+  lastModified?: string
+}
+
+interface ContentBase {
+  annotations?: ContentAnnotations
+  _meta?: Record<string, unknown>
+}
+
+/** The text, or the base64 `blob`, of a resource, with its URI. */
+export type ResourceContents =
+  | { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+  | { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> }
+
+/** One MCP content part, as the server sent it. */
+export type ContentPart =
+  | (ContentBase & { type: "text"; text: string })
+  | (ContentBase & { type: "image"; data: string; mimeType: string })
+  | (ContentBase & { type: "audio"; data: string; mimeType: string })
+  | (ContentBase & { type: "resource"; resource: ResourceContents })
+  | (ContentBase & {
+      type: "resource_link"
+      uri: string
+      name: string
+      title?: string
+      description?: string
+      mimeType?: string
+      size?: number
+    })
+
+/** An MCP `CallToolResult`, which a `run` may return to answer in full. */
+export interface McpCallToolResult {
+  content: ContentPart[]
+  structuredContent?: unknown
+  isError?: boolean
+  _meta?: Record<string, unknown>
+}
+
 /** What a tool call produced. `execute` never rejects: failures are `isError: true`. */
 export interface ToolResult {
+  /**
+   * The result in words: an error's text parts, else `structuredContent` as JSON, else the text
+   * parts; with no text at all, a short description of what came (`[image image/png, 1.2 kB]`).
+   */
   output: string
   isError: boolean
   metadata?: Record<string, unknown>
+  /** The MCP content parts as the server sent them (images for vision models, resources, links). */
+  content?: ContentPart[]
+  structuredContent?: unknown
 }
 
 /** Per-call options for `Tool.execute`. */
@@ -96,6 +170,8 @@ export interface McpSource {
   tools: Tool[]
   status: Record<string, McpStatus>
   errors: Record<string, string>
+  /** Connected servers only, in config order: what each said about itself. */
+  info: Record<string, ServerInfo>
   /** Idempotent; resolves when every child process has exited. */
   close(): Promise<void>
 }
@@ -142,10 +218,57 @@ export interface DefineToolOptions {
   /** Defaults to `"native"`. */
   source?: string
   /**
-   * May return (or resolve to) a string (kept), a `ToolResult` (kept) or any other value
-   * (JSON-stringified; `undefined` gives `""`). A throw becomes `{ output: message, isError: true }`.
+   * May return (or resolve to) a string (kept), a `ToolResult` (kept), an MCP
+   * `CallToolResult` (`{ content, structuredContent?, isError? }`, served as is) or any other
+   * value (JSON-stringified; `undefined` gives `""`). A throw becomes
+   * `{ output: message, isError: true }`. Arguments were checked against `inputSchema` first.
    */
-  run(args: Record<string, any>, ctx: ToolContext): unknown
+  run(args: Record<string, any>, ctx: RunContext): unknown
+}
+
+/** MCP `CreateMessageResult`: the client's model's answer to `ctx.sample`. */
+export interface CreateMessageResult {
+  role: "user" | "assistant"
+  content: ContentPart | ContentPart[]
+  model: string
+  stopReason?: string
+  [key: string]: unknown
+}
+
+/** MCP `sampling/createMessage` params. */
+export interface SampleRequest {
+  messages: Array<{ role: "user" | "assistant"; content: ContentPart | ContentPart[] }>
+  maxTokens: number
+  systemPrompt?: string
+  temperature?: number
+  stopSequences?: string[]
+  modelPreferences?: Record<string, unknown>
+  includeContext?: "none" | "thisServer" | "allServers"
+  metadata?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** What a running tool may do towards the client that called it (when served). */
+export interface RunContext extends ToolContext {
+  /**
+   * Reports progress; sent only when the client asked for progress (a progress token).
+   * Resolves whether it was sent.
+   */
+  progress?(progress: number, total?: number, message?: string): Promise<boolean>
+  /**
+   * Sends a log message (`notifications/message`) at `level` if the client wants that level
+   * (`logging/setLevel`, or the request's log level in the 2026-07-28 era). Resolves whether
+   * it was sent.
+   */
+  log?(
+    level: "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency",
+    data: unknown,
+    logger?: string,
+  ): Promise<boolean>
+  /** Asks the user through the client (`elicitation/create`); rejects if the client cannot. */
+  elicit?(request: ElicitParams): Promise<ElicitResult>
+  /** Asks the client's model (`sampling/createMessage`); rejects if the client cannot. */
+  sample?(request: SampleRequest): Promise<CreateMessageResult>
 }
 
 /** One served tool call, reported to `onCall`. */
@@ -202,6 +325,22 @@ export interface ToolkitOptions {
 export interface ServeOptions {
   mcp?: McpServerOptions
   onCall?: (call: CallRecord) => void
+  /**
+   * Serve handshake-era (`initialize`) clients without sessions too, so any number of replicas
+   * can stand behind a load balancer with no affinity. 2026-07-28 clients are always served
+   * statelessly. Default `false`: `initialize` opens a session that later requests must name.
+   */
+  stateless?: boolean
+  /**
+   * `Host` names (or `host:port`) the server answers to besides the loopback ones. Required
+   * when `addr` is not a loopback address; `["*"]` accepts any.
+   */
+  allowedHosts?: string[]
+  /**
+   * Browser origins (`scheme://host[:port]`, `:*` for any port) accepted besides the loopback
+   * ones; requests from any other `Origin` are refused with 403. `["*"]` accepts any.
+   */
+  allowedOrigins?: string[]
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

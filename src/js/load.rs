@@ -26,7 +26,10 @@ type WaitFor = ThreadsafeFunction<Value, Promise<JsonValue>, Value, Status, fals
 pub struct McpToolRef {
     pub session: Arc<Session>,
     pub server: Arc<LiveServer>,
+    /// The original name.
     pub tool: String,
+    /// The tool as its server listed it (`ToolInfo`), so a gateway re-serves it unchanged.
+    pub listing: Value,
 }
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
@@ -34,7 +37,8 @@ pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 struct Loaded {
     session: Arc<Session>,
     json: String,
-    tools: Vec<(Arc<LiveServer>, String)>,
+    /// Each tool's live server and listing, in tool order.
+    tools: Vec<(Arc<LiveServer>, Value)>,
     warnings: Vec<String>,
 }
 
@@ -74,8 +78,8 @@ fn load<'env>(
             Ok(cfg) => cfg,
             Err(settle) => return settle,
         };
-        let handler = |server: &str| ClientSide {
-            elicitor: wait_for.clone().map(|w| elicitor(w, server.to_string())),
+        let handler = |server: &str| {
+            ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => Settle::Value(describe(loaded)),
@@ -146,12 +150,16 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
     } = loaded;
     let mut status = Map::new();
     let mut errors = Map::new();
+    let mut info = Map::new();
     let mut pairs = Vec::new();
     let mut tools = Vec::new();
     for server in &servers {
         status.insert(server.name.clone(), json!(server.status));
         if let Some(error) = &server.error {
             errors.insert(server.name.clone(), json!(error));
+        }
+        if let Some(server_info) = &server.info {
+            info.insert(server.name.clone(), server_info.clone());
         }
         let live = session.servers.iter().find(|s| s.name == server.name);
         for tool in &server.tools {
@@ -178,20 +186,22 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
-        tool_objects.push(json!({
+        let mut tool = json!({
             "name": name,
             "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
             "inputSchema": schema,
             "source": "mcp",
-        }));
-        let original = info
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        refs.push((live, original));
+        });
+        for key in crate::serve::LISTING_EXTRAS {
+            if let Some(value) = info.get(key) {
+                tool[key] = value.clone();
+            }
+        }
+        tool_objects.push(tool);
+        refs.push((live, info.clone()));
     }
-    let json = json!({ "tools": tool_objects, "status": status, "errors": errors }).to_string();
+    let json = json!({ "tools": tool_objects, "status": status, "errors": errors, "info": info })
+        .to_string();
     Loaded {
         session: Arc::new(session),
         json,
@@ -205,12 +215,18 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
     let tools: Object = source_obj.get_named_property("tools")?;
-    for (i, (server, tool)) in loaded.tools.into_iter().enumerate() {
+    for (i, (server, listing)) in loaded.tools.into_iter().enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
+        let tool = listing
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let tool_ref = Arc::new(McpToolRef {
             session: loaded.session.clone(),
             server,
             tool,
+            listing,
         });
         let execute = {
             let tool_ref = tool_ref.clone();
@@ -236,7 +252,8 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     Ok(source)
 }
 
-/// `tool.execute(args, ctx)`: resolves with `{output, isError, metadata: {server}}`, never rejects.
+/// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
+/// metadata: {server}}`, never rejects.
 fn execute(
     ctx: FunctionCallContext,
     tool: &Arc<McpToolRef>,
@@ -287,7 +304,7 @@ fn execute(
     };
     let future = async move {
         let outcome = match arguments {
-            Err(message) => (message, true),
+            Err(message) => (message, true, None),
             Ok((arguments, timeout)) => {
                 let closed = tool.session.closed_token().clone();
                 let call = tool
@@ -295,27 +312,50 @@ fn execute(
                     .call(&tool.tool, arguments, timeout, &cancel, &closed);
                 // A call never rejects: even a panic is an error result.
                 match convert::contain_future(call).await {
-                    Ok(out) => (out.output, out.is_error),
-                    Err(message) => (message, true),
+                    Ok(out) => {
+                        // The parts as the server sent them travel as JSON text: JSON.parse on
+                        // the JavaScript thread is the cheapest way to build big values (images)
+                        // there.
+                        let parts = out.raw.as_ref().map(|raw| {
+                            let content = raw.get("content").map(Value::to_string);
+                            let structured = raw.get("structuredContent").map(Value::to_string);
+                            (content, structured)
+                        });
+                        (out.output, out.is_error, parts)
+                    }
+                    Err(message) => (message, true, None),
                 }
             }
         };
         Ok(outcome)
     };
-    let promise = env.spawn_future_with_callback(future, move |env, (output, is_error)| {
-        if let Some(watch) = watch {
-            watch.release(env);
-        }
-        convert::contain(|| {
-            let mut result = Object::new(env)?;
-            result.set_named_property("output", output)?;
-            result.set_named_property("isError", is_error)?;
-            let mut metadata = Object::new(env)?;
-            metadata.set_named_property("server", server_name.as_str())?;
-            result.set_named_property("metadata", metadata)?;
-            Ok(result.to_unknown())
-        })
-    })?;
+    let promise =
+        env.spawn_future_with_callback(future, move |env, (output, is_error, parts)| {
+            if let Some(watch) = watch {
+                watch.release(env);
+            }
+            convert::contain(|| {
+                let mut result = Object::new(env)?;
+                result.set_named_property("output", output)?;
+                result.set_named_property("isError", is_error)?;
+                if let Some((content, structured)) = parts {
+                    if let Some(content) = content {
+                        result
+                            .set_named_property("content", convert::parse_json(env, &content)?)?;
+                    }
+                    if let Some(structured) = structured {
+                        result.set_named_property(
+                            "structuredContent",
+                            convert::parse_json(env, &structured)?,
+                        )?;
+                    }
+                }
+                let mut metadata = Object::new(env)?;
+                metadata.set_named_property("server", server_name.as_str())?;
+                result.set_named_property("metadata", metadata)?;
+                Ok(result.to_unknown())
+            })
+        })?;
     // SAFETY: the promise is handed to JavaScript as this call's return value at once.
     Ok(unsafe {
         std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(

@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::bounded::JsonValue;
 use super::load::McpToolRef;
-use crate::serve::{self, CallRecord, McpService, ServedTool, ServerIdentity, ToolCaller};
+use crate::serve::{
+    self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
+};
 
 /// A tool's `execute(args)`, callable from any thread; weak, so serving alone does not keep
 /// Node alive (a running HTTP server holds its own keep-alive).
@@ -33,8 +35,13 @@ struct JsTool {
 /// Ids of served JavaScript calls, to name the one to abort.
 static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// The contexts of served JavaScript calls in flight, by call id, for `ctx.progress/log/elicit/
+/// sample` to reach their client.
+static CONTEXTS: std::sync::LazyLock<Mutex<std::collections::HashMap<u64, CallContext>>> =
+    std::sync::LazyLock::new(Default::default);
+
 /// Fires the call's AbortSignal if the call is dropped (the client cancelled or went away)
-/// before it finished.
+/// before it finished; either way the call's context is forgotten.
 struct AbortOnDrop {
     abort: Arc<Abort>,
     id: f64,
@@ -43,6 +50,10 @@ struct AbortOnDrop {
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(self.id as u64));
         if self.finished {
             return;
         }
@@ -56,9 +67,17 @@ impl Drop for AbortOnDrop {
 }
 
 impl ToolCaller for JsTool {
-    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
         let execute = self.execute.clone();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id as u64, ctx);
         let guard = AbortOnDrop {
             abort: self.abort.clone(),
             id,
@@ -86,7 +105,11 @@ impl ToolCaller for JsTool {
 struct Forward(Arc<McpToolRef>);
 
 impl ToolCaller for Forward {
-    fn call(&self, arguments: Map<String, Value>) -> futures::future::BoxFuture<'static, Value> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        _ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
         async move {
             // The call runs on its own task: if this future is dropped (the client cancelled or
@@ -113,18 +136,69 @@ fn text_result(text: String, is_error: bool) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
 }
 
-/// A `ToolResult` (`{output, isError}`) as an MCP `CallToolResult`.
+/// A `ToolResult` as an MCP `CallToolResult`: its `content` parts (and `structuredContent`)
+/// as they are when it has them (a `run` that answered in MCP terms, or a loaded MCP tool),
+/// else its `output` as one text part.
 fn tool_result_to_mcp(result: &Value) -> Value {
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if let Some(content) = result.get("content").filter(|c| c.is_array()) {
+        let mut mcp = Map::new();
+        mcp.insert("content".into(), content.clone());
+        if let Some(structured) = result.get("structuredContent") {
+            mcp.insert("structuredContent".into(), structured.clone());
+        }
+        mcp.insert("isError".into(), Value::Bool(is_error));
+        return Value::Object(mcp);
+    }
     let output = match result.get("output") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
     };
-    let is_error = result
-        .get("isError")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
     text_result(output, is_error)
+}
+
+/// `ctx.progress/log/elicit/sample` of a served JavaScript call (internal): what the call asks
+/// of its client. Resolves with the client's answer (elicit, sample) or whether anything was
+/// sent (progress, log); rejects with a reason in words.
+pub fn call_context<'env>(
+    env: &'env Env,
+    id: f64,
+    op: String,
+    payload: Value,
+) -> Result<PromiseRaw<'env, Value>> {
+    let ctx = CONTEXTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(id as u64))
+        .cloned();
+    env.spawn_future(async move {
+        let ctx = ctx
+            .ok_or_else(|| Error::from_reason("toolnexus: this tool call has already finished"))?;
+        let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_string);
+        let number = |key: &str| payload.get(key).and_then(Value::as_f64);
+        let outcome = match op.as_str() {
+            "progress" => match number("progress") {
+                Some(progress) => ctx
+                    .progress(progress, number("total"), text("message"))
+                    .await
+                    .map(Value::Bool),
+                None => Err("ctx.progress(progress, total?, message?) needs a number".into()),
+            },
+            "log" => {
+                let level = text("level").unwrap_or_default();
+                let data = payload.get("data").cloned().unwrap_or(Value::Null);
+                ctx.log(&level, data, text("logger")).await.map(Value::Bool)
+            }
+            "elicit" => ctx.elicit(payload).await,
+            "sample" => ctx.sample(payload).await,
+            other => Err(format!("unknown call context operation {other:?}")),
+        };
+        outcome.map_err(|m| Error::from_reason(format!("toolnexus: {m}")))
+    })
 }
 
 /// `createService(tools, name, version, onCall)` from the glue.
@@ -168,32 +242,53 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
         None => None,
     };
     Ok(NativeService {
-        service: Arc::new(McpService::new(
-            ServerIdentity { name, version },
-            served,
-            on_call,
-        )),
+        server: ToolServer::new(ServerIdentity { name, version }, served, on_call),
         stopped: CancellationToken::new(),
     })
 }
 
 fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     let name: String = tool.get_named_property("name")?;
-    let description: String = tool.get_named_property("description")?;
-    let input_schema = super::convert::json_value(
+    let mut description: String = tool.get_named_property("description")?;
+    let about = format!("tool {name:?}");
+    let mut input_schema = super::convert::json_value(
         env,
         tool.get_named_property("inputSchema")?,
-        &format!("tool {name:?}"),
+        &about,
         "inputSchema",
     )?;
     let source: String = tool.get_named_property("source")?;
     let mcp: Unknown = tool.get_named_property("mcp")?;
+    let mut extras = Map::new();
     let caller: Arc<dyn ToolCaller> = if mcp.get_type()? == ValueType::External {
         let external = unsafe {
             <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(env.raw(), mcp.raw())?
         };
-        Arc::new(Forward((**external).clone()))
+        let tool_ref: Arc<McpToolRef> = (**external).clone();
+        // A gateway relays the tool as its server listed it, under the served name.
+        let listing = &tool_ref.listing;
+        if let Some(d) = listing.get("description").and_then(Value::as_str) {
+            description = d.to_string();
+        }
+        if let Some(schema) = listing.get("inputSchema") {
+            input_schema = schema.clone();
+        }
+        for key in serve::LISTING_EXTRAS {
+            if let Some(value) = listing.get(key) {
+                extras.insert(key.to_string(), value.clone());
+            }
+        }
+        Arc::new(Forward(tool_ref))
     } else {
+        for key in serve::LISTING_EXTRAS {
+            let value: Unknown = tool.get_named_property(key)?;
+            if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) {
+                extras.insert(
+                    key.to_string(),
+                    super::convert::json_value(env, value, &about, key)?,
+                );
+            }
+        }
         let execute: Function<Value, Promise<JsonValue>> = tool.get_named_property("execute")?;
         let execute: Execute = execute
             .build_threadsafe_function()
@@ -215,6 +310,7 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
         name,
         description,
         input_schema,
+        extras,
         source,
         caller,
     })
@@ -223,24 +319,56 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
 /// The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal).
 #[napi]
 pub struct NativeService {
-    service: Arc<McpService>,
+    server: ToolServer,
     stopped: CancellationToken,
 }
 
+/// `serve(addr, opts)` options that reach the native server.
+#[napi(object)]
+pub struct HttpServeOptions {
+    /// Serve handshake-era clients without sessions too (for replicas behind a load balancer).
+    pub stateless: Option<bool>,
+    /// `Host` values accepted besides the loopback names; required for a non-loopback bind.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins accepted besides the loopback ones.
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+/// Outgoing messages of a bridged session, handed to the SDK transport's `send`.
+type SendFn = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+
 #[napi]
 impl NativeService {
-    /// One JSON-RPC message in; resolves with the reply, or null for notifications.
-    #[napi(ts_return_type = "Promise<unknown>")]
-    pub fn handle<'env>(&self, env: &'env Env, message: Value) -> Result<PromiseRaw<'env, Value>> {
-        let service = self.service.clone();
-        env.spawn_future(async move { Ok(service.handle(message).await.unwrap_or(Value::Null)) })
+    /// A session over messages handed in one at a time (an SDK `Transport`); `send` gets every
+    /// message the server sends.
+    #[napi(ts_args_type = "send: (message: unknown) => void")]
+    pub fn bridge(&self, send: Function<Value, ()>) -> Result<NativeBridge> {
+        let send: SendFn = send
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        let send = Arc::new(send);
+        let out: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |message| {
+            let send = send.clone();
+            tokio::spawn(async move {
+                let _ = send.call_async_catch(message).await;
+            });
+        });
+        // Bridge::start spawns onto the runtime, so enter it from this JavaScript thread.
+        let bridge = napi::bindgen_prelude::within_runtime_if_available(|| {
+            serve::bridge::Bridge::start(self.server.clone(), out)
+        });
+        Ok(NativeBridge {
+            bridge: Mutex::new(bridge),
+        })
     }
 
     /// Serves this process's stdin/stdout; resolves at end of input, or on close() once the
     /// calls already in flight have been answered.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn serve_stdio<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let service = self.service.clone();
+        let server = self.server.clone();
         let stopped = self.stopped.clone();
         env.spawn_future(async move {
             // close() ends the input the server sees, so it finishes like at a real end of input.
@@ -252,24 +380,28 @@ impl NativeService {
                     _ = stopped.cancelled() => {}
                 }
             };
-            let serving = serve::stdio::serve_lines(
-                service,
-                tokio::io::BufReader::new(served_input),
-                tokio::io::stdout(),
-            );
+            let serving = serve::stdio::serve_lines(server, served_input, tokio::io::stdout());
             let ((), result) = tokio::join!(pump, serving);
             result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
         })
     }
 
-    /// Serves streamable HTTP at `POST /mcp` on `addr` (e.g. "127.0.0.1:0").
+    /// Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0").
     #[napi(ts_return_type = "Promise<HttpServer>")]
     pub fn serve_http<'env>(
         &self,
         env: &'env Env,
         addr: String,
+        options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
-        let service = self.service.clone();
+        let server = self.server.clone();
+        let options = options.map_or_else(serve::http::ServeOptions::default, |o| {
+            serve::http::ServeOptions {
+                stateless: o.stateless.unwrap_or(false),
+                allowed_hosts: o.allowed_hosts,
+                allowed_origins: o.allowed_origins,
+            }
+        });
         // Like a Node HTTP server, a running one keeps the process alive until stop().
         let noop =
             env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
@@ -279,9 +411,9 @@ impl NativeService {
             .build()?;
         let keep_alive = Some(keep_alive);
         env.spawn_future(async move {
-            let handle = serve::http::serve_http(&addr, service)
+            let handle = serve::http::serve_http(&addr, server, options)
                 .await
-                .map_err(Error::from_reason)?;
+                .map_err(|e| Error::from_reason(format!("toolnexus: {e}")))?;
             Ok(HttpServer {
                 url: handle.url().to_string(),
                 handle: Arc::new(handle),
@@ -293,6 +425,33 @@ impl NativeService {
     #[napi]
     pub fn close(&self) {
         self.stopped.cancel();
+    }
+}
+
+/// One bridged session of a `NativeService` (internal).
+#[napi]
+pub struct NativeBridge {
+    bridge: Mutex<serve::bridge::Bridge>,
+}
+
+#[napi]
+impl NativeBridge {
+    /// One message from the client.
+    #[napi(ts_args_type = "message: unknown")]
+    pub fn push(&self, message: JsonValue) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message.0);
+    }
+
+    /// No more messages; the calls in flight are still answered.
+    #[napi]
+    pub fn close(&self) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close();
     }
 }
 
@@ -323,4 +482,20 @@ impl HttpServer {
             Ok(())
         })
     }
+}
+
+/// An MCP `CallToolResult` a `run` returned, as the `ToolResult` its tool's `execute` resolves
+/// (internal): `output` mapped as for MCP tools, the parts kept as they are.
+pub fn tool_result_from_mcp(result: Value) -> Value {
+    let (output, is_error) = crate::connect::session::output_of(&result);
+    let mut tool_result = Map::new();
+    tool_result.insert("output".into(), Value::String(output));
+    tool_result.insert("isError".into(), Value::Bool(is_error));
+    if let Some(content) = result.get("content") {
+        tool_result.insert("content".into(), content.clone());
+    }
+    if let Some(structured) = result.get("structuredContent") {
+        tool_result.insert("structuredContent".into(), structured.clone());
+    }
+    Value::Object(tool_result)
 }

@@ -1,37 +1,51 @@
-//! Streamable HTTP (MCP 2025-06-18) for an `McpService`: `POST /mcp` carries JSON-RPC, answered
-//! as JSON or a one-event SSE stream. There is no server-initiated stream (`GET` is 405) because
-//! the tools surface never needs to push anything.
+//! Streamable HTTP for a [`ToolServer`]: rmcp's `StreamableHttpService` mounted on plain hyper at
+//! `/mcp`. rmcp speaks the protocol (both eras, sessions, `MCP-Protocol-Version`, the GET stream,
+//! Host/Origin checks); this module owns the socket: which paths exist, and the bounds a client
+//! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
+//! connections, a body limit).
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
-use http::{HeaderMap, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use serde_json::Value;
-use tokio::net::{TcpListener, TcpStream};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
 
-use super::{McpService, PARSE_ERROR, error_reply};
+use super::ToolServer;
+use limits::{GuardedBody, Slots};
 
-const SESSION_HEADER: &str = "mcp-session-id";
+mod limits;
+
 /// Tool arguments can carry whole documents, so be generous; the cap only stops runaway bodies.
 const MAX_BODY: usize = 16 * 1024 * 1024;
 /// How long `stop()` lets in-flight requests finish before cutting them off.
 const DRAIN: Duration = Duration::from_secs(5);
-/// Ended session ids are remembered (to answer 404) only this far back, so memory stays bounded.
-const ENDED_SESSIONS_KEPT: usize = 1024;
+
+/// How a server is exposed.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// Serve handshake-era clients without sessions too, so replicas need no affinity.
+    pub stateless: bool,
+    /// `Host` values accepted besides the loopback names (required for a non-loopback bind;
+    /// `"*"` accepts any).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins accepted (`scheme://host[:port|:*]`); loopback origins are always
+    /// accepted on a loopback bind, and no others unless listed.
+    pub allowed_origins: Option<Vec<String>>,
+}
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
 /// `server.listen`); call `stop()` to shut it down.
@@ -63,31 +77,119 @@ impl ServeHandle {
     }
 }
 
-struct Shared {
-    service: Arc<McpService>,
-    /// DNS-rebinding checks only make sense when the bind is private to this machine.
-    loopback: bool,
-    ended_sessions: Mutex<VecDeque<String>>,
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+/// rmcp's configuration for a bind: who may connect (DNS-rebinding protection) and the era
+/// rules. A loopback bind refuses foreign `Host`/`Origin` values; any other bind must name the
+/// hosts it answers to.
+fn rmcp_config(
+    local: SocketAddr,
+    options: &ServeOptions,
+    stopping: CancellationToken,
+) -> Result<StreamableHttpServerConfig, String> {
+    let loopback = local.ip().is_loopback();
+    let mut hosts: Vec<String> = Vec::new();
+    if loopback {
+        hosts.extend(LOOPBACK_HOSTS.iter().map(|h| h.to_string()));
+    }
+    match &options.allowed_hosts {
+        Some(extra) => hosts.extend(extra.iter().cloned()),
+        None if !loopback => {
+            return Err(format!(
+                "serving on {local} (not a loopback address) needs allowedHosts: the Host names \
+                 clients use to reach this server (e.g. [\"mcp.example.com\"]), or [\"*\"] for any"
+            ));
+        }
+        None => {}
+    }
+    let mut origins: Vec<String> = Vec::new();
+    if loopback {
+        origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
+    }
+    if let Some(extra) = &options.allowed_origins {
+        origins.extend(extra.iter().cloned());
+    }
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!options.stateless)
+        .with_max_request_body_bytes(MAX_BODY)
+        .with_cancellation_token(stopping);
+    config = if hosts.iter().any(|h| h == "*") {
+        config.disable_allowed_hosts()
+    } else {
+        config.with_allowed_hosts(hosts)
+    };
+    config = if origins.iter().any(|o| o == "*") {
+        config.disable_allowed_origins()
+    } else {
+        // An empty list still validates: no browser origin is accepted.
+        config
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+    };
+    Ok(config)
 }
 
-/// Bind `addr` (e.g. `"127.0.0.1:0"`) and serve `service` at `POST /mcp`.
-pub async fn serve_http(addr: &str, service: Arc<McpService>) -> Result<ServeHandle, String> {
+type Body = BoxBody<Bytes, Infallible>;
+
+/// One of the two rmcp services, chosen by `stateless` (the session manager is a type
+/// parameter).
+#[derive(Clone)]
+enum Endpoint {
+    Sessions(StreamableHttpService<ToolServer, LocalSessionManager>),
+    Stateless(StreamableHttpService<ToolServer, NeverSessionManager>),
+}
+
+impl Endpoint {
+    async fn handle(&self, req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+        match self {
+            Endpoint::Sessions(service) => service.handle(req).await,
+            Endpoint::Stateless(service) => service.handle(req).await,
+        }
+    }
+}
+
+/// Bind `addr` (e.g. `"127.0.0.1:0"`) and serve `server` at `/mcp`.
+pub async fn serve_http(
+    addr: &str,
+    server: ToolServer,
+    options: ServeOptions,
+) -> Result<ServeHandle, String> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = listener
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let shared = Arc::new(Shared {
-        service,
-        loopback: local.ip().is_loopback(),
-        ended_sessions: Mutex::new(VecDeque::new()),
-    });
+    let stopping = CancellationToken::new();
+    let config = rmcp_config(local, &options, stopping.clone())?;
+    let factory = move || Ok(server.for_session());
+    let endpoint = if options.stateless {
+        Endpoint::Stateless(StreamableHttpService::new(
+            factory,
+            Arc::new(NeverSessionManager::default()),
+            config,
+        ))
+    } else {
+        Endpoint::Sessions(StreamableHttpService::new(
+            factory,
+            Arc::new(LocalSessionManager::default()),
+            config,
+        ))
+    };
     let (shutdown, rx) = watch::channel(false);
     // The task keeps its own sender so a dropped handle never reads as "shut down".
     let keep_open = shutdown.clone();
     let task = tokio::spawn(async move {
-        accept_loop(listener, shared, rx).await;
+        accept_loop(listener, endpoint, rx).await;
+        stopping.cancel();
         drop(keep_open);
     });
     Ok(ServeHandle {
@@ -110,9 +212,10 @@ fn url_for(addr: SocketAddr) -> String {
 
 async fn accept_loop(
     listener: TcpListener,
-    shared: Arc<Shared>,
+    endpoint: Endpoint,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let slots = Arc::new(Slots::for_this_process());
     let mut conns = JoinSet::new();
     // Connections get their own receivers; `shutdown` stays borrowed by the select below.
     let for_connections = shutdown.clone();
@@ -121,10 +224,25 @@ async fn accept_loop(
             _ = stopped(&mut shutdown) => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    conns.spawn(serve_connection(stream, shared.clone(), for_connections.clone()));
+                    let Some(slot) = slots.take() else {
+                        // Every connection is busy with a request: refuse this one.
+                        drop(stream);
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    conns.spawn(serve_connection(
+                        stream,
+                        endpoint.clone(),
+                        slot,
+                        for_connections.clone(),
+                    ));
                 }
-                // Usually fd exhaustion: back off instead of spinning on the error.
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                // Out of descriptors: end the idlest connection to make room, then go on.
+                Err(_) => {
+                    if !slots.evict_idlest() {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
         }
@@ -136,18 +254,41 @@ async fn accept_loop(
 }
 
 async fn serve_connection(
-    stream: TcpStream,
-    shared: Arc<Shared>,
+    stream: tokio::net::TcpStream,
+    endpoint: Endpoint,
+    slot: limits::Slot,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let service = service_fn(move |req| {
-        let shared = shared.clone();
-        async move { Ok::<_, Infallible>(route(req, &shared).await) }
+    let activity = slot.activity();
+    let service = service_fn(move |req: Request<Incoming>| {
+        let endpoint = endpoint.clone();
+        let busy = activity.begin_request();
+        async move {
+            let (parts, body) = req.into_parts();
+            if parts.uri.path() != "/mcp" {
+                return Ok::<_, Infallible>(busy.wrap(not_found()));
+            }
+            let json_body = is_json(&parts.headers);
+            let delete = parts.method == http::Method::DELETE;
+            let req = Request::from_parts(parts, GuardedBody::new(body));
+            let mut reply = parse_error_as_json_rpc(endpoint.handle(req).await, json_body);
+            // A session ended by DELETE is done, not pending: clients (Python's among them)
+            // take anything but 200 as a failed termination.
+            if delete && reply.status() == StatusCode::ACCEPTED {
+                *reply.status_mut() = StatusCode::OK;
+            }
+            Ok(busy.wrap(reply))
+        }
     });
-    let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let io = TokioIo::new(slot.watch(stream));
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits::HEADER_READ_TIMEOUT)
+        .serve_connection(io, service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
+        _ = slot.ended() => return,
         _ = stopped(&mut shutdown) => {}
     }
     // Finishes the request in progress (if any), then closes instead of keeping alive.
@@ -161,195 +302,35 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stop| *stop).await;
 }
 
-type Reply = Response<Full<Bytes>>;
-
-async fn route(req: Request<Incoming>, shared: &Shared) -> Reply {
-    if shared.loopback && !from_loopback_page(req.headers()) {
-        return plain(StatusCode::FORBIDDEN, "Forbidden: foreign Host or Origin");
-    }
-    if req.uri().path() != "/mcp" {
-        return plain(StatusCode::NOT_FOUND, "Not Found");
-    }
-    match *req.method() {
-        Method::POST => post(req, shared).await,
-        Method::DELETE => {
-            if let Some(id) = header(req.headers(), SESSION_HEADER) {
-                shared.end_session(id);
-            }
-            plain(StatusCode::OK, "")
-        }
-        _ => {
-            let mut reply = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-            reply
-                .headers_mut()
-                .insert(ALLOW, "POST, DELETE".parse().unwrap());
-            reply
-        }
-    }
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
 }
 
-async fn post(req: Request<Incoming>, shared: &Shared) -> Reply {
-    let sse = wants_sse(header(req.headers(), ACCEPT.as_str()).unwrap_or(""));
-    // A client's cancellations only reach its own requests.
-    let scope = header(req.headers(), SESSION_HEADER)
-        .unwrap_or("")
-        .to_string();
-    if let Some(id) = header(req.headers(), SESSION_HEADER)
-        && shared.session_ended(id)
-    {
-        // The spec's signal for "re-initialize": clients treat 404 on a session as expiry.
-        let body = error_reply(Value::Null, -32001, "Session not found");
-        return json(StatusCode::NOT_FOUND, &body, false);
+/// rmcp answers a JSON body it cannot parse with 415; JSON-RPC says that is a parse error, and
+/// clients look for it as one: HTTP 400 with a `-32700` error object.
+fn parse_error_as_json_rpc(reply: Response<Body>, json_body: bool) -> Response<Body> {
+    if !json_body || reply.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return reply;
     }
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
-        }
-        Err(_) => return plain(StatusCode::BAD_REQUEST, "Bad Request"),
-    };
-    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
-        let body = error_reply(Value::Null, PARSE_ERROR, "Parse error");
-        return json(StatusCode::BAD_REQUEST, &body, false);
-    };
-    let initializing = has_initialize(&message);
-    let Some(answer) = shared.service.handle_in(&scope, message).await else {
-        return plain(StatusCode::ACCEPTED, "");
-    };
-    let mut reply = json(StatusCode::OK, &answer, sse);
-    if initializing {
-        reply
-            .headers_mut()
-            .insert(SESSION_HEADER, new_session_id().parse().unwrap());
-    }
+    let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
+    let mut reply = Response::new(Full::new(Bytes::from_static(body)).boxed());
+    *reply.status_mut() = StatusCode::BAD_REQUEST;
+    reply.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
     reply
 }
 
-impl Shared {
-    fn end_session(&self, id: &str) {
-        let mut ended = self
-            .ended_sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if !ended.iter().any(|s| s == id) {
-            if ended.len() == ENDED_SESSIONS_KEPT {
-                ended.pop_front();
-            }
-            ended.push_back(id.to_string());
-        }
-    }
-
-    fn session_ended(&self, id: &str) -> bool {
-        let ended = self
-            .ended_sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        ended.iter().any(|s| s == id)
-    }
-}
-
-fn has_initialize(message: &Value) -> bool {
-    match message {
-        Value::Array(items) => items.iter().any(has_initialize),
-        Value::Object(o) => o.get("method").and_then(Value::as_str) == Some("initialize"),
-        _ => false,
-    }
-}
-
-/// Session ids label a conversation, they are not credentials. With no RNG crate in the tree,
-/// std's `RandomState` (seeded from the OS, perturbed per construction) is unpredictable enough.
-fn new_session_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let a = RandomState::new().hash_one(n);
-    let b = RandomState::new().hash_one((n, std::time::SystemTime::now()));
-    format!("{a:016x}{b:016x}")
-}
-
-/// JSON unless the client can only take (or only names) an event stream.
-fn wants_sse(accept: &str) -> bool {
-    let mut json = false;
-    let mut sse = false;
-    for media in accept.split(',') {
-        let media = media.split(';').next().unwrap_or("").trim();
-        json |= media.eq_ignore_ascii_case("application/json");
-        sse |= media.eq_ignore_ascii_case("text/event-stream");
-    }
-    sse && !json
-}
-
-/// Browsers always send `Host`, and `Origin` on cross-site requests, so a page reached through a
-/// rebound DNS name shows a foreign name in one of them. Missing headers are not a browser.
-fn from_loopback_page(headers: &HeaderMap) -> bool {
-    let host_ok = match headers.get(HOST) {
-        None => true,
-        Some(h) => h.to_str().is_ok_and(|h| is_loopback_name(strip_port(h))),
-    };
-    let origin_ok = match headers.get(ORIGIN) {
-        None => true,
-        Some(o) => o
-            .to_str()
-            .ok()
-            .and_then(origin_host)
-            .is_some_and(is_loopback_name),
-    };
-    host_ok && origin_ok
-}
-
-fn origin_host(origin: &str) -> Option<&str> {
-    let (_, rest) = origin.split_once("://")?;
-    rest.split('/').next().map(strip_port)
-}
-
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return authority
-            .find(']')
-            .map_or(authority, |end| &authority[..=end]);
-    }
-    authority
-        .rsplit_once(':')
-        .map_or(authority, |(host, _)| host)
-}
-
-fn is_loopback_name(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "[::1]"
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-fn plain(status: StatusCode, text: &'static str) -> Reply {
-    let mut reply = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
-    *reply.status_mut() = status;
-    if !text.is_empty() {
-        reply
-            .headers_mut()
-            .insert(CONTENT_TYPE, "text/plain; charset=utf-8".parse().unwrap());
-    }
-    reply
-}
-
-fn json(status: StatusCode, body: &Value, sse: bool) -> Reply {
-    // serde_json's compact form escapes newlines, so one `data:` line always suffices.
-    let (content_type, bytes) = if sse {
-        (
-            "text/event-stream",
-            format!("event: message\ndata: {body}\n\n").into_bytes(),
-        )
-    } else {
-        ("application/json", body.to_string().into_bytes())
-    };
-    let mut reply = Response::new(Full::new(Bytes::from(bytes)));
-    *reply.status_mut() = status;
-    reply
-        .headers_mut()
-        .insert(CONTENT_TYPE, content_type.parse().unwrap());
-    if sse {
-        reply
-            .headers_mut()
-            .insert(CACHE_CONTROL, "no-cache".parse().unwrap());
-    }
+fn not_found() -> Response<Body> {
+    let mut reply = Response::new(Full::new(Bytes::from_static(b"Not Found")).boxed());
+    *reply.status_mut() = StatusCode::NOT_FOUND;
+    reply.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     reply
 }

@@ -1,13 +1,17 @@
-//! Serving a tool set as an MCP server.
+//! Serving a tool set as an MCP server, on rmcp's server side.
 //!
-//! `McpService` is a transport-agnostic JSON-RPC dispatcher for the tools subset of MCP
-//! (`initialize`, `ping`, `tools/list`, `tools/call`). `http` mounts it as streamable HTTP at
-//! `POST /mcp`; `stdio` runs it over newline-delimited JSON on any reader/writer pair.
-//! It is hand-rolled rather than rmcp's server because the tool set is dynamic (JS callbacks and
-//! gateway-forwarded MCP tools) and we only need the stateless tools surface.
+//! [`ToolServer`] is an rmcp `ServerHandler` over a fixed, dynamic-at-build-time tool set (JS
+//! callbacks and gateway-forwarded MCP tools). rmcp owns the protocol: both eras (the
+//! `initialize` handshake and 2026-07-28's `server/discover` with per-request `_meta`), version
+//! negotiation, cancellation scoped to its session, unknown methods. `http` mounts it as
+//! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
+//! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
+pub mod bridge;
+pub mod context;
 pub mod http;
 pub mod stdio;
+mod validate;
 
 #[cfg(test)]
 mod tests;
@@ -16,10 +20,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::{BoxFuture, join_all};
+use futures::future::BoxFuture;
+use rmcp::ErrorData;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
-/// `serverInfo` returned from `initialize`.
+/// `serverInfo` announced to clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerIdentity {
     pub name: String,
@@ -38,21 +49,43 @@ impl Default for ServerIdentity {
 /// The result of one call as MCP's CallToolResult JSON (`{content:[...], isError?, structuredContent?}`).
 pub type CallResult = Value;
 
+pub use context::CallContext;
+use context::SessionLogLevel;
+
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
 pub trait ToolCaller: Send + Sync + 'static {
-    /// Never fails: failures are a CallResult with `isError: true`.
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<'static, CallResult>;
+    /// Never fails: failures are a CallResult with `isError: true`. The future is dropped when
+    /// the client cancels the call or goes away, so callers clean up on drop.
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, CallResult>;
 }
 
-/// Closures returning a boxed future are callers, which keeps tests and adapters short.
+/// Closures over the arguments alone are callers, which keeps tests and adapters short.
 impl<F> ToolCaller for F
 where
     F: Fn(Map<String, Value>) -> BoxFuture<'static, CallResult> + Send + Sync + 'static,
 {
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<'static, CallResult> {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        _: CallContext,
+    ) -> BoxFuture<'static, CallResult> {
         self(arguments)
     }
 }
+
+/// The fields of a tool's listing besides name, description and inputSchema, served as given.
+pub const LISTING_EXTRAS: [&str; 6] = [
+    "title",
+    "annotations",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+];
 
 /// One tool as exposed to MCP clients.
 #[derive(Clone)]
@@ -60,6 +93,8 @@ pub struct ServedTool {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// Other listing fields (`LISTING_EXTRAS`), served as given.
+    pub extras: Map<String, Value>,
     /// Where the tool came from (`mcp`, `native`, ...); only reported through `OnCall`.
     pub source: String,
     pub caller: Arc<dyn ToolCaller>,
@@ -76,15 +111,6 @@ pub struct CallRecord {
 
 pub type OnCall = Arc<dyn Fn(CallRecord) + Send + Sync>;
 
-/// MCP protocol revisions whose `initialize` we can answer, oldest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
-    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-
 /// Narrow `tools` to `names` (None ⇒ all). Tool order is kept and unknown names are ignored,
 /// so a stale filter never breaks serving.
 pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool> {
@@ -98,240 +124,175 @@ pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool
     }
 }
 
-struct RpcError {
-    code: i64,
-    message: String,
+/// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
+/// one handler per session and per stateless request, all sharing this state.
+#[derive(Clone)]
+pub struct ToolServer {
+    shared: Arc<Inner>,
+    /// Per session: what `logging/setLevel` asked for.
+    log_level: SessionLogLevel,
 }
 
-impl RpcError {
-    fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// A JSON-RPC error reply (also used by transports for parse errors).
-pub fn error_reply(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-/// The tools surface of an MCP server. Cheap to share behind an `Arc`; every method takes `&self`
-/// so any number of requests can be in flight at once.
-pub struct McpService {
+struct Inner {
     identity: ServerIdentity,
     tools: Vec<ServedTool>,
     by_name: HashMap<String, usize>,
-    /// `tools/list` never changes, so it is rendered once.
-    listing: Value,
+    /// `tools/list` never changes, so it is built once.
+    listed: Vec<Tool>,
+    /// Each tool's argument check, by index (None: its schema could not be compiled).
+    validators: Vec<Option<validate::Arguments>>,
     on_call: Option<OnCall>,
-    /// Calls in flight by (client scope, request id), so `notifications/cancelled` can stop them.
-    in_flight: std::sync::Mutex<HashMap<(String, String), tokio::task::AbortHandle>>,
 }
 
-impl McpService {
+impl ToolServer {
     pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
+        let validators = tools
+            .iter()
+            .map(|t| validate::Arguments::compile(&t.input_schema))
+            .collect();
         for (i, tool) in tools.iter().enumerate() {
             // First definition wins so `tools/list` never shows a name twice.
             if by_name.contains_key(&tool.name) {
                 continue;
             }
             by_name.insert(tool.name.clone(), i);
-            listed.push(json!({
-                "name": tool.name,
-                "description": tool.description,
-                "inputSchema": object_schema(&tool.input_schema),
-            }));
+            listed.push(listing(tool));
         }
-        let listing = json!({ "tools": listed });
         Self {
-            identity,
-            tools,
-            by_name,
-            listing,
-            on_call,
-            in_flight: Default::default(),
+            shared: Arc::new(Inner {
+                identity,
+                tools,
+                by_name,
+                listed,
+                validators,
+                on_call,
+            }),
+            log_level: SessionLogLevel::default(),
+        }
+    }
+
+    /// The same tools for a new session (its own log level).
+    pub fn for_session(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            log_level: SessionLogLevel::default(),
         }
     }
 
     pub fn identity(&self) -> &ServerIdentity {
-        &self.identity
+        &self.shared.identity
     }
 
     pub fn tools(&self) -> &[ServedTool] {
-        &self.tools
+        &self.shared.tools
     }
 
-    /// One JSON-RPC message in (already parsed), the reply out (None for notifications and
-    /// responses). A batch is answered with an array of the replies it produced.
-    pub async fn handle(&self, message: Value) -> Option<Value> {
-        self.handle_in("", message).await
-    }
-
-    /// `handle` for one client among several (`scope`: its session id), so that a
-    /// `notifications/cancelled` only ever stops that client's own request.
-    pub async fn handle_in(&self, scope: &str, message: Value) -> Option<Value> {
-        match message {
-            Value::Array(items) if items.is_empty() => Some(error_reply(
-                Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: empty batch",
-            )),
-            Value::Array(items) => {
-                let replies: Vec<Value> =
-                    join_all(items.into_iter().map(|m| self.handle_one(scope, m)))
-                        .await
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                (!replies.is_empty()).then_some(Value::Array(replies))
-            }
-            other => self.handle_one(scope, other).await,
-        }
-    }
-
-    async fn handle_one(&self, scope: &str, message: Value) -> Option<Value> {
-        let Value::Object(mut message) = message else {
-            return Some(error_reply(Value::Null, INVALID_REQUEST, "Invalid Request"));
-        };
-        let id = message.remove("id");
-        let method = match message.get("method") {
-            Some(Value::String(method)) => method.clone(),
-            // We never send requests, so a response can only be stray: drop it silently.
-            None if message.contains_key("result") || message.contains_key("error") => return None,
-            _ => {
-                let id = id.filter(valid_id).unwrap_or(Value::Null);
-                return Some(error_reply(id, INVALID_REQUEST, "Invalid Request"));
-            }
-        };
-        let Some(id) = id else {
-            if method == "notifications/cancelled" {
-                self.cancel(scope, message.get("params"));
-            }
-            // Other notifications (initialized, progress, ...) carry nothing we act on.
-            return None;
-        };
-        if !valid_id(&id) {
-            return Some(error_reply(
-                Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: bad id",
-            ));
-        }
-        let params = message.remove("params").unwrap_or(Value::Null);
-        let outcome = match method.as_str() {
-            "initialize" => Ok(self.initialize(&params)),
-            "ping" => Ok(json!({})),
-            "tools/list" => Ok(self.listing.clone()),
-            "tools/call" => self.call(params, (scope.to_string(), id.to_string())).await,
-            _ => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
-            )),
-        };
-        Some(match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(e) => error_reply(id, e.code, &e.message),
-        })
-    }
-
-    fn initialize(&self, params: &Value) -> Value {
-        let requested = params.get("protocolVersion").and_then(Value::as_str);
-        let version = requested
-            .filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v))
-            .unwrap_or(SUPPORTED_PROTOCOL_VERSIONS[SUPPORTED_PROTOCOL_VERSIONS.len() - 1]);
-        json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": false}},
-            "serverInfo": {"name": self.identity.name, "version": self.identity.version},
-        })
-    }
-
-    fn cancel(&self, scope: &str, params: Option<&Value>) {
-        let Some(request) = params.and_then(|p| p.get("requestId")) else {
-            return;
-        };
-        let key = (scope.to_string(), request.to_string());
-        if let Some(call) = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&key)
-        {
-            call.abort();
-        }
-    }
-
-    async fn call(&self, params: Value, key: (String, String)) -> Result<Value, RpcError> {
-        let Value::Object(mut params) = params else {
-            return Err(RpcError::new(
-                INVALID_PARAMS,
-                "Invalid params: expected an object",
-            ));
-        };
-        let name = match params.get("name") {
-            Some(Value::String(name)) => name.clone(),
-            _ => {
-                return Err(RpcError::new(
-                    INVALID_PARAMS,
-                    "Invalid params: missing tool name",
-                ));
-            }
-        };
-        let tool = self
-            .by_name
-            .get(&name)
-            .map(|&i| &self.tools[i])
-            .ok_or_else(|| RpcError::new(INVALID_PARAMS, format!("Unknown tool: {name}")))?;
-        let arguments = match params.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(arguments)) => arguments,
-            Some(_) => {
-                return Err(RpcError::new(
-                    INVALID_PARAMS,
-                    "Invalid params: arguments must be an object",
-                ));
-            }
-        };
-
+    /// Runs one call to completion, or until the client cancels it.
+    async fn run(
+        &self,
+        tool: &ServedTool,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> CallToolResult {
         let started = Instant::now();
+        let cancelled = ctx.request.ct.clone();
         // The call runs on its own task so a panicking caller (synchronously or while polled)
-        // costs one result, not the connection; the guard cancels it if our caller goes away.
+        // costs one result, not the connection; the guard drops it if the client goes away.
         let caller = tool.caller.clone();
-        let mut task = AbortOnDrop(tokio::spawn(async move { caller.call(arguments).await }));
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), task.0.abort_handle());
-        let joined = (&mut task.0).await;
-        self.in_flight
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&key);
-        let result = match joined {
-            Ok(result) => normalise_result(result),
-            Err(e) if e.is_cancelled() => {
-                json!({"content": [{"type": "text", "text": "cancelled by the client"}], "isError": true})
-            }
-            Err(_) => {
-                json!({"content": [{"type": "text", "text": "tool panicked"}], "isError": true})
-            }
+        let mut task = AbortOnDrop(tokio::spawn(
+            async move { caller.call(arguments, ctx).await },
+        ));
+        let result = tokio::select! {
+            joined = &mut task.0 => match joined {
+                Ok(result) => to_call_result(result),
+                Err(_) => text_result("tool panicked", true),
+            },
+            _ = cancelled.cancelled() => text_result("cancelled by the client", true),
         };
-        if let Some(on_call) = &self.on_call {
+        drop(task);
+        if let Some(on_call) = &self.shared.on_call {
             on_call(CallRecord {
                 name: tool.name.clone(),
                 source: tool.source.clone(),
                 ms: started.elapsed().as_secs_f64() * 1000.0,
-                is_error: result
-                    .get("isError")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
+                is_error: result.is_error.unwrap_or(false),
             });
         }
-        Ok(result)
+        result
+    }
+}
+
+impl ServerHandler for ToolServer {
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
+    fn get_info(&self) -> ServerConfig {
+        let identity = &self.shared.identity;
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            identity.name.clone(),
+            identity.version.clone(),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.listed.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.by_name.get(name)?;
+        self.shared.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let index = *self
+            .shared
+            .by_name
+            .get(request.name.as_ref())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
+            })?;
+        let tool = self.shared.tools[index].clone();
+        let arguments = request.arguments.unwrap_or_default();
+        if let Some(Err(problems)) = self.shared.validators[index]
+            .as_ref()
+            .map(|v| v.check(&arguments))
+        {
+            // A mismatch is the caller's to fix, so it is a result the model can read.
+            return Ok(CallToolResponse::Complete(text_result(
+                format!("Invalid arguments for tool {}: {problems}", tool.name),
+                true,
+            )));
+        }
+        let ctx = CallContext {
+            request: context,
+            log_level: self.log_level.clone(),
+        };
+        let result = self.run(&tool, arguments, ctx).await;
+        Ok(CallToolResponse::Complete(result))
     }
 }
 
@@ -343,27 +304,73 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-fn valid_id(id: &Value) -> bool {
-    matches!(id, Value::String(_) | Value::Number(_))
+/// A tool's `tools/list` entry: its extras as given when they are valid MCP, else without them.
+fn listing(tool: &ServedTool) -> Tool {
+    let plain = || {
+        Tool::new(
+            tool.name.clone(),
+            tool.description.clone(),
+            Arc::new(object_schema(&tool.input_schema)),
+        )
+    };
+    if tool.extras.is_empty() {
+        return plain();
+    }
+    let mut full = tool.extras.clone();
+    full.insert("name".into(), Value::String(tool.name.clone()));
+    full.insert(
+        "description".into(),
+        Value::String(tool.description.clone()),
+    );
+    full.insert(
+        "inputSchema".into(),
+        Value::Object(object_schema(&tool.input_schema)),
+    );
+    serde_json::from_value(Value::Object(full)).unwrap_or_else(|_| plain())
 }
 
 /// MCP requires `inputSchema` to be an object schema; sources that have none get the empty one.
-fn object_schema(schema: &Value) -> Value {
+fn object_schema(schema: &Value) -> Map<String, Value> {
     match schema {
-        Value::Object(_) => schema.clone(),
-        _ => json!({"type": "object"}),
+        Value::Object(schema) => schema.clone(),
+        _ => {
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::String("object".into()));
+            schema
+        }
     }
 }
 
-/// Callers promise a CallToolResult, but a bare value must still reach the client as content.
-fn normalise_result(result: Value) -> Value {
-    match result {
+pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text.into())];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// Callers promise a CallToolResult, but a bare value must still reach the client as content,
+/// and a malformed one as an error the client can read.
+pub fn to_call_result(result: Value) -> CallToolResult {
+    let result = match result {
         Value::Object(ref o) if o.get("content").is_some_and(Value::is_array) => result,
         Value::Object(mut o) if !o.contains_key("content") => {
             o.insert("content".into(), json!([]));
             Value::Object(o)
         }
-        Value::String(text) => json!({"content": [{"type": "text", "text": text}]}),
-        other => json!({"content": [{"type": "text", "text": other.to_string()}]}),
-    }
+        Value::String(text) => return text_result(text, false),
+        other => return text_result(other.to_string(), false),
+    };
+    serde_json::from_value::<CallToolResult>(result)
+        .map(|mut result| {
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            result
+        })
+        .unwrap_or_else(|e| {
+            text_result(
+                format!("the tool returned a result that is not a valid MCP CallToolResult: {e}"),
+                true,
+            )
+        })
 }

@@ -1,0 +1,94 @@
+// The conformance gate (__test__/conformance/run.mjs) itself: it must fail when a scenario
+// listed as passing fails, when a listed gap starts passing, and when expected.json and the
+// pinned suite disagree on which scenarios exist. Each case runs the real suite against the real
+// fixture server or client, with a doctored copy of expected.json.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
+import fs from "node:fs"
+import os from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const runner = path.join(here, "conformance", "run.mjs")
+const expected = JSON.parse(fs.readFileSync(path.join(here, "conformance", "expected.json"), "utf8"))
+
+function gate(args, edit) {
+  const doctored = structuredClone(expected)
+  edit(doctored)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-gate-"))
+  const file = path.join(dir, "expected.json")
+  fs.writeFileSync(file, JSON.stringify(doctored))
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [runner, "--expected", file, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      fs.rmSync(dir, { recursive: true, force: true })
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+const closing = (out) => out.trim().split("\n").at(-1)
+
+test("a server scenario listed as pass that fails is a regression, with the suite's reason", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-image"], (e) => {
+    e.server["tools-call-image"] = "pass"
+  })
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(r.stdout, /^server\s+2025-11-25\s+tools-call-image\s+pass\s+fail\s+1\/1\s+REGRESSION$/m)
+  assert.match(r.stdout, /REGRESSION: server tools-call-image at 2025-11-25 \(fail\)/)
+  assert.match(r.stdout, /failed tools-call-image: No image content found/)
+  assert.equal(closing(r.stdout), "conformance: 0 passed, 1 failed, 0 skipped")
+})
+
+test("a server gap that passes fails the run until it is listed as pass", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-simple-text"], (e) => {
+    e.server["tools-call-simple-text"]["2025-11-25"] = "gap: pretend it fails"
+  })
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(
+    r.stdout,
+    /NOW PASSES: server tools-call-simple-text at 2025-11-25: listed as a gap \("pretend it fails"\); mark it "pass" in expected.json/,
+  )
+  assert.equal(closing(r.stdout), "conformance: 0 passed, 1 failed, 0 skipped")
+})
+
+test("the unchanged entries of one scenario in each mode pass the gate", { timeout: 60_000 }, async () => {
+  const server = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-error"], () => {})
+  assert.equal(server.code, 0, server.stdout + server.stderr)
+  assert.match(server.stdout, /^server\s+2025-11-25\s+tools-call-error\s+pass\s+pass\s+2\/0\s+ok$/m)
+  const client = await gate(["--mode", "client", "--scenario", "elicitation-sep1034-client-defaults"], () => {})
+  assert.equal(client.code, 0, client.stdout + client.stderr)
+  assert.match(client.stdout, /^client\s+2025-11-25\s+elicitation-sep1034-client-defaults\s+gap\s+fail\s+0\/5\s+ok$/m)
+  assert.equal(closing(client.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
+})
+
+test("a client scenario listed as pass that fails shows the checks and the client's own error", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call"], (e) => {
+    e.client.tools_call["2026-07-28"] = "pass"
+  })
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(r.stdout, /REGRESSION: client tools_call at 2026-07-28 \(fail\)/)
+  assert.match(r.stdout, /failed tool-add-numbers: /)
+  assert.match(r.stdout, /client stderr: server not usable: failed: /)
+})
+
+test("expected.json must classify every scenario of the pinned suite and nothing else", { timeout: 60_000 }, async () => {
+  const r = await gate([], (e) => {
+    delete e.server.ping
+    e.client["no-such-scenario"] = "pass"
+    e.server["tools-list"] = { "2025-11-25": "pass" }
+  })
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(r.stderr, /server scenario "ping" \[2025-11-25\] is not in expected\.json: classify it/)
+  assert.match(r.stderr, /expected\.json lists client scenario "no-such-scenario", which suite 0\.2\.0-alpha\.12 does not run/)
+  assert.match(r.stderr, /server "tools-list" at 2026-07-28: want "pass", "gap: <reason>" or "skip: <reason>"/)
+  // Nothing ran: the mismatch is reported before any scenario.
+  assert.doesNotMatch(r.stdout, /scenario runs/)
+})

@@ -1,0 +1,76 @@
+// The client under test for the conformance suite's client scenarios, built on `loadMcp`: what an
+// agent host using this package does. The suite's runner starts it as
+// `<command> <server-url>` with MCP_CONFORMANCE_SCENARIO naming the scenario,
+// MCP_CONFORMANCE_PROTOCOL_VERSION the spec version it runs at, and, for some scenarios,
+// MCP_CONFORMANCE_CONTEXT (JSON) carrying test data.
+//
+// It connects through `loadMcp` (which lists the tools), makes the tool calls the scenario asks
+// for (from the suite's scenario descriptions and its reference client), prints each result, and
+// exits non-zero when the server could not be used or a call the scenario needs failed.
+import { loadMcp, sanitize } from "toolnexus"
+
+const serverUrl = process.argv.at(-1)
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+const protocol = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {}
+
+// The calls each scenario needs once the tools are listed, as [original tool name, arguments].
+const byScenario = {
+  tools_call: () => [["add_numbers", { a: 2, b: 3 }]],
+  "sse-retry": () => [["test_reconnection", {}]],
+  "elicitation-sep1034-client-defaults": () => [["test_client_elicitation_defaults", {}]],
+  // The schema echoed is the one loadMcp hands the agent: preservation is judged on that.
+  "json-schema-2020-12-preservation": (listed) => {
+    const focal = listed("json_schema_2020_12_tool")
+    if (!focal) throw new Error("the focal tool json_schema_2020_12_tool was not listed")
+    return [["json_schema_echo", { schema: focal.inputSchema }]]
+  },
+  "sep-2322-client-request-state": () =>
+    ["test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"].map(
+      (name) => [name, {}],
+    ),
+}
+// SEP-2243: every tool the client kept is called (invalid ones must not have been listed at all).
+const callEveryTool = new Set(["http-standard-headers", "http-invalid-tool-headers"])
+
+// An elicitation is accepted with no fields filled in: the schema's defaults must complete it
+// (the SEP-1034 client scenario says "please accept with defaults").
+const waitFor = async (request) => {
+  console.log(`elicitation: ${JSON.stringify(request)}`)
+  return { ok: true, data: {} }
+}
+
+const server = { type: "streamable-http", url: serverUrl, timeout: 10_000 }
+if (protocol) server.protocol = protocol
+const source = await loadMcp({ mcpServers: { conformance: server } }, { waitFor })
+let failed = false
+try {
+  if (source.status.conformance !== "connected") {
+    console.error(`server not usable: ${source.status.conformance}: ${source.errors.conformance ?? ""}`)
+    failed = true
+  } else {
+    console.log(`tools: ${source.tools.map((t) => t.name).join(", ") || "(none)"}`)
+    const listed = (name) => source.tools.find((t) => t.name === `conformance_${sanitize(name)}`)
+    const calls = Array.isArray(context.toolCalls)
+      ? context.toolCalls.map((c) => [c.name, c.arguments ?? {}])
+      : (byScenario[scenario]?.(listed) ??
+        // The auth scenarios' mock serves one tool, `test-tool`, behind the authorisation.
+        (scenario.startsWith("auth/") && listed("test-tool") ? [["test-tool", {}]] : []))
+    const planned = callEveryTool.has(scenario)
+      ? source.tools.map((tool) => [tool.name, tool, {}])
+      : calls.map(([name, args]) => [name, listed(name), args])
+    for (const [name, tool, args] of planned) {
+      if (!tool) {
+        console.error(`tool ${name} was not listed`)
+        failed = true
+        continue
+      }
+      const result = await tool.execute(args)
+      console.log(`${name} -> ${JSON.stringify(result)}`)
+      if (result.isError) failed = true
+    }
+  }
+} finally {
+  await source.close()
+}
+process.exitCode = failed ? 1 : 0

@@ -1,0 +1,391 @@
+// The fixture MCP server for the conformance suite's server scenarios, built only with this
+// package: `defineTool` tools in a `createToolkit`, served with `toolkit.serve`. Each tool is the
+// one a server scenario calls, named and behaving as the suite's scenario descriptions ask (its
+// reference is the suite's everything-server).
+//
+// The tools are written against the API issue 10 adds (`run` may return an MCP result
+// `{ content }`; `ctx.progress`, `ctx.log`, `ctx.elicit`, `ctx.sample`). Until the engine has it,
+// a rich result is served as its JSON text and a missing `ctx` capability fails the call with a
+// reason, so those scenarios fail for the right reason today and pass, unchanged, once the
+// engine delivers. The harness (run.mjs) then reports them as newly passing.
+//
+// Run alone (`node __test__/conformance/server.mjs`) it prints the endpoint URL and serves until
+// interrupted, for poking at it with the conformance CLI by hand.
+import { createToolkit, defineTool } from "toolnexus"
+import { setTimeout as delay } from "node:timers/promises"
+import { pathToFileURL } from "node:url"
+
+// A 1x1 red PNG.
+const PNG_BASE64 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+// A valid WAV: 8 kHz, 8-bit mono, 8 samples of silence.
+function wavBase64() {
+  const samples = Buffer.alloc(8, 0x80)
+  const header = Buffer.alloc(44)
+  header.write("RIFF", 0)
+  header.writeUInt32LE(36 + samples.length, 4)
+  header.write("WAVEfmt ", 8)
+  header.writeUInt32LE(16, 16) // fmt chunk size
+  header.writeUInt16LE(1, 20) // PCM
+  header.writeUInt16LE(1, 22) // channels
+  header.writeUInt32LE(8000, 24) // sample rate
+  header.writeUInt32LE(8000, 28) // byte rate
+  header.writeUInt16LE(1, 32) // block align
+  header.writeUInt16LE(8, 34) // bits per sample
+  header.write("data", 36)
+  header.writeUInt32LE(samples.length, 40)
+  return Buffer.concat([header, samples]).toString("base64")
+}
+
+// What a tool needs of `ctx` (issue 10's API). Absent in this build, the call fails with a reason
+// that names it, and the scenario's failure says why.
+function capability(ctx, name) {
+  const fn = ctx?.[name]
+  if (typeof fn !== "function") {
+    throw new Error(`ctx.${name} is not available in this toolnexus build (issue 10)`)
+  }
+  return fn.bind(ctx)
+}
+
+const noArgs = { type: "object", properties: {} }
+
+// SEP-1613 / SEP-2106: the listing must keep every keyword of this schema as given.
+export const JSON_SCHEMA_2020_12 = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  $defs: {
+    address: {
+      $anchor: "addressDef",
+      type: "object",
+      properties: { street: { type: "string" }, city: { type: "string" } },
+    },
+  },
+  properties: {
+    name: { type: "string" },
+    address: { $ref: "#/$defs/address" },
+    contactMethod: { type: "string", enum: ["phone", "email"] },
+    phone: { type: "string" },
+    email: { type: "string" },
+  },
+  allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+  if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+  then: { required: ["phone"] },
+  else: { required: ["email"] },
+  additionalProperties: false,
+}
+
+const SEP1034_DEFAULTS_SCHEMA = {
+  type: "object",
+  properties: {
+    name: { type: "string", description: "User name", default: "John Doe" },
+    age: { type: "integer", description: "User age", default: 30 },
+    score: { type: "number", description: "User score", default: 95.5 },
+    status: {
+      type: "string",
+      description: "User status",
+      enum: ["active", "inactive", "pending"],
+      default: "active",
+    },
+    verified: { type: "boolean", description: "Verification status", default: true },
+  },
+  required: [],
+}
+
+const SEP1330_ENUMS_SCHEMA = {
+  type: "object",
+  properties: {
+    untitledSingle: {
+      type: "string",
+      description: "Select one option",
+      enum: ["option1", "option2", "option3"],
+    },
+    titledSingle: {
+      type: "string",
+      description: "Select one option with titles",
+      oneOf: [
+        { const: "value1", title: "First Option" },
+        { const: "value2", title: "Second Option" },
+        { const: "value3", title: "Third Option" },
+      ],
+    },
+    legacyEnum: {
+      type: "string",
+      description: "Select one option (legacy)",
+      enum: ["opt1", "opt2", "opt3"],
+      enumNames: ["Option One", "Option Two", "Option Three"],
+    },
+    untitledMulti: {
+      type: "array",
+      description: "Select multiple options",
+      minItems: 1,
+      maxItems: 3,
+      items: { type: "string", enum: ["option1", "option2", "option3"] },
+    },
+    titledMulti: {
+      type: "array",
+      description: "Select multiple options with titles",
+      minItems: 1,
+      maxItems: 3,
+      items: {
+        anyOf: [
+          { const: "value1", title: "First Choice" },
+          { const: "value2", title: "Second Choice" },
+          { const: "value3", title: "Third Choice" },
+        ],
+      },
+    },
+  },
+  required: [],
+}
+
+async function elicitAndReport(ctx, params, label) {
+  const answer = await capability(ctx, "elicit")(params)
+  return `${label}: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`
+}
+
+export function conformanceTools() {
+  const image = { type: "image", data: PNG_BASE64, mimeType: "image/png" }
+  return [
+    defineTool({
+      name: "test_simple_text",
+      description: "Tests simple text content response",
+      inputSchema: noArgs,
+      run: () => "This is a simple text response for testing.",
+    }),
+    defineTool({
+      name: "test_image_content",
+      description: "Tests image content response",
+      inputSchema: noArgs,
+      run: () => ({ content: [image] }),
+    }),
+    defineTool({
+      name: "test_audio_content",
+      description: "Tests audio content response",
+      inputSchema: noArgs,
+      run: () => ({ content: [{ type: "audio", data: wavBase64(), mimeType: "audio/wav" }] }),
+    }),
+    defineTool({
+      name: "test_embedded_resource",
+      description: "Tests embedded resource content response",
+      inputSchema: noArgs,
+      run: () => ({
+        content: [
+          {
+            type: "resource",
+            resource: {
+              uri: "test://embedded-resource",
+              mimeType: "text/plain",
+              text: "This is an embedded resource content.",
+            },
+          },
+        ],
+      }),
+    }),
+    defineTool({
+      name: "test_multiple_content_types",
+      description: "Tests response with multiple content types (text, image, resource)",
+      inputSchema: noArgs,
+      run: () => ({
+        content: [
+          { type: "text", text: "Multiple content types test:" },
+          image,
+          {
+            type: "resource",
+            resource: {
+              uri: "test://mixed-content-resource",
+              mimeType: "application/json",
+              text: JSON.stringify({ test: "data", value: 123 }),
+            },
+          },
+        ],
+      }),
+    }),
+    defineTool({
+      name: "test_tool_with_logging",
+      description: "Tests tool that emits log messages during execution",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const log = capability(ctx, "log")
+        await log("info", "Tool execution started")
+        await delay(50)
+        await log("info", "Tool processing data")
+        await delay(50)
+        await log("info", "Tool execution completed")
+        return "Tool with logging executed successfully"
+      },
+    }),
+    defineTool({
+      name: "test_tool_with_progress",
+      description: "Tests tool that reports progress notifications",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const progress = capability(ctx, "progress")
+        for (const step of [0, 50, 100]) {
+          if (step > 0) await delay(50)
+          await progress(step, 100, `Completed step ${step} of 100`)
+        }
+        return "Tool with progress executed successfully"
+      },
+    }),
+    defineTool({
+      name: "test_error_handling",
+      description: "Tests error response handling",
+      inputSchema: noArgs,
+      run() {
+        throw new Error("This tool intentionally returns an error for testing")
+      },
+    }),
+    // SEP-1699 (server-sse-polling): the reference closes the call's SSE stream mid-call so the
+    // client must reconnect. A JavaScript tool cannot reach the stream; this one answers after
+    // the pause, so the scenario sees whatever stream the engine itself serves.
+    defineTool({
+      name: "test_reconnection",
+      description: "Tests SSE stream disconnection and client reconnection (SEP-1699)",
+      inputSchema: noArgs,
+      async run() {
+        await delay(100)
+        return "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
+      },
+    }),
+    defineTool({
+      name: "test_sampling",
+      description: "Tests server-initiated sampling (LLM completion request)",
+      inputSchema: {
+        type: "object",
+        properties: { prompt: { type: "string", description: "The prompt to send to the LLM" } },
+        required: ["prompt"],
+      },
+      async run({ prompt }, ctx) {
+        const result = await capability(ctx, "sample")({
+          messages: [{ role: "user", content: { type: "text", text: prompt } }],
+          maxTokens: 100,
+        })
+        const content = Array.isArray(result.content) ? result.content[0] : result.content
+        return `LLM response: ${content?.text ?? "No response"}`
+      },
+    }),
+    defineTool({
+      name: "test_elicitation",
+      description: "Tests server-initiated elicitation (user input request)",
+      inputSchema: {
+        type: "object",
+        properties: { message: { type: "string", description: "The message to show the user" } },
+        required: ["message"],
+      },
+      run: ({ message }, ctx) =>
+        elicitAndReport(
+          ctx,
+          {
+            message,
+            requestedSchema: {
+              type: "object",
+              properties: {
+                username: { type: "string", description: "User's response" },
+                email: { type: "string", description: "User's email address" },
+              },
+              required: ["username", "email"],
+            },
+          },
+          "User response",
+        ),
+    }),
+    defineTool({
+      name: "test_elicitation_sep1034_defaults",
+      description: "Tests elicitation with default values per SEP-1034",
+      inputSchema: noArgs,
+      run: (_args, ctx) =>
+        elicitAndReport(
+          ctx,
+          {
+            message: "Please review and update the form fields with defaults",
+            requestedSchema: SEP1034_DEFAULTS_SCHEMA,
+          },
+          "Elicitation completed",
+        ),
+    }),
+    defineTool({
+      name: "test_elicitation_sep1330_enums",
+      description: "Tests elicitation with enum schema improvements per SEP-1330",
+      inputSchema: noArgs,
+      run: (_args, ctx) =>
+        elicitAndReport(
+          ctx,
+          { message: "Please select options from the enum fields", requestedSchema: SEP1330_ENUMS_SCHEMA },
+          "Elicitation completed",
+        ),
+    }),
+    defineTool({
+      name: "json_schema_2020_12_tool",
+      description: "Tool with JSON Schema 2020-12 features",
+      inputSchema: JSON_SCHEMA_2020_12,
+      run: (args) => `JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`,
+    }),
+    // SEP-2243: a parameter mirrored in an `Mcp-Param-Region` header, which the server checks
+    // against the body (rmcp validates it through the served tool's schema).
+    defineTool({
+      name: "test_custom_header",
+      description: "Echoes a region that the client also sends as a header",
+      inputSchema: {
+        type: "object",
+        properties: { region: { type: "string", "x-mcp-header": "Region" } },
+        required: ["region"],
+      },
+      run: ({ region }) => `region ${region}`,
+    }),
+    // 2026-07-28: an elicitation / sampling inside a call goes out as an input-required result and
+    // the retried call resumes `run` (issue 10).
+    defineTool({
+      name: "test_input_required_result_elicitation",
+      description: "Asks the user for their name through an input-required result",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const answer = await capability(ctx, "elicit")({
+          message: "What is your name?",
+          requestedSchema: {
+            type: "object",
+            properties: { name: { type: "string" } },
+            required: ["name"],
+          },
+        })
+        return `Hello, ${answer.content?.name}!`
+      },
+    }),
+    defineTool({
+      name: "test_input_required_result_sampling",
+      description: "Asks the client's model a question through an input-required result",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const result = await capability(ctx, "sample")({
+          messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
+          maxTokens: 100,
+        })
+        const content = Array.isArray(result.content) ? result.content[0] : result.content
+        return content?.text ?? "No response"
+      },
+    }),
+  ]
+}
+
+/** Serves the conformance tools on 127.0.0.1 (ephemeral port); `url` is the MCP endpoint. */
+export async function startFixtureServer() {
+  const toolkit = await createToolkit({ extraTools: conformanceTools() })
+  const handle = await toolkit.serve("127.0.0.1:0", {
+    mcp: { name: "toolnexus-conformance-fixture", version: "1.0.0" },
+  })
+  return {
+    url: `${handle.url}/mcp`,
+    async close() {
+      await handle.close()
+      await toolkit.close()
+    },
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const server = await startFixtureServer()
+  console.log(server.url)
+  const stop = () => server.close().then(() => process.exit(0))
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+}

@@ -1,0 +1,367 @@
+//! What one HTTP client may hold of the server: a connection slot (capped below the process's
+//! descriptor limit, the idlest evicted to make room), bounded time to send headers and body,
+//! and an idle timeout. So half-sent requests or a descriptor flood never lock others out.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::Response;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_util::sync::CancellationToken;
+
+/// A client has this long to send a request's headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request body that sends nothing for this long is abandoned.
+const BODY_STALL_TIMEOUT: Duration = Duration::from_secs(15);
+/// A connection with no request in flight and no bytes either way for this long is closed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Connections never exceed this, whatever the descriptor limit.
+const MAX_CONNECTIONS: usize = 4096;
+
+fn now_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+/// One connection's liveness, shared by its IO, its requests and the slot table.
+pub struct Activity {
+    last: AtomicU64,
+    busy: AtomicUsize,
+    end: CancellationToken,
+}
+
+impl Activity {
+    fn touch(&self) {
+        self.last.store(now_ms(), Ordering::Relaxed);
+    }
+
+    fn is_idle(&self) -> bool {
+        self.busy.load(Ordering::Relaxed) == 0
+    }
+
+    /// Marks a request in flight until the returned guard (carried by its response body) drops.
+    pub fn begin_request(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+        Busy(self.clone())
+    }
+}
+
+/// A request in flight on a connection.
+pub struct Busy(Arc<Activity>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::Relaxed);
+        self.0.touch();
+    }
+}
+
+impl Busy {
+    /// The response, whose body keeps the connection marked busy until it is fully sent.
+    pub fn wrap<B>(self, response: Response<B>) -> Response<BusyBody<B>> {
+        response.map(|inner| BusyBody { inner, _busy: self })
+    }
+}
+
+/// The slot table: live connections by id.
+pub struct Slots {
+    max: usize,
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, Arc<Activity>>>,
+}
+
+impl Slots {
+    /// Sized to three quarters of the descriptor limit, leaving room for everything else the
+    /// process has open (Node, servers' pipes, outgoing connections).
+    pub fn for_this_process() -> Self {
+        Self::with_max(descriptor_budget())
+    }
+
+    pub fn with_max(max: usize) -> Self {
+        Self {
+            max: max.max(1),
+            next: AtomicU64::new(0),
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A slot for a new connection; at the cap the idlest connection without a request in
+    /// flight is ended to make room. None when every connection is busy.
+    pub fn take(self: &Arc<Self>) -> Option<Slot> {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live.len() >= self.max && !evict_idlest(&mut live) {
+            return None;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let activity = Arc::new(Activity {
+            last: AtomicU64::new(now_ms()),
+            busy: AtomicUsize::new(0),
+            end: CancellationToken::new(),
+        });
+        live.insert(id, activity.clone());
+        Some(Slot {
+            id,
+            slots: self.clone(),
+            activity,
+        })
+    }
+
+    /// Ends the idlest connection without a request in flight; false if there is none.
+    pub fn evict_idlest(&self) -> bool {
+        evict_idlest(&mut self.live.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+fn evict_idlest(live: &mut HashMap<u64, Arc<Activity>>) -> bool {
+    let idlest = live
+        .iter()
+        .filter(|(_, a)| a.is_idle())
+        .min_by_key(|(_, a)| a.last.load(Ordering::Relaxed))
+        .map(|(id, _)| *id);
+    match idlest.and_then(|id| live.remove(&id)) {
+        Some(activity) => {
+            activity.end.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+fn descriptor_budget() -> usize {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            let soft = usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX);
+            return (soft / 4 * 3).saturating_sub(16).clamp(8, MAX_CONNECTIONS);
+        }
+    }
+    MAX_CONNECTIONS / 4
+}
+
+/// A connection's place in the table; leaving it (dropping) frees the place.
+pub struct Slot {
+    id: u64,
+    slots: Arc<Slots>,
+    activity: Arc<Activity>,
+}
+
+impl Slot {
+    pub fn activity(&self) -> Arc<Activity> {
+        self.activity.clone()
+    }
+
+    /// The stream, noting every byte read or written as activity.
+    pub fn watch<S>(&self, stream: S) -> Watched<S> {
+        Watched {
+            inner: stream,
+            activity: self.activity.clone(),
+        }
+    }
+
+    /// Resolves when the connection must end: evicted, or idle past the timeout.
+    pub async fn ended(&self) {
+        let end = self.activity.end.clone();
+        let idle = async {
+            loop {
+                let last = self.activity.last.load(Ordering::Relaxed);
+                let due = last + IDLE_TIMEOUT.as_millis() as u64;
+                let now = now_ms();
+                if now >= due && self.activity.is_idle() {
+                    return;
+                }
+                let wait = due.saturating_sub(now).max(1000);
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+            }
+        };
+        tokio::select! {
+            _ = end.cancelled() => {}
+            _ = idle => {}
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.slots
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// A stream whose reads and writes count as activity.
+pub struct Watched<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let result = ready!(Pin::new(&mut self.inner).poll_read(cx, buf));
+        if buf.filled().len() > before {
+            self.activity.touch();
+        }
+        Poll::Ready(result)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let result = ready!(Pin::new(&mut self.inner).poll_write(cx, buf));
+        if matches!(result, Ok(n) if n > 0) {
+            self.activity.touch();
+        }
+        Poll::Ready(result)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A response body that keeps its connection marked busy until it is done.
+pub struct BusyBody<B> {
+    inner: B,
+    _busy: Busy,
+}
+
+impl<B: Body + Unpin> Body for BusyBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Why a request body was not read to its end.
+#[derive(Debug)]
+pub enum BodyError {
+    Connection(hyper::Error),
+    Stalled,
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Connection(e) => write!(f, "request body failed: {e}"),
+            BodyError::Stalled => write!(
+                f,
+                "request body stalled for {} s",
+                BODY_STALL_TIMEOUT.as_secs()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+/// A request body that must keep arriving: a client that stops mid-body is cut off.
+pub struct GuardedBody<B> {
+    inner: B,
+    stall: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<B> GuardedBody<B> {
+    pub fn new(inner: B) -> Self {
+        Self {
+            inner,
+            stall: Box::pin(tokio::time::sleep(BODY_STALL_TIMEOUT)),
+        }
+    }
+}
+
+impl<B> Body for GuardedBody<B>
+where
+    B: Body<Data = Bytes, Error = hyper::Error> + Unpin,
+{
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let deadline = tokio::time::Instant::now() + BODY_STALL_TIMEOUT;
+                self.stall.as_mut().reset(deadline);
+                Poll::Ready(frame.map(|f| f.map_err(BodyError::Connection)))
+            }
+            Poll::Pending => match self.stall.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(BodyError::Stalled))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_idlest_idle_connection_makes_room() {
+        let slots = Arc::new(Slots::with_max(2));
+        let first = slots.take().unwrap();
+        let busy = slots.take().unwrap();
+        let _request = busy.activity().begin_request();
+        // Full: the one without a request in flight is evicted, the busy one kept.
+        let third = slots.take().expect("room made by eviction");
+        assert!(first.activity.end.is_cancelled());
+        assert!(!busy.activity.end.is_cancelled());
+        // Full of busy connections: the newcomer is refused, nobody evicted.
+        let _other = third.activity().begin_request();
+        assert!(slots.take().is_none());
+        assert!(!third.activity.end.is_cancelled());
+        // Leaving frees the place.
+        drop(first);
+        drop(busy);
+        assert!(slots.take().is_some());
+    }
+}
