@@ -112,10 +112,14 @@ impl Connection {
         let service = match &mut self.endpoint {
             Endpoint::Stdio(pipes) => {
                 let (stdout, stdin) = pipes.take().ok_or("already initialised")?;
+                let process = self.process.as_ref().ok_or("not started")?;
                 handler
-                    .serve((stdout, stdin))
+                    .serve(process.transport(stdout, stdin))
                     .await
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| match process.protocol_violation() {
+                        Some(violation) => format!("server {violation}"),
+                        None => e.to_string(),
+                    })?
             }
             Endpoint::Remote {
                 url,
@@ -168,10 +172,20 @@ impl Connection {
         self.process.as_mut()?.exit_description(wait).await
     }
 
+    /// "sent an invalid message: …" once a stdio server broke the framing.
+    pub fn protocol_violation(&self) -> Option<String> {
+        self.process.as_ref()?.protocol_violation()
+    }
+
     /// Adds what is known about a stdio child (exit status, stderr tail) to a failure reason.
     pub async fn explain(&mut self, reason: String) -> String {
         let Some(process) = self.process.as_mut() else {
             return reason;
+        };
+        // A broken framing is the cause; rmcp only saw the transport close.
+        let reason = match process.protocol_violation() {
+            Some(violation) => format!("server {violation}"),
+            None => reason,
         };
         // A server that timed out is still running: don't wait for an exit that won't come.
         let wait = if reason.starts_with("timed out") {
@@ -190,6 +204,11 @@ impl Connection {
         if !stderr.is_empty() {
             out.push_str("; stderr: ");
             out.push_str(&stderr);
+        }
+        let stdout = process.stdout_noise();
+        if !stdout.is_empty() {
+            out.push_str("; stdout (not JSON-RPC): ");
+            out.push_str(&stdout);
         }
         out
     }
