@@ -224,7 +224,60 @@ mod linux {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    use std::os::unix::process::CommandExt;
+
     use super::linux::{carries, parse_stat};
+    use super::*;
+
+    fn cmdline(pid: i32) -> String {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default()
+    }
+
+    /// A real tree: a group leader, a child that calls setsid, and a double-forked daemon that
+    /// leads its own session and is re-parented away — all found, all ended.
+    #[tokio::test]
+    async fn setsid_children_and_double_forked_daemons_are_found_and_ended() {
+        let marker = format!("{}.tree-test", super::super::host_token());
+        let mut leader = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg("setsid sleep 300 & (setsid sleep 301 &); sleep 302; :")
+            .env(super::super::MARKER_VAR, &marker)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = leader.id() as i32;
+        let tree = Tree {
+            leader: pid,
+            marker,
+            started: start_time(pid),
+        };
+        let names = |pids: &[i32]| -> Vec<String> {
+            let mut names: Vec<String> = pids.iter().map(|p| cmdline(*p)).collect();
+            names.sort();
+            names
+        };
+        let want = ["sleep 300 ", "sleep 301 ", "sleep 302 "];
+        let give_up = std::time::Instant::now() + Duration::from_secs(10);
+        let found = loop {
+            let found = members(&[&tree]);
+            if want.iter().all(|w| names(&found).iter().any(|n| n == w)) {
+                break found;
+            }
+            assert!(
+                std::time::Instant::now() < give_up,
+                "tree never came up: {:?}",
+                names(&found)
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert!(found.contains(&pid));
+        end(&tree).await;
+        let _ = leader.wait();
+        assert_eq!(members(&[&tree]), Vec::<i32>::new());
+        assert!(found.iter().all(|p| !is_alive(*p)));
+    }
 
     #[test]
     fn stat_fields_are_counted_from_the_last_parenthesis() {
