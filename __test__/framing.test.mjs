@@ -1,4 +1,4 @@
-// stdio framing (SPEC §3 "isolation"): a server whose answer is a line over 16 MiB, a line that
+// stdio framing: a server whose answer is a line over 16 MiB, a line that
 // is not UTF-8, or JSON that answers our request without being a JSON-RPC response fails AT
 // ONCE with "server sent an invalid message: …" — in initialize, tools/list or tools/call —
 // long before its 20 s timeout. Lines that are not JSON (a banner) are tolerated, and quoted

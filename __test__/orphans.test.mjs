@@ -1,4 +1,4 @@
-// SPEC §3/§4 "nothing left running", whatever ends Node: a stdio server's whole process tree —
+// Nothing a stdio server started is left running, whatever ends Node: its whole process tree —
 // a child in its group, a setsid() child and a double-forked daemon (fixtures/tree-server.mjs) —
 // is gone after listMcpTools, after close(), and after Node ends by SIGKILL, by SIGTERM or
 // SIGINT with no handler, by process.exit(), by an uncaught throw, by returning, and after the

@@ -93,7 +93,8 @@ fn tell(state: &mut State, line: &str) {
             _ => state.link = None,
         }
     }
-    if state.unavailable {
+    // Nothing to watch: no need for a watchdog until the next server.
+    if state.unavailable || state.watched.is_empty() {
         return;
     }
     match start() {
