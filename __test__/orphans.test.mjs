@@ -60,11 +60,11 @@ test("close() leaves no process of a loaded server's tree", T, async (t) => {
 })
 
 /**
- * Runs a Node host (a script in this directory, so `toolnexus` resolves to this package) that
- * loads the tree server and prints "loaded"; then waits for the whole tree, calls `end(host)`
- * and returns { exit, started } once the host has exited.
+ * Starts a Node host (a script in this directory, so `toolnexus` resolves to this package) that
+ * loads the tree server and prints "loaded"; resolves once the whole tree and the host's
+ * watchdog run.
  */
-async function runHost(t, marker, body, end) {
+async function startHost(t, marker, body) {
   // Not named after the marker: the host is not part of the tree.
   const file = path.join(import.meta.dirname, `_orphans_${randomUUID()}.mjs`)
   fs.writeFileSync(file, body)
@@ -79,10 +79,18 @@ async function runHost(t, marker, body, end) {
   await waitFor(() => /^loaded$/m.test(stdout) || host.exitCode !== null, { timeout: 20000, message: "host loaded" })
   assert.match(stdout, /^loaded$/m, stderr)
   await waitFor(() => marked(marker).length === TREE_SIZE, { timeout: 10000, message: `${TREE_SIZE} processes of the tree up` })
-  assert.equal(marked(`toolnexus-watchdog`).filter((p) => p.includes(` ${host.pid}`)).length, 1, "the host's watchdog runs")
+  assert.equal(watchdogs(host.pid).length, 1, "the host's watchdog runs")
+  return { host, exited, stderr: () => stderr }
+}
+
+/** The watchdog processes of host `pid` (its argv ends with the host's pid). */
+const watchdogs = (pid) => marked("toolnexus-watchdog").filter((p) => p.endsWith(` ${pid}`))
+
+/** Runs a host as startHost does, ends it with `end(host)`, and waits for it to exit. */
+async function runHost(t, marker, body, end) {
+  const { host, exited, stderr } = await startHost(t, marker, body)
   await end(host)
-  const exit = await exited
-  return { exit, host, stdout: () => stdout, stderr: () => stderr }
+  return { exit: await exited, host, stderr }
 }
 
 /** Polls /proc until nothing with `marker` is left (generous bound); returns the ms it took. */
@@ -120,7 +128,7 @@ for (const [way, ending, expected, end] of [
     assert.deepEqual(exit, expected, stderr())
     await gone(t, marker, way)
     // The watchdog did its work and went too.
-    await waitFor(() => marked("toolnexus-watchdog").every((p) => !p.includes(` ${host.pid}`)), {
+    await waitFor(() => watchdogs(host.pid).length === 0, {
       timeout: 5000,
       message: "the host's watchdog gone",
     })
@@ -171,4 +179,20 @@ setInterval(() => {}, 1e9)
   assert.equal(marked(mine).length, TREE_SIZE, "the main thread's tree is untouched")
   host.kill("SIGKILL")
   await gone(t, mine, "SIGKILL after the worker")
+})
+
+test("one host's death leaves another host's servers alone", T, async (t) => {
+  const first = `tree-${randomUUID()}`
+  const second = `tree-${randomUUID()}`
+  t.after(() => killAll(pidsOf([...marked(first), ...marked(second)])))
+  const a = await startHost(t, first, loadScript(first, ""))
+  const b = await startHost(t, second, loadScript(second, ""))
+  a.host.kill("SIGKILL")
+  await a.exited
+  await gone(t, first, "SIGKILL of one of two hosts")
+  assert.equal(marked(second).length, TREE_SIZE, "the other host's tree is untouched")
+  assert.equal(watchdogs(b.host.pid).length, 1, "the other host's watchdog still runs")
+  b.host.kill("SIGKILL")
+  await b.exited
+  await gone(t, second, "SIGKILL of the other host")
 })
