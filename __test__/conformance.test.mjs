@@ -37,19 +37,20 @@ function gate(args, edit) {
 const closing = (out) => out.trim().split("\n").at(-1)
 
 test("a server scenario listed as pass that fails is a regression, with the suite's reason", { timeout: 60_000 }, async () => {
-  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-image"], (e) => {
-    e.server["tools-call-image"] = "pass"
+  // toolnexus serves tools only, so completion/complete is a gap that stays one.
+  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "completion-complete"], (e) => {
+    e.server["completion-complete"] = "pass"
   })
   assert.equal(r.code, 1, r.stdout + r.stderr)
-  assert.match(r.stdout, /^server\s+2025-11-25\s+tools-call-image\s+pass\s+fail\s+1\/1\s+REGRESSION$/m)
-  assert.match(r.stdout, /REGRESSION: server tools-call-image at 2025-11-25 \(fail\)/)
-  assert.match(r.stdout, /failed tools-call-image: No image content found/)
+  assert.match(r.stdout, /^server\s+2025-11-25\s+completion-complete\s+pass\s+fail\s+1\/1\s+REGRESSION$/m)
+  assert.match(r.stdout, /REGRESSION: server completion-complete at 2025-11-25 \(fail\)/)
+  assert.match(r.stdout, /failed completion-complete: Failed: completion\/complete/)
   assert.equal(closing(r.stdout), "conformance: 0 passed, 1 failed, 0 skipped")
 })
 
 test("a server gap that passes fails the run until it is listed as pass", { timeout: 60_000 }, async () => {
   const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-simple-text"], (e) => {
-    e.server["tools-call-simple-text"]["2025-11-25"] = "gap: pretend it fails"
+    e.server["tools-call-simple-text"] = "gap: pretend it fails"
   })
   assert.equal(r.code, 1, r.stdout + r.stderr)
   assert.match(
@@ -63,20 +64,19 @@ test("the unchanged entries of one scenario in each mode pass the gate", { timeo
   const server = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-error"], () => {})
   assert.equal(server.code, 0, server.stdout + server.stderr)
   assert.match(server.stdout, /^server\s+2025-11-25\s+tools-call-error\s+pass\s+pass\s+2\/0\s+ok$/m)
-  const client = await gate(["--mode", "client", "--scenario", "elicitation-sep1034-client-defaults"], () => {})
+  const client = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "sep-2322-client-request-state"], () => {})
   assert.equal(client.code, 0, client.stdout + client.stderr)
-  assert.match(client.stdout, /^client\s+2025-11-25\s+elicitation-sep1034-client-defaults\s+gap\s+fail\s+0\/5\s+ok$/m)
+  assert.match(client.stdout, /^client\s+2026-07-28\s+sep-2322-client-request-state\s+gap\s+fail\s+\d+\/[1-9]\d*\s+ok$/m)
   assert.equal(closing(client.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
 })
 
 test("a client scenario listed as pass that fails shows the checks and the client's own error", { timeout: 60_000 }, async () => {
-  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call"], (e) => {
-    e.client.tools_call["2026-07-28"] = "pass"
+  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "sep-2322-client-request-state"], (e) => {
+    e.client["sep-2322-client-request-state"] = "pass"
   })
   assert.equal(r.code, 1, r.stdout + r.stderr)
-  assert.match(r.stdout, /REGRESSION: client tools_call at 2026-07-28 \(fail\)/)
-  assert.match(r.stdout, /failed tool-add-numbers: /)
-  assert.match(r.stdout, /client stderr: server not usable: failed: /)
+  assert.match(r.stdout, /REGRESSION: client sep-2322-client-request-state at 2026-07-28 \(fail\)/)
+  assert.match(r.stdout, /failed [a-z0-9-]+: /)
 })
 
 test("expected.json must classify every scenario of the pinned suite and nothing else", { timeout: 60_000 }, async () => {

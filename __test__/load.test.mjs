@@ -364,9 +364,17 @@ test("server-everything: trigger-elicitation-request through waitFor (accept, de
   assert.equal(
     head,
     "✅ User provided the requested information!\nUser inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true\n" +
-      "- Email: ada@example.com\n- Favorite Integer: 7",
+      "- Email: ada@example.com\n- Favorite Integer: 7\n- Favorite Number: 3.14",
   )
-  assert.deepEqual(JSON.parse(raw), { action: "accept", content: answers[0].data })
+  // Fields the answer left out come back with the schema's defaults (the number's 3.14 shows
+  // above); the answer's own values win.
+  const defaults = Object.fromEntries(
+    Object.entries(EVERYTHING_ELICIT_SCHEMA.properties)
+      .filter(([, p]) => "default" in p)
+      .map(([k, p]) => [k, p.default]),
+  )
+  assert.equal(defaults.number, 3.14)
+  assert.deepEqual(JSON.parse(raw), { action: "accept", content: { ...defaults, ...answers[0].data } })
 
   assert.deepEqual(await call(elicit, {}), {
     output: '❌ User declined to provide the requested information.\n\nRaw result: {\n  "action": "decline"\n}',

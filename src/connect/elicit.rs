@@ -45,9 +45,55 @@ pub fn answer_to_elicit_result(answer: &Value) -> Value {
     json!({ "action": "cancel" })
 }
 
+/// An accepted form answer completed with the requested schema's defaults for the fields it
+/// leaves out, as the client side of the protocol should (SEP-1034). Others are untouched.
+pub fn apply_defaults(params: &Value, result: &mut Value) {
+    if result.get("action").and_then(Value::as_str) != Some("accept") {
+        return;
+    }
+    let Some(properties) = params
+        .get("requestedSchema")
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    let Some(content) = result
+        .as_object_mut()
+        .map(|r| r.entry("content").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, schema) in properties {
+        if let Some(default) = schema.get("default")
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accepted_answers_get_the_schema_defaults_they_omit() {
+        let params = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+            "plain": {"type": "string"}}}});
+        let mut result = json!({"action": "accept", "content": {"name": "Grace"}});
+        apply_defaults(&params, &mut result);
+        assert_eq!(
+            result,
+            json!({"action": "accept", "content": {"name": "Grace", "age": 36}})
+        );
+        let mut declined = json!({"action": "decline"});
+        apply_defaults(&params, &mut declined);
+        assert_eq!(declined, json!({"action": "decline"}));
+    }
 
     #[test]
     fn form_and_url_requests() {

@@ -178,10 +178,12 @@ impl Connection {
         let (lifecycle, pipes) = match Lifecycle::choose(self.protocol, Carrier::Stdio) {
             Lifecycle::Auto => {
                 let bound = lifecycle::probe_bound(timeout);
-                match lifecycle::probe(handler, pipes, bound, true).await {
+                let transport = self.framed(pipes)?;
+                match lifecycle::probe(handler, transport, bound, true).await {
                     Probe::Connected(service) => return Ok(service),
                     Probe::Failed(e) => {
-                        return Err(lifecycle::describe(&e, &Lifecycle::Auto).to_string());
+                        let reason = lifecycle::describe(&e, &Lifecycle::Auto).to_string();
+                        return Err(self.violation_or(reason));
                     }
                     Probe::TryHandshake => (
                         Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE),
@@ -191,9 +193,32 @@ impl Connection {
             }
             other => (other, pipes),
         };
-        lifecycle::start(handler, pipes, &lifecycle)
-            .await
-            .map_err(|e| lifecycle::describe(&e, &lifecycle).to_string())
+        let transport = self.framed(pipes)?;
+        match lifecycle::start(handler, transport, &lifecycle).await {
+            Ok(service) => Ok(service),
+            Err(e) => {
+                let reason = lifecycle::describe(&e, &lifecycle).to_string();
+                Err(self.violation_or(reason))
+            }
+        }
+    }
+
+    /// The child's pipes as a transport that fails at once on a broken stdio framing.
+    fn framed(
+        &self,
+        (stdout, stdin): Pipes,
+    ) -> Result<stdio::LineTransport<tokio::process::ChildStdout, tokio::process::ChildStdin>, String>
+    {
+        let process = self.process.as_ref().ok_or("not started")?;
+        Ok(process.transport(stdout, stdin))
+    }
+
+    /// "server sent an invalid message: …" when the child broke the framing, else `reason`.
+    fn violation_or(&self, reason: String) -> String {
+        match self.process.as_ref().and_then(|p| p.protocol_violation()) {
+            Some(violation) => format!("server {violation}"),
+            None => reason,
+        }
     }
 
     /// Ends the stdio child (its whole group) and starts the same command again.
@@ -257,10 +282,20 @@ impl Connection {
         self.process.as_mut()?.exit_description(wait).await
     }
 
+    /// "sent an invalid message: …" once a stdio server broke the framing.
+    pub fn protocol_violation(&self) -> Option<String> {
+        self.process.as_ref()?.protocol_violation()
+    }
+
     /// Adds what is known about a stdio child (exit status, stderr tail) to a failure reason.
     pub async fn explain(&mut self, reason: String) -> String {
         let Some(process) = self.process.as_mut() else {
             return reason;
+        };
+        // A broken framing is the cause; rmcp only saw the transport close.
+        let reason = match process.protocol_violation() {
+            Some(violation) => format!("server {violation}"),
+            None => reason,
         };
         // A server that timed out is still running: don't wait for an exit that won't come.
         let wait = if reason.starts_with("timed out") {
@@ -279,6 +314,11 @@ impl Connection {
         if !stderr.is_empty() {
             out.push_str("; stderr: ");
             out.push_str(&stderr);
+        }
+        let stdout = process.stdout_noise();
+        if !stdout.is_empty() {
+            out.push_str("; stdout (not JSON-RPC): ");
+            out.push_str(&stdout);
         }
         out
     }

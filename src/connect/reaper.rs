@@ -1,20 +1,47 @@
-//! Process groups of live stdio children, so that nothing outlives the Node process.
+//! Every live stdio server's process tree, so that nothing outlives the Node process.
 //!
-//! Every stdio child is started as the leader of its own process group; the group id is recorded
-//! here, with the JavaScript environment that asked for it, until its teardown finished. When an
-//! environment goes away (Node exiting without close(), or a worker thread ending) its cleanup
-//! hook kills that environment's groups; an `atexit` handler kills every group on
-//! `process.exit()`.
+//! Each stdio server is registered here (its [`Tree`]) with the JavaScript environment that
+//! started it, until its teardown has finished. Trees that no teardown ended are ended by:
+//! - the environment's cleanup hook (Node exiting without close(), a worker thread ending), for
+//!   that environment's trees only;
+//! - an `atexit` handler, for every tree, on `process.exit()`;
+//! - on Unix, the [`watchdog`] process, for every tree, when this process dies without running
+//!   either (SIGKILL, a signal it has no handler for, a crash).
+//!
+//! On Windows every server runs in a job object that is killed when its last handle closes —
+//! which the kernel does when this process dies, however it dies (see `stdio.rs`).
+
+#[cfg(unix)]
+pub mod tree;
+#[cfg(unix)]
+mod watchdog;
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, Once, OnceLock};
 
-/// Live process groups and the environment that owns each.
-static GROUPS: Mutex<Option<HashMap<i32, u64>>> = Mutex::new(None);
+/// The environment variable that marks every process of a server's tree (see [`tree`]).
+pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
+
+/// One stdio server's process tree.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(unix), allow(dead_code))]
+pub struct Tree {
+    /// The server's pid, which is also its process group id.
+    pub leader: i32,
+    /// This server's entry in [`MARKER_VAR`]: `<host token>.<n>`.
+    pub marker: String,
+    /// The server's start time (clock ticks since boot; 0 when unknown): nothing started
+    /// earlier belongs to the tree, and a reused pid is told apart by it.
+    pub started: u64,
+}
+
+/// Live trees and the environment that owns each, by leader pid.
+static TREES: Mutex<Option<HashMap<i32, (Tree, u64)>>> = Mutex::new(None);
 static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
+static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
 
 tokio::task_local! {
     static OWNER: u64;
@@ -47,49 +74,98 @@ pub fn current_owner() -> u64 {
     OWNER.try_with(|owner| *owner).unwrap_or(0)
 }
 
-pub fn register(pgid: i32) {
+/// This process's token: its pid and a random part, so that no other process's markers match.
+pub fn host_token() -> &'static str {
+    static TOKEN: OnceLock<String> = OnceLock::new();
+    TOKEN.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // RandomState is seeded from the operating system's randomness.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        format!("tnx{}-{random:016x}", std::process::id())
+    })
+}
+
+/// A fresh marker for the next server.
+pub fn new_marker() -> String {
+    format!(
+        "{}.{}",
+        host_token(),
+        NEXT_TREE.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The value of [`MARKER_VAR`] to give a server with `marker`: the list this process inherited
+/// (when it is itself a server of another toolnexus, whose teardown must reach our servers too)
+/// followed by `marker`.
+pub fn marker_value(marker: &str) -> String {
+    match std::env::var(MARKER_VAR) {
+        Ok(inherited) if !inherited.trim().is_empty() => format!("{} {marker}", inherited.trim()),
+        _ => marker.to_string(),
+    }
+}
+
+pub fn register(tree: Tree) {
     install_atexit();
-    GROUPS
+    #[cfg(unix)]
+    watchdog::watch(tree.leader);
+    TREES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get_or_insert_with(HashMap::new)
-        .insert(pgid, current_owner());
+        .insert(tree.leader, (tree, current_owner()));
 }
 
-pub fn unregister(pgid: i32) {
-    if let Some(groups) = GROUPS.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-        groups.remove(&pgid);
+pub fn unregister(leader: i32) {
+    if let Some(trees) = TREES.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        trees.remove(&leader);
     }
+    #[cfg(unix)]
+    watchdog::forget(leader);
 }
 
-/// How firmly to end a group.
-#[derive(Clone, Copy)]
-pub enum Signal {
-    /// Ask it to exit (SIGTERM).
-    Term,
-    /// End it now (SIGKILL).
-    Kill,
-}
-
-/// Sends `signal` to every process in the group. Errors (the group is already gone) are ignored.
-#[cfg(unix)]
-pub fn signal_group(pgid: i32, signal: Signal) {
-    let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    if pgid > 1 {
-        // SAFETY: kill(2) with a negative pid addresses a process group; no memory is touched.
-        unsafe {
-            libc::kill(-pgid, signal);
+/// Ends the trees of one environment (`Some`) or of all (`None`), without waiting.
+fn kill(owner: Option<u64>) {
+    let doomed: Vec<Tree> = TREES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+        .map(|trees| {
+            let leaders: Vec<i32> = trees
+                .iter()
+                .filter(|(_, (_, o))| owner.is_none_or(|owner| *o == owner))
+                .map(|(leader, _)| *leader)
+                .collect();
+            leaders
+                .iter()
+                .filter_map(|leader| trees.remove(leader).map(|(tree, _)| tree))
+                .collect()
+        })
+        .unwrap_or_default();
+    if doomed.is_empty() {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        let trees: Vec<&Tree> = doomed.iter().collect();
+        // A second look finds what was forked while the first was being killed.
+        tree::signal(&trees, libc::SIGKILL);
+        tree::signal(&trees, libc::SIGKILL);
+        for tree in &doomed {
+            watchdog::forget(tree.leader);
         }
     }
+    #[cfg(windows)]
+    for tree in &doomed {
+        end_windows_tree(tree.leader);
+    }
 }
 
-/// Windows has no process groups to signal: the child's whole tree is ended with taskkill
-/// (console programs have no SIGTERM to honour either, so both signals end it).
+/// Ends a server and what still hangs below it. Its job object ends the rest when the job's
+/// handle closes (when the server's `StdioProcess` is dropped, or this process exits).
 #[cfg(windows)]
-pub fn signal_group(pid: i32, _signal: Signal) {
+pub fn end_windows_tree(pid: i32) {
     if pid > 0 {
         let _ = std::process::Command::new("taskkill")
             .args(["/T", "/F", "/PID", &pid.to_string()])
@@ -100,66 +176,7 @@ pub fn signal_group(pid: i32, _signal: Signal) {
     }
 }
 
-#[cfg(not(unix))]
-pub fn group_has_live_members(_pgid: i32) -> bool {
-    false
-}
-
-/// Whether any process of the group is still alive (zombies waiting for their reaper don't
-/// count: they run nothing and hold nothing). Without /proc (macOS), existence is enough.
-#[cfg(unix)]
-pub fn group_has_live_members(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    if pgid <= 1 || unsafe { libc::kill(-pgid, 0) } != 0 {
-        return false;
-    }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return true;
-    };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            return false;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            return false;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
-        fields.len() == 3 && fields[0] != "Z" && fields[2] == pgid.to_string()
-    })
-}
-
-/// Kills the groups of one environment (`Some`) or of all (`None`).
-fn kill(owner: Option<u64>) {
-    let groups: Vec<i32> = GROUPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_mut()
-        .map(|groups| {
-            let doomed: Vec<i32> = groups
-                .iter()
-                .filter(|(_, o)| owner.is_none_or(|owner| **o == owner))
-                .map(|(pgid, _)| *pgid)
-                .collect();
-            for pgid in &doomed {
-                groups.remove(pgid);
-            }
-            doomed
-        })
-        .unwrap_or_default();
-    for pgid in groups {
-        signal_group(pgid, Signal::Kill);
-    }
-}
-
-/// Kills every group started for `owner`. Called when that environment goes away.
+/// Kills every tree started for `owner`. Called when that environment goes away.
 pub fn kill_owned(owner: u64) {
     kill(Some(owner));
 }

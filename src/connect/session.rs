@@ -152,6 +152,9 @@ impl LiveServer {
             ServiceError::McpError(e) => e.message.to_string(),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 let mut guard = self.connection.lock().await;
+                if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
+                    return format!("server {:?} {violation}", self.name);
+                }
                 let exit = match guard.as_mut() {
                     Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
                     None => None,

@@ -1,15 +1,22 @@
-//! Stdio children: spawned as process-group leaders, stderr always drained into a bounded tail,
-//! and the whole group killed on teardown so `npx`-style grandchildren die too.
+//! Stdio children: spawned as process-group leaders (on Windows, in a kill-on-close job object)
+//! that carry their tree's marker, stderr always drained into a bounded tail, stdout read through
+//! [`framing`], and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
+//! ended on teardown.
+
+pub mod framing;
 
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 
-use super::reaper;
+use super::reaper::{self, Tree};
+pub use framing::LineTransport;
+use framing::StdoutReport;
 
 /// How much of a child's stderr is kept for failure reasons.
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -17,12 +24,17 @@ const STDERR_TAIL_BYTES: usize = 4096;
 const STDERR_QUOTE_CHARS: usize = 1200;
 /// How long a child gets to exit on its own after end of input, and again after SIGTERM.
 const EXIT_GRACE: Duration = Duration::from_millis(100);
+/// How long the server itself gets to be reaped once killed.
+const REAP_BOUND: Duration = Duration::from_secs(2);
 
 pub struct StdioProcess {
-    child: Child,
-    pgid: i32,
+    child: Box<dyn ChildWrapper>,
+    tree: Tree,
+    /// Until teardown has ended the tree (then dropping has nothing left to do).
+    live: bool,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
     stderr_done: Option<tokio::task::JoinHandle<()>>,
+    stdout: Arc<StdoutReport>,
 }
 
 /// Starts `command` with the given environment overrides. The error is a short human reason.
@@ -39,17 +51,13 @@ pub fn spawn(
     {
         return Err(format!("working directory {dir:?} does not exist"));
     }
+    let marker = reaper::new_marker();
     let mut cmd = command_for(program, args);
     cmd.envs(environment.iter().map(|(k, v)| (k, v)))
+        .env(reaper::MARKER_VAR, reaper::marker_value(&marker))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // Its own process group, so the whole tree can be ended at once.
-    #[cfg(unix)]
-    cmd.process_group(0);
-    #[cfg(windows)]
-    cmd.creation_flags(0x0000_0200); // CREATE_NEW_PROCESS_GROUP
+        .stderr(Stdio::piped());
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
@@ -62,14 +70,36 @@ pub fn spawn(
             Ok(())
         });
     }
+    let mut cmd = CommandWrap::from(cmd);
+    // Its own process group, so the group can be signalled at once.
+    #[cfg(unix)]
+    cmd.wrap(process_wrap::tokio::ProcessGroup::leader());
+    // A job object that kills every process in it when its last handle closes: at teardown, or
+    // when this process dies however it dies. A new process group keeps Ctrl-C in the console
+    // from reaching the server before Node has decided what to do about it.
+    #[cfg(windows)]
+    cmd.wrap(process_wrap::tokio::CreationFlags(
+        windows::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP,
+    ))
+    .wrap(process_wrap::tokio::JobObject);
+    cmd.wrap(KillOnDrop);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {program:?}: {e}"))?;
-    let pgid = child.id().map(|id| id as i32).unwrap_or(0);
-    reaper::register(pgid);
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let stderr = child.stderr.take().expect("piped stderr");
+    let leader = child.id().map(|id| id as i32).unwrap_or(0);
+    #[cfg(unix)]
+    let started = reaper::tree::start_time(leader);
+    #[cfg(not(unix))]
+    let started = 0;
+    let tree = Tree {
+        leader,
+        marker,
+        started,
+    };
+    reaper::register(tree.clone());
+    let stdout = child.stdout().take().expect("piped stdout");
+    let stdin = child.stdin().take().expect("piped stdin");
+    let stderr = child.stderr().take().expect("piped stderr");
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_BYTES)));
     let tail = stderr_tail.clone();
     let stderr_done = tokio::spawn(async move {
@@ -88,9 +118,11 @@ pub fn spawn(
     Ok((
         StdioProcess {
             child,
-            pgid,
+            tree,
+            live: true,
             stderr_tail,
             stderr_done: Some(stderr_done),
+            stdout: Arc::new(StdoutReport::default()),
         },
         stdout,
         stdin,
@@ -114,11 +146,37 @@ fn command_for(program: &str, args: &[String]) -> Command {
 
 impl StdioProcess {
     pub fn pid(&self) -> i32 {
-        self.pgid
+        self.tree.leader
+    }
+
+    /// The rmcp transport over this server's pipes; what it finds wrong is reported here.
+    pub fn transport(
+        &self,
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+    ) -> LineTransport<ChildStdout, ChildStdin> {
+        LineTransport::new(stdout, stdin, self.stdout.clone())
+    }
+
+    /// "sent an invalid message: …" once the server broke the stdio framing.
+    pub fn protocol_violation(&self) -> Option<String> {
+        self.stdout.violation()
+    }
+
+    /// What the server printed to stdout that was not a message (quoted, bounded), or "".
+    pub fn stdout_noise(&self) -> String {
+        self.stdout.noise()
     }
 
     /// "exited (code 3)" once the child has exited (waiting at most `wait`), else None.
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
+        // A server that broke the protocol is most likely still running: that is the reason,
+        // so don't wait for an exit that won't come.
+        let wait = if self.stdout.violation().is_some() {
+            Duration::ZERO
+        } else {
+            wait
+        };
         let status = tokio::time::timeout(wait, self.child.wait())
             .await
             .ok()?
@@ -158,37 +216,50 @@ impl StdioProcess {
         }
     }
 
-    /// Ends the child and its whole process group. With `graceful`, the child (whose stdin the
-    /// caller has already closed) first gets a short grace to exit, then SIGTERM; in every case
-    /// the group is SIGKILLed at the end so no grandchild survives, and the leader is reaped.
+    /// Ends the child and its whole tree. With `graceful`, the child (whose stdin the caller has
+    /// already closed) first gets a short grace to exit, then SIGTERM; in every case the tree is
+    /// SIGKILLed at the end so no descendant survives, and the server is reaped.
     pub async fn shutdown(mut self, graceful: bool) {
         if graceful
             && tokio::time::timeout(EXIT_GRACE, self.child.wait())
                 .await
                 .is_err()
         {
-            reaper::signal_group(self.pgid, reaper::Signal::Term);
+            #[cfg(unix)]
+            reaper::tree::signal(&[&self.tree], libc::SIGTERM);
             let _ = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await;
         }
-        reaper::signal_group(self.pgid, reaper::Signal::Kill);
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
-        // Grandchildren are not ours to reap; wait until the kernel has finished them off.
-        let give_up = tokio::time::Instant::now() + Duration::from_secs(2);
-        while reaper::group_has_live_members(self.pgid) && tokio::time::Instant::now() < give_up {
-            reaper::signal_group(self.pgid, reaper::Signal::Kill);
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        reaper::unregister(self.pgid);
-        self.pgid = 0;
+        self.end_tree().await;
+        reaper::unregister(self.tree.leader);
+        self.live = false;
+    }
+
+    #[cfg(unix)]
+    async fn end_tree(&mut self) {
+        reaper::tree::signal(&[&self.tree], libc::SIGKILL);
+        let _ = tokio::time::timeout(REAP_BOUND, self.child.wait()).await;
+        // Descendants are not ours to reap; wait until the kernel has finished them off, and
+        // end what was forked meanwhile.
+        reaper::tree::end(&self.tree).await;
+    }
+
+    /// Terminating the job object ends every process in it, descendants of descendants too.
+    #[cfg(windows)]
+    async fn end_tree(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(REAP_BOUND, self.child.wait()).await;
     }
 }
 
 impl Drop for StdioProcess {
     /// A teardown that never ran (a dropped future) still leaves nothing behind.
     fn drop(&mut self) {
-        if self.pgid > 0 {
-            reaper::signal_group(self.pgid, reaper::Signal::Kill);
-            reaper::unregister(self.pgid);
+        if self.live {
+            #[cfg(unix)]
+            reaper::tree::signal(&[&self.tree], libc::SIGKILL);
+            #[cfg(windows)]
+            let _ = self.child.start_kill();
+            reaper::unregister(self.tree.leader);
         }
         if let Some(done) = self.stderr_done.take() {
             done.abort();

@@ -137,7 +137,9 @@ fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
             let Ok(answer) = promise.await else {
                 return cancel;
             };
-            serde_json::from_value(elicit::answer_to_elicit_result(&answer.0)).unwrap_or(cancel)
+            let mut result = elicit::answer_to_elicit_result(&answer.0);
+            elicit::apply_defaults(&params, &mut result);
+            serde_json::from_value(result).unwrap_or(cancel)
         })
     })
 }

@@ -1,0 +1,377 @@
+//! Framing a stdio server's stdout: one JSON-RPC message per line, bounded and checked.
+//!
+//! rmcp's own line transport drops what it cannot use — a line over its bound, a line that is not
+//! UTF-8, well-formed JSON that is not a message — and carries on, so a server that answers our
+//! request with one of those is only noticed when the phase times out. This transport fails such
+//! a server at once and records why ([`StdoutReport::violation`]). What it tolerates — lines
+//! that are not JSON at all (a banner or a log line printed to stdout by mistake), JSON that
+//! answers nothing we asked — it keeps a bounded quote of, for the reason given if the server
+//! fails later ([`StdoutReport::noise`]).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
+/// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How many lines of stray output are kept, and how much of each line (or of a bad answer) is
+/// quoted in a reason.
+const NOISE_LINES: usize = 3;
+const QUOTE_CHARS: usize = 200;
+/// Requests awaiting an answer that are remembered; older ones (timed out long ago) are
+/// forgotten first.
+const MAX_PENDING: usize = 4096;
+/// A line buffer grown past this by one big message is given back after it.
+const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What a server wrote to stdout besides protocol messages. Shared between the transport, which
+/// fills it, and the server's process, which quotes it in failure reasons.
+#[derive(Default)]
+pub struct StdoutReport {
+    inner: Mutex<Report>,
+}
+
+#[derive(Default)]
+struct Report {
+    violation: Option<String>,
+    noise: VecDeque<String>,
+}
+
+impl StdoutReport {
+    /// "sent an invalid message: …" once the server broke the framing, else None.
+    pub fn violation(&self) -> Option<String> {
+        self.lock()
+            .violation
+            .as_ref()
+            .map(|detail| format!("sent an invalid message: {detail}"))
+    }
+
+    /// The last few stray lines, each quoted and bounded, or "" when there were none.
+    pub fn noise(&self) -> String {
+        let report = self.lock();
+        let quoted: Vec<String> = report.noise.iter().map(|line| quote(line)).collect();
+        quoted.join(" ")
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Report> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn record_violation(&self, detail: String) {
+        self.lock().violation.get_or_insert(detail);
+    }
+
+    fn record_noise(&self, line: &str) {
+        let mut report = self.lock();
+        if report.noise.len() == NOISE_LINES {
+            report.noise.pop_front();
+        }
+        report.noise.push_back(bounded(line).into_owned());
+    }
+}
+
+/// Requests sent and not answered yet, by id, with whether each is the `initialize` request.
+#[derive(Default)]
+struct Pending {
+    initialize: HashMap<RequestId, bool>,
+    order: VecDeque<RequestId>,
+}
+
+impl Pending {
+    fn insert(&mut self, id: RequestId, initialize: bool) {
+        if self.initialize.insert(id.clone(), initialize).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > MAX_PENDING {
+            if let Some(old) = self.order.pop_front() {
+                self.initialize.remove(&old);
+            }
+        }
+    }
+
+    /// Whether `id` was pending (and whether it was `initialize`); it no longer is.
+    fn take(&mut self, id: &RequestId) -> Option<bool> {
+        let initialize = self.initialize.remove(id)?;
+        self.order.retain(|pending| pending != id);
+        Some(initialize)
+    }
+}
+
+/// What one line turned out to be.
+enum Line {
+    Message(Box<ServerJsonRpcMessage>),
+    /// Tolerated and dropped (blank, stray output, an unknown notification).
+    Dropped,
+    /// A request we cannot read: answered with an error so the server is not left waiting.
+    UnreadableRequest(RequestId),
+    /// The server broke the protocol: why.
+    Invalid(String),
+}
+
+enum Read {
+    Line,
+    TooLong,
+    End,
+}
+
+/// An rmcp client transport over a server's stdout and stdin.
+pub struct LineTransport<R, W> {
+    reader: BufReader<R>,
+    /// The line being read. Lives here, not in `receive`, because rmcp polls `receive` inside a
+    /// `select!` and may drop it midway: the partial line is resumed on the next call.
+    line: Vec<u8>,
+    writer: Arc<tokio::sync::Mutex<Option<W>>>,
+    pending: Arc<Mutex<Pending>>,
+    report: Arc<StdoutReport>,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    pub fn new(read: R, write: W, report: Arc<StdoutReport>) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 * 1024, read),
+            line: Vec::new(),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            pending: Arc::new(Mutex::new(Pending::default())),
+            report,
+        }
+    }
+
+    /// Reads up to and including the next newline into `self.line`, never holding more than
+    /// [`MAX_LINE_BYTES`]. Cancellation-safe: bytes are moved from the reader's buffer to the
+    /// line with no await in between.
+    async fn read_line(&mut self) -> Read {
+        loop {
+            let available = match self.reader.fill_buf().await {
+                Ok(available) if !available.is_empty() => available,
+                // End of file, or a read error: either way no more messages come.
+                _ => return Read::End,
+            };
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let content = self.line.len() + take - usize::from(newline.is_some());
+            if content > MAX_LINE_BYTES {
+                return Read::TooLong;
+            }
+            self.line.extend_from_slice(&available[..take]);
+            self.reader.consume(take);
+            if newline.is_some() {
+                return Read::Line;
+            }
+        }
+    }
+
+    fn classify(&self, raw: &[u8]) -> Line {
+        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(e) => {
+                let at = e.valid_up_to();
+                return Line::Invalid(format!(
+                    "a line that is not valid UTF-8 (byte 0x{:02X} at offset {at})",
+                    line[at]
+                ));
+            }
+        };
+        if text.trim().is_empty() {
+            return Line::Dropped;
+        }
+        if let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(text) {
+            return self.check_message(message, text);
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(object)) => self.check_object(&object, text),
+            _ => {
+                self.report.record_noise(text);
+                Line::Dropped
+            }
+        }
+    }
+
+    /// A well-formed message: an answer settles its request; the answer to `initialize` must be
+    /// an initialize result.
+    fn check_message(&self, message: ServerJsonRpcMessage, text: &str) -> Line {
+        let answered = match &message {
+            ServerJsonRpcMessage::Response(response) => Some(&response.id),
+            ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        let was_initialize = answered.and_then(|id| self.lock_pending().take(id));
+        if let (Some(true), ServerJsonRpcMessage::Response(response)) = (was_initialize, &message)
+            && !matches!(response.result, ServerResult::InitializeResult(_))
+        {
+            return Line::Invalid(format!(
+                "the answer to initialize is not an initialize result (it needs \
+                 \"protocolVersion\", \"capabilities\" and \"serverInfo\"): {}",
+                bounded(text)
+            ));
+        }
+        Line::Message(Box::new(message))
+    }
+
+    /// A JSON object that is not a message we can read.
+    fn check_object(&self, object: &Map<String, Value>, text: &str) -> Line {
+        let id = object
+            .get("id")
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        if object.contains_key("method") {
+            // rmcp drops notifications it does not know; a request gets an error answer.
+            return id.map_or(Line::Dropped, Line::UnreadableRequest);
+        }
+        if let Some(id) = id
+            && self.lock_pending().take(&id).is_some()
+        {
+            return Line::Invalid(format!(
+                "the answer to request {id} is not a valid JSON-RPC response ({}): {}",
+                response_problem(object),
+                bounded(text)
+            ));
+        }
+        // JSON that answers nothing we asked: a structured log line, most likely.
+        self.report.record_noise(text);
+        Line::Dropped
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes one message as a line. A `'static` future, as rmcp sends concurrently.
+    fn write(
+        &self,
+        message: &ClientJsonRpcMessage,
+    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static + use<R, W> {
+        let bytes = serde_json::to_vec(message).map(|mut bytes| {
+            bytes.push(b'\n');
+            bytes
+        });
+        let writer = self.writer.clone();
+        async move {
+            let bytes = bytes.map_err(std::io::Error::other)?;
+            let mut writer = writer.lock().await;
+            let stdin = writer.as_mut().ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the server's stdin is closed",
+                )
+            })?;
+            stdin.write_all(&bytes).await?;
+            stdin.flush().await
+        }
+    }
+}
+
+impl<R, W> Transport<RoleClient> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "stdio".into()
+    }
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Recorded before the bytes leave, so the answer cannot arrive first.
+        if let ClientJsonRpcMessage::Request(request) = &item {
+            let initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
+            self.lock_pending().insert(request.id.clone(), initialize);
+        }
+        self.write(&item)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        loop {
+            if self.report.lock().violation.is_some() {
+                return None;
+            }
+            match self.read_line().await {
+                Read::Line => {}
+                Read::End => return None,
+                Read::TooLong => {
+                    self.report
+                        .record_violation(format!("a line over {} MiB long", MAX_LINE_BYTES >> 20));
+                    return None;
+                }
+            }
+            let outcome = self.classify(&self.line);
+            if self.line.capacity() > KEEP_BUFFER_BYTES {
+                self.line = Vec::new();
+            } else {
+                self.line.clear();
+            }
+            match outcome {
+                Line::Message(message) => return Some(*message),
+                Line::Dropped => {}
+                Line::UnreadableRequest(id) => {
+                    let answer = ClientJsonRpcMessage::error(
+                        ErrorData::invalid_request("Invalid request", None),
+                        Some(id),
+                    );
+                    tokio::spawn(self.write(&answer));
+                }
+                Line::Invalid(detail) => {
+                    self.report.record_violation(detail);
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropping stdin is what tells a stdio server to exit.
+        drop(self.writer.lock().await.take());
+        Ok(())
+    }
+}
+
+/// Why a JSON object with the id of one of our requests is not a response, in words.
+fn response_problem(object: &Map<String, Value>) -> &'static str {
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return "it lacks \"jsonrpc\": \"2.0\"";
+    }
+    match (object.get("result"), object.get("error")) {
+        (Some(_), Some(_)) => "it has both \"result\" and \"error\"",
+        (None, None) => "it has neither \"result\" nor \"error\"",
+        (None, Some(_)) => {
+            "its \"error\" is not an object with a numeric \"code\" and a \"message\""
+        }
+        (Some(_), None) => "its \"result\" is not an object",
+    }
+}
+
+/// At most [`QUOTE_CHARS`] characters of `text`, with "…" when cut.
+fn bounded(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// A stray line as a JSON string: its control characters escaped, so a reason stays one line.
+fn quote(line: &str) -> String {
+    serde_json::to_string(line).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests;
