@@ -301,7 +301,7 @@ fn execute(
                 let closed = tool.session.closed_token().clone();
                 let out = tool
                     .server
-                    .call(&tool.tool, arguments, timeout, &cancel, &closed)
+                    .call(&tool.tool, arguments, timeout, &cancel, &closed, None)
                     .await;
                 // The parts as the server sent them travel as JSON text: JSON.parse on the
                 // JavaScript thread is the cheapest way to build big values (images) there.
