@@ -19,6 +19,8 @@ pub type Elicitor =
 #[derive(Clone)]
 pub struct ClientSide {
     pub elicitor: Option<Elicitor>,
+    /// The fronts of forwarded calls in flight, which get this server's messages about them.
+    pub(crate) relays: super::relay::Relays,
     /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
     /// `initialize`).
     pub(crate) offered: ProtocolVersion,
@@ -28,6 +30,7 @@ impl Default for ClientSide {
     fn default() -> Self {
         Self {
             elicitor: None,
+            relays: Default::default(),
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
         }
     }
@@ -66,14 +69,36 @@ impl ClientHandler for ClientSide {
         .with_protocol_version(self.offered.clone())
     }
 
+    /// A forwarded call's front client answers first (a gateway relays the question); else the
+    /// caller's `Elicitor`; else it is declined.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        if let Some(result) = self.relays.elicit(request.clone()).await {
+            return Ok(result);
+        }
         Ok(match &self.elicitor {
             Some(elicitor) => elicitor(request).await,
             None => ElicitResult::new(ElicitationAction::Decline),
         })
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.relays.progress(params);
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.relays.log(params);
     }
 }

@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod naming;
 pub mod reaper;
 pub mod reason;
+pub mod relay;
 pub mod session;
 pub mod sse;
 pub mod stdio;
@@ -238,6 +239,11 @@ impl Connection {
     /// What the server said about itself (`ServerInfo` JSON), once connected.
     pub fn server_info(&self) -> Option<Value> {
         self.service.as_ref().and_then(lifecycle::server_info)
+    }
+
+    /// Where this server's messages about forwarded calls go.
+    pub fn relays(&self) -> Option<relay::Relays> {
+        self.service.as_ref().map(|s| s.service().relays.clone())
     }
 
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {

@@ -16,6 +16,7 @@ use super::Connection;
 pub struct LiveServer {
     pub name: String,
     peer: Peer<RoleClient>,
+    relays: super::relay::Relays,
     timeout: Duration,
     connection: Mutex<Option<Connection>>,
 }
@@ -53,9 +54,11 @@ impl Session {
             .into_iter()
             .filter_map(|(name, conn, timeout)| {
                 let peer = conn.peer()?.clone();
+                let relays = conn.relays()?;
                 Some(Arc::new(LiveServer {
                     name,
                     peer,
+                    relays,
                     timeout,
                     connection: Mutex::new(Some(conn)),
                 }))
@@ -98,6 +101,8 @@ impl LiveServer {
     /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
     /// short human message. `timeout` overrides the server's; each progress notification
     /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
+    /// `front`, when the call is forwarded for another client, gets the server's progress, log
+    /// messages and elicitations while the call runs.
     pub async fn call(
         &self,
         tool: &str,
@@ -105,6 +110,7 @@ impl LiveServer {
         timeout: Option<Duration>,
         cancel: &CancellationToken,
         closed: &CancellationToken,
+        front: Option<Arc<dyn super::relay::Front>>,
     ) -> CallOutcome {
         let started = Instant::now();
         if closed.is_cancelled() {
@@ -119,6 +125,8 @@ impl LiveServer {
             Err(e) => return CallOutcome::failure(self.describe(e, closed).await, started),
         };
         let id = handle.id.clone();
+        let _relayed =
+            front.map(|front| self.relays.register(handle.progress_token.clone(), front));
         let result = tokio::select! {
             result = handle.await_response() => result,
             _ = cancel.cancelled() => {
@@ -251,7 +259,7 @@ fn describe_content(content: Option<&Value>) -> String {
                 "image" | "audio" => {
                     let data = part.get("data").and_then(Value::as_str).unwrap_or("");
                     let mime = mime(part).unwrap_or_else(|| "unknown type".into());
-                    format!("[{kind} {mime}, {}]", human_size(data.len() / 4 * 3))
+                    format!("[{kind} {mime}, {}]", human_size(base64_len(data)))
                 }
                 "resource" => {
                     let resource = part.get("resource").unwrap_or(&Value::Null);
@@ -273,6 +281,13 @@ fn describe_content(content: Option<&Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How many bytes a base64 text decodes to.
+fn base64_len(data: &str) -> usize {
+    let data = data.trim_end();
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count().min(2);
+    (data.len() / 4 * 3).saturating_sub(padding)
 }
 
 fn human_size(bytes: usize) -> String {

@@ -311,7 +311,7 @@ fn execute(
                 let closed = tool.session.closed_token().clone();
                 let call = tool
                     .server
-                    .call(&tool.tool, arguments, timeout, &cancel, &closed);
+                    .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
                 // A call never rejects: even a panic is an error result.
                 match convert::contain_future(call).await {
                     Ok(out) => {

@@ -108,9 +108,11 @@ impl ToolCaller for Forward {
     fn call(
         &self,
         arguments: Map<String, Value>,
-        _ctx: CallContext,
+        ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
+        // Progress, log messages and elicitations of the upstream reach the calling client.
+        let front = ctx.relay();
         async move {
             // The call runs on its own task: if this future is dropped (the client cancelled or
             // went away), the token tells the upstream server with notifications/cancelled.
@@ -119,7 +121,7 @@ impl ToolCaller for Forward {
             let call = tokio::spawn(async move {
                 let closed = tool.session.closed_token().clone();
                 tool.server
-                    .call(&tool.tool, arguments, None, &cancel, &closed)
+                    .call(&tool.tool, arguments, None, &cancel, &closed, Some(front))
                     .await
             });
             match call.await {

@@ -158,3 +158,63 @@ impl CallContext {
         serde_json::to_value(result).map_err(|e| e.to_string())
     }
 }
+
+/// A forwarded call's client as the upstream server's messages see it: progress and log
+/// messages are sent on in the order they came (one task per call), elicitations asked.
+struct Relay {
+    ctx: CallContext,
+    events: tokio::sync::mpsc::UnboundedSender<Event>,
+}
+
+enum Event {
+    Progress(ProgressNotificationParam),
+    Log(LoggingMessageNotificationParam),
+}
+
+impl CallContext {
+    /// This call as the front of a call forwarded upstream.
+    pub fn relay(&self) -> Arc<dyn crate::connect::relay::Front> {
+        let (events, mut queue) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = self.clone();
+        tokio::spawn(async move {
+            while let Some(event) = queue.recv().await {
+                let _ = match event {
+                    Event::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
+                    Event::Log(p) => {
+                        let level = serde_json::to_value(p.level)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        ctx.log(&level, p.data, p.logger).await
+                    }
+                };
+            }
+        });
+        Arc::new(Relay {
+            ctx: self.clone(),
+            events,
+        })
+    }
+}
+
+impl crate::connect::relay::Front for Relay {
+    fn progress(&self, param: ProgressNotificationParam) {
+        let _ = self.events.send(Event::Progress(param));
+    }
+
+    fn log(&self, param: LoggingMessageNotificationParam) {
+        let _ = self.events.send(Event::Log(param));
+    }
+
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
+        let ctx = self.ctx.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(params).ok()?;
+            let result = ctx.elicit(params).await.ok()?;
+            serde_json::from_value(result).ok()
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! What a server sends during a call that belongs to whoever made the call: progress, log
+//! messages, elicitation. When a gateway forwards a call, its front client is registered here
+//! for the call's duration, so those reach it mid-call instead of stopping at toolnexus.
+#![allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ElicitRequestParams, ElicitResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken,
+};
+
+/// The caller of a forwarded call, as far as the upstream server's messages go.
+pub trait Front: Send + Sync {
+    /// The upstream reported progress on this call (sent on with the front's own token).
+    fn progress(&self, param: ProgressNotificationParam);
+    /// The upstream logged something while this call ran.
+    fn log(&self, param: LoggingMessageNotificationParam);
+    /// The upstream asked the user for input; None when the front client cannot be asked.
+    fn elicit(&self, params: ElicitRequestParams) -> BoxFuture<'static, Option<ElicitResult>>;
+}
+
+/// The fronts of one connection's calls in flight.
+#[derive(Clone, Default)]
+pub struct Relays(Arc<Mutex<Table>>);
+
+#[derive(Default)]
+struct Table {
+    next: u64,
+    /// In start order; each with the progress token of its upstream request.
+    active: Vec<(u64, ProgressToken, Arc<dyn Front>)>,
+}
+
+impl Relays {
+    /// Registers `front` for the request sent with `token` until the guard drops.
+    pub fn register(&self, token: ProgressToken, front: Arc<dyn Front>) -> Registration {
+        let mut table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        table.next += 1;
+        let id = table.next;
+        table.active.push((id, token, front));
+        Registration {
+            relays: self.clone(),
+            id,
+        }
+    }
+
+    fn find(&self, token: &ProgressToken) -> Option<Arc<dyn Front>> {
+        let table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        table
+            .active
+            .iter()
+            .find(|(_, t, _)| t == token)
+            .map(|(_, _, f)| f.clone())
+    }
+
+    fn all(&self) -> Vec<Arc<dyn Front>> {
+        let table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        table.active.iter().map(|(_, _, f)| f.clone()).collect()
+    }
+
+    pub fn progress(&self, param: ProgressNotificationParam) {
+        if let Some(front) = self.find(&param.progress_token) {
+            front.progress(param);
+        }
+    }
+
+    /// Log messages carry no request: they go to every call in flight on the connection.
+    pub fn log(&self, param: LoggingMessageNotificationParam) {
+        for front in self.all() {
+            front.log(param.clone());
+        }
+    }
+
+    /// An elicitation goes to the most recent call in flight whose front can take it. (In the
+    /// handshake era a server's request does not name the call it belongs to.)
+    pub async fn elicit(&self, params: ElicitRequestParams) -> Option<ElicitResult> {
+        for front in self.all().into_iter().rev() {
+            if let Some(result) = front.elicit(params.clone()).await {
+                return Some(result);
+            }
+        }
+        None
+    }
+}
+
+/// A front's place in the table while its call runs.
+pub struct Registration {
+    relays: Relays,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut table = self.relays.0.lock().unwrap_or_else(|e| e.into_inner());
+        table.active.retain(|(id, _, _)| *id != self.id);
+    }
+}
