@@ -197,6 +197,14 @@ where
         }
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(object)) => self.check_object(&object, text),
+            // JSON nested past what any message reader takes (serde_json's limit, which every
+            // MCP peer shares): no answer can come of it, so waiting for one is pointless.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                Line::Invalid(format!(
+                    "a message nested too deeply to read (more than 127 levels): {}",
+                    bounded(text)
+                ))
+            }
             _ => {
                 self.report.record_noise(text);
                 Line::Dropped

@@ -148,3 +148,27 @@ fn pending_requests_are_bounded() {
         Some(false)
     );
 }
+
+#[tokio::test]
+async fn a_message_nested_past_any_reader_fails_at_once() {
+    let (mut transport, mut server, report) = transport();
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}{}}}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    server.write_all(deep.as_bytes()).await.unwrap();
+    assert!(transport.receive().await.is_none());
+    let violation = report.violation().unwrap();
+    assert!(
+        violation.starts_with(
+            "sent an invalid message: a message nested too deeply to read (more than 127 levels): "
+        ),
+        "{violation}"
+    );
+    assert!(
+        violation.len() < 600,
+        "quoted bounded: {} chars",
+        violation.len()
+    );
+}
