@@ -4,6 +4,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
+import fs from "node:fs"
 import net from "node:net"
 import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -186,4 +187,50 @@ test("500 half-sent requests under `ulimit -n 256` do not stop a normal client f
   child.stdin.end()
   const code = await new Promise((r) => (child.exitCode !== null ? r(child.exitCode) : child.once("exit", r)))
   assert.equal(code, 0)
+})
+
+test("a burst of 100 concurrent 1 MB calls: the serving process's memory comes back near its baseline once clients leave", T, async () => {
+  const script = `
+    import { createToolkit, defineTool } from "toolnexus"
+    const tk = await createToolkit({ extraTools: [defineTool({ name: "len", run: ({ s }) => String(s?.length ?? 0) })] })
+    const h = await tk.serve("127.0.0.1:0", { stateless: true })
+    console.log(h.url)
+    process.stdin.on("end", async () => { await h.stop(); await tk.close() })
+    process.stdin.resume()
+  `
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] })
+  defer(() => child.kill("SIGKILL"))
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.setEncoding("utf8").once("data", (d) => resolve(`${d.trim()}/mcp`))
+    child.on("exit", (code) => reject(new Error(`server exited (${code})`)))
+  })
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]) / 1024
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "burst", version: "1" },
+  }
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "len", arguments: { s: "x".repeat(1_000_000) }, _meta: meta } })
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "len",
+  }
+  // Fresh connections that close afterwards, as clients that come and go.
+  const call = () => fetch(url, { method: "POST", headers: { ...headers, connection: "close" }, body }).then((r) => r.text())
+  assert.match(await call(), /"text":"1000000"/)
+  const baseline = rss()
+  for (let round = 0; round < 3; round++) {
+    const replies = await Promise.all(Array.from({ length: 100 }, call))
+    assert.ok(replies.every((r) => r.includes('"text":"1000000"')))
+  }
+  const peak = rss()
+  const start = Date.now()
+  while (rss() > baseline + 60 && Date.now() - start < 20000) await new Promise((r) => setTimeout(r, 100))
+  const settled = rss()
+  assert.ok(settled <= baseline + 60, `RSS ${baseline.toFixed(0)} MB before, ${peak.toFixed(0)} MB after the burst, still ${settled.toFixed(0)} MB`)
+  child.stdin.end()
+  await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)))
 })

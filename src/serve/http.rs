@@ -244,7 +244,11 @@ async fn accept_loop(
                     }
                 }
             },
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            Some(_) = conns.join_next(), if !conns.is_empty() => {
+                if conns.is_empty() {
+                    limits::release_memory();
+                }
+            }
         }
     }
     drop(listener);

@@ -29,6 +29,19 @@ fn now_ms() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
+/// Hands memory freed after a burst back to the system once the last connection has closed:
+/// glibc keeps freed blocks in its per-thread arenas otherwise, so a burst of big requests
+/// would leave the process at its peak for good.
+pub fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::task::spawn_blocking(|| {
+        // SAFETY: malloc_trim only returns free heap memory to the kernel.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    });
+}
+
 /// One connection's liveness, shared by its IO, its requests and the slot table.
 pub struct Activity {
     last: AtomicU64,
