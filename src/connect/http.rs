@@ -36,7 +36,8 @@ pub fn header_hash_map(map: &HeaderMap) -> HashMap<HeaderName, HeaderValue> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
-/// The URL without query string or userinfo, which may carry secrets.
+/// The URL without query string or userinfo, which may carry secrets, and cut to a length a
+/// reason can quote (a config may hold a megabyte-long URL).
 pub fn redact_url(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut parsed) => {
@@ -44,7 +45,7 @@ pub fn redact_url(url: &str) -> String {
             let _ = parsed.set_password(None);
             parsed.set_query(None);
             parsed.set_fragment(None);
-            parsed.to_string()
+            crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
         }
         Err(_) => "<invalid URL>".to_string(),
     }

@@ -49,7 +49,10 @@ pub fn spawn(
     if let Some(dir) = cwd
         && !std::path::Path::new(dir).is_dir()
     {
-        return Err(format!("working directory {dir:?} does not exist"));
+        return Err(format!(
+            "working directory {} does not exist",
+            crate::config::quote::quote(dir, crate::config::quote::QUOTE_CHARS)
+        ));
     }
     let marker = reaper::new_marker();
     let mut cmd = command_for(program, args);
@@ -83,9 +86,10 @@ pub fn spawn(
     ))
     .wrap(process_wrap::tokio::JobObject);
     cmd.wrap(KillOnDrop);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        let program = crate::config::quote::quote(program, crate::config::quote::QUOTE_CHARS);
+        format!("cannot start {program}: {e}")
+    })?;
     let leader = child.id().map(|id| id as i32).unwrap_or(0);
     #[cfg(unix)]
     let started = reaper::tree::start_time(leader);
@@ -184,7 +188,7 @@ impl StdioProcess {
         // stderr reaches EOF when the child (and anything sharing the pipe) is gone; once the
         // drain has finished its handle is spent, so it is awaited at most once.
         if let Some(done) = self.stderr_done.as_mut()
-            && tokio::time::timeout(Duration::from_millis(50), done)
+            && tokio::time::timeout(Duration::from_millis(500), done)
                 .await
                 .is_ok()
         {
