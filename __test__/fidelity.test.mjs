@@ -12,21 +12,10 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js"
-import { descendants, describePids, killAll, serverEverything } from "./helpers.mjs"
+import { deferredCleanup, serverEverything } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
-const cleanups = []
-const defer = (fn) => cleanups.push(fn)
-afterEach(async () => {
-  while (cleanups.length > 0) {
-    try {
-      await cleanups.pop()()
-    } catch {}
-  }
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+const defer = deferredCleanup(afterEach)
 
 const IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 

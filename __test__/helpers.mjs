@@ -296,3 +296,23 @@ export function pythonClient(url, mode, calls = 1, tool = "add") {
     })
   })
 }
+
+/**
+ * Registers, with node:test's `afterEach`, a cleanup that runs whatever the test deferred (in
+ * reverse order, errors ignored), then asserts no descendant process is left (killing any, so
+ * one failure does not cascade). Returns `defer(fn)`.
+ */
+export function deferredCleanup(afterEach) {
+  const cleanups = []
+  afterEach(async () => {
+    while (cleanups.length > 0) {
+      try {
+        await cleanups.pop()()
+      } catch {}
+    }
+    const left = descendants()
+    killAll(left)
+    assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
+  })
+  return (fn) => cleanups.push(fn)
+}

@@ -7,24 +7,13 @@ import { spawn } from "node:child_process"
 import fs from "node:fs"
 import net from "node:net"
 import path from "node:path"
-import { descendants, describePids, isAlive, killAll, nodeFixture, pythonClient, repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
+import { deferredCleanup, descendants, describePids, isAlive, nodeFixture, pythonClient, repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
 
 const T = { timeout: 120000 }
 const bin = path.join(repoRoot, "bin", "toolnexus.mjs")
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => fs.existsSync(p)) ?? "nginx"
 
-const cleanups = []
-const defer = (fn) => cleanups.push(fn)
-afterEach(async () => {
-  while (cleanups.length > 0) {
-    try {
-      await cleanups.pop()()
-    } catch {}
-  }
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+const defer = deferredCleanup(afterEach)
 
 /** Starts `toolnexus serve --stateless` and resolves its URL once it prints its serving line. */
 function startReplica(config) {

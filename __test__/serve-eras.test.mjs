@@ -9,22 +9,10 @@ import net from "node:net"
 import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { descendants, describePids, killAll, pythonClient, repoRoot } from "./helpers.mjs"
+import { deferredCleanup, pythonClient, repoRoot } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
-const cleanups = []
-const defer = (fn) => cleanups.push(fn)
-
-afterEach(async () => {
-  while (cleanups.length > 0) {
-    try {
-      await cleanups.pop()()
-    } catch {}
-  }
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+const defer = deferredCleanup(afterEach)
 
 const addTool = () =>
   defineTool({
