@@ -237,11 +237,11 @@ async fn accept_loop(
                         for_connections.clone(),
                     ));
                 }
-                // Out of descriptors: end the idlest connection to make room, then go on.
+                // Out of descriptors: end the idlest connection to make room, and give it a
+                // moment to close so one shortage does not evict several.
                 Err(_) => {
-                    if !slots.evict_idlest() {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
+                    let pause = if slots.evict_idlest() { 2 } else { 20 };
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {
