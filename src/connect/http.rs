@@ -2,6 +2,13 @@
 //! HTTP+SSE transport tried when streamable HTTP fails on the same URL.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
 use std::sync::OnceLock;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -48,5 +55,157 @@ pub fn redact_url(url: &str) -> String {
             crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
         }
         Err(_) => "<invalid URL>".to_string(),
+    }
+}
+
+/// The process's reqwest client, with every request and response stream of one connection
+/// ended when `cancel` fires. rmcp's streamable-HTTP worker awaits its first POST (and reads
+/// that POST's response stream) without watching its own cancellation, so a server that never
+/// answers, or streams forever, would otherwise keep that socket open after toolnexus gave up
+/// on it at its timeout.
+#[derive(Clone)]
+pub struct Cancellable {
+    inner: reqwest::Client,
+    cancel: tokio_util::sync::CancellationToken,
+}
+
+impl Cancellable {
+    pub fn new(cancel: tokio_util::sync::CancellationToken) -> Self {
+        Self {
+            inner: client(),
+            cancel,
+        }
+    }
+
+    async fn guard<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
+    ) -> Result<T, StreamableHttpError<reqwest::Error>> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(StreamableHttpError::TransportChannelClosed),
+            result = work => result,
+        }
+    }
+
+    fn until_cancelled(&self, stream: SseStream) -> SseStream {
+        use futures::StreamExt;
+        Box::pin(stream.take_until(self.cancel.clone().cancelled_owned()))
+    }
+
+    fn response(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.until_cancelled(stream), session)
+            }
+            other => other,
+        }
+    }
+}
+
+type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+
+impl StreamableHttpClient for Cancellable {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let post = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers);
+        self.guard(post).await.map(|r| self.response(r))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let post = self.inner.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        );
+        self.guard(post).await.map(|r| self.response(r))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let post = self.inner.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        );
+        self.guard(post).await.map(|r| self.response(r))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        let delete = self
+            .inner
+            .delete_session(uri, session_id, auth_header, custom_headers);
+        self.guard(delete).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let get =
+            self.inner
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
+        self.guard(get).await.map(|s| self.until_cancelled(s))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        let get = self.inner.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        );
+        self.guard(get).await.map(|s| self.until_cancelled(s))
     }
 }

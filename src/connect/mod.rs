@@ -64,6 +64,9 @@ pub struct Connection {
     protocol: Option<Protocol>,
     process: Option<StdioProcess>,
     service: Option<Service>,
+    /// Ends every HTTP request and response stream of this connection (see
+    /// [`http::Cancellable`]); fired by `shutdown`.
+    requests: tokio_util::sync::CancellationToken,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -103,6 +106,7 @@ impl Connection {
                         pipes: Some((stdout, stdin)),
                     },
                     protocol,
+                    requests: Default::default(),
                     process: Some(process),
                     service: None,
                 })
@@ -127,6 +131,7 @@ impl Connection {
                         headers: http::header_map(headers)?,
                     },
                     protocol,
+                    requests: Default::default(),
                     process: None,
                     service: None,
                 })
@@ -160,7 +165,19 @@ impl Connection {
                 url,
                 transport,
                 headers,
-            } => connect_remote(url, *transport, headers, self.protocol, &handler, timeout).await?,
+            } => {
+                let requests = &self.requests;
+                connect_remote(
+                    url,
+                    *transport,
+                    headers,
+                    self.protocol,
+                    &handler,
+                    timeout,
+                    requests,
+                )
+                .await?
+            }
         };
         let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
@@ -335,14 +352,19 @@ impl Connection {
     /// background, bounded. In both cases the stdio process group is gone when this returns.
     pub async fn shutdown(mut self, graceful: bool) {
         let service = self.service.take();
+        let requests = self.requests.clone();
         if graceful {
             if let Some(mut service) = service {
                 let _ = tokio::time::timeout(HTTP_CLOSE_BOUND, service.close()).await;
             }
+            requests.cancel();
         } else if let Some(mut service) = service {
             tokio::spawn(async move {
                 let _ = tokio::time::timeout(HTTP_CLOSE_BOUND, service.close()).await;
+                requests.cancel();
             });
+        } else {
+            requests.cancel();
         }
         if let Endpoint::Stdio { pipes, .. } = &mut self.endpoint {
             pipes.take();
@@ -362,25 +384,37 @@ async fn connect_remote(
     protocol: Option<Protocol>,
     handler: &ClientSide,
     timeout: Duration,
+    requests: &tokio_util::sync::CancellationToken,
 ) -> Result<Service, String> {
     let streamable = || async {
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(http::header_hash_map(headers));
-        let fresh = || StreamableHttpClientTransport::with_client(http::client(), config.clone());
+        let fresh = |cancel| {
+            StreamableHttpClientTransport::with_client(
+                http::Cancellable::new(cancel),
+                config.clone(),
+            )
+        };
         let lifecycle = match Lifecycle::choose(protocol, Carrier::StreamableHttp) {
             Lifecycle::Auto => {
                 let bound = lifecycle::probe_bound(timeout);
-                match lifecycle::probe(handler, fresh(), bound, false).await {
+                // A probe given up on must not keep its request open.
+                let probe = requests.child_token();
+                match lifecycle::probe(handler, fresh(probe.clone()), bound, false).await {
                     Probe::Connected(service) => return Ok(service),
-                    Probe::Failed(e) => return Err(lifecycle::describe(&e, &Lifecycle::Auto)),
+                    Probe::Failed(e) => {
+                        probe.cancel();
+                        return Err(lifecycle::describe(&e, &Lifecycle::Auto));
+                    }
                     Probe::TryHandshake => {
+                        probe.cancel();
                         Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE)
                     }
                 }
             }
             other => other,
         };
-        lifecycle::start(handler, fresh(), &lifecycle)
+        lifecycle::start(handler, fresh(requests.child_token()), &lifecycle)
             .await
             .map_err(|e| lifecycle::describe(&e, &lifecycle))
     };
