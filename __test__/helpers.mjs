@@ -36,6 +36,15 @@ function allProcesses() {
   return out
 }
 
+/** Whether `pid` is toolnexus's per-host watchdog shell (argv "toolnexus-watchdog"). */
+export function isWatchdog(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("toolnexus-watchdog")
+  } catch {
+    return false
+  }
+}
+
 /** True when `pid` exists and is not a zombie. */
 export function isAlive(pid) {
   const st = procStat(pid)
@@ -187,8 +196,10 @@ export function killAll(pids) {
  */
 export function watchDescendants({ interval = 2 } = {}) {
   const seen = new Set()
+  // The host's watchdog is a child of its starting shell for a moment when the first server
+  // starts (then it belongs to init): it is toolnexus's own, meant to outlive the call.
   const scan = () => {
-    for (const pid of descendants()) seen.add(pid)
+    for (const pid of descendants()) if (!isWatchdog(pid)) seen.add(pid)
   }
   scan()
   const timer = setInterval(scan, interval)

@@ -63,17 +63,48 @@ pub fn redact_url(url: &str) -> String {
 /// that POST's response stream) without watching its own cancellation, so a server that never
 /// answers, or streams forever, would otherwise keep that socket open after toolnexus gave up
 /// on it at its timeout.
+/// It also keeps the cause of a failure rmcp's worker only reports as a closed transport (an
+/// answer over the size bound), so the reason can say it.
 #[derive(Clone)]
 pub struct Cancellable {
     inner: reqwest::Client,
     cancel: tokio_util::sync::CancellationToken,
+    cause: LostCause,
+}
+
+/// What went wrong under rmcp's transport, when rmcp itself only says "connection closed".
+#[derive(Clone, Default)]
+pub struct LostCause(Arc<std::sync::Mutex<Option<String>>>);
+
+impl LostCause {
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn note(&self, error: &StreamableHttpError<reqwest::Error>) {
+        if let StreamableHttpError::ResponseBodyTooLarge { max_size } = error {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
+                "the server's answer was larger than the {} MiB a message may be",
+                max_size / (1024 * 1024)
+            ));
+        }
+    }
+}
+
+impl LostCause {
+    /// A response stream that broke (an event over the size bound, a cut connection).
+    fn note_stream(&self, error: &sse_stream::Error) {
+        let text = crate::config::quote::shorten(&error.to_string(), 200);
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(text);
+    }
 }
 
 impl Cancellable {
-    pub fn new(cancel: tokio_util::sync::CancellationToken) -> Self {
+    pub fn new(cancel: tokio_util::sync::CancellationToken, cause: LostCause) -> Self {
         Self {
             inner: client(),
             cancel,
+            cause,
         }
     }
 
@@ -81,15 +112,25 @@ impl Cancellable {
         &self,
         work: impl std::future::Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     ) -> Result<T, StreamableHttpError<reqwest::Error>> {
-        tokio::select! {
+        let result = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Err(StreamableHttpError::TransportChannelClosed),
             result = work => result,
+        };
+        if let Err(error) = &result {
+            self.cause.note(error);
         }
+        result
     }
 
     fn until_cancelled(&self, stream: SseStream) -> SseStream {
         use futures::StreamExt;
+        let cause = self.cause.clone();
+        let stream = stream.inspect(move |item| {
+            if let Err(error) = item {
+                cause.note_stream(error);
+            }
+        });
         Box::pin(stream.take_until(self.cancel.clone().cancelled_owned()))
     }
 

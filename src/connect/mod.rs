@@ -67,6 +67,8 @@ pub struct Connection {
     /// Ends every HTTP request and response stream of this connection (see
     /// [`http::Cancellable`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
+    /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
+    lost_cause: http::LostCause,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -107,6 +109,7 @@ impl Connection {
                     },
                     protocol,
                     requests: Default::default(),
+                    lost_cause: Default::default(),
                     process: Some(process),
                     service: None,
                 })
@@ -132,6 +135,7 @@ impl Connection {
                     },
                     protocol,
                     requests: Default::default(),
+                    lost_cause: Default::default(),
                     process: None,
                     service: None,
                 })
@@ -166,7 +170,7 @@ impl Connection {
                 transport,
                 headers,
             } => {
-                let requests = &self.requests;
+                let http = (&self.requests, &self.lost_cause);
                 connect_remote(
                     url,
                     *transport,
@@ -174,7 +178,7 @@ impl Connection {
                     self.protocol,
                     &handler,
                     timeout,
-                    requests,
+                    http,
                 )
                 .await?
             }
@@ -313,7 +317,13 @@ impl Connection {
     /// Adds what is known about a stdio child (exit status, stderr tail) to a failure reason.
     pub async fn explain(&mut self, reason: String) -> String {
         let Some(process) = self.process.as_mut() else {
-            return reason;
+            // An HTTP failure rmcp only saw as a closed connection: its cause is the reason.
+            return match self.lost_cause.get() {
+                Some(cause) if reason.contains("connection closed") => {
+                    reason.replacen("connection closed", &cause, 1)
+                }
+                _ => reason,
+            };
         };
         // A broken framing is the cause; rmcp only saw the transport close.
         let reason = match process.protocol_violation() {
@@ -384,14 +394,14 @@ async fn connect_remote(
     protocol: Option<Protocol>,
     handler: &ClientSide,
     timeout: Duration,
-    requests: &tokio_util::sync::CancellationToken,
+    (requests, lost_cause): (&tokio_util::sync::CancellationToken, &http::LostCause),
 ) -> Result<Service, String> {
     let streamable = || async {
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(http::header_hash_map(headers));
         let fresh = |cancel| {
             StreamableHttpClientTransport::with_client(
-                http::Cancellable::new(cancel),
+                http::Cancellable::new(cancel, lost_cause.clone()),
                 config.clone(),
             )
         };
