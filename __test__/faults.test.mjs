@@ -209,19 +209,19 @@ test("banner lines, then silence: failed at the timeout, and the reason quotes t
 // Crashes
 
 test("crash during initialize: failed at once with the exit code and the stderr tail", T, async (t) => {
-  const r = await listOne(t, "crash", { command: nodeFixture("crash-server"), timeout: 5000 }, { bound: 3000 })
+  const r = await listOne(t, "crash", { command: nodeFixture("crash-server"), timeout: 10000 }, { bound: 5000 })
   assert.equal(r.status, "failed")
   assertReason(r.reason, [/exited \(code 3\)/, /fatal: database missing/])
 })
 
 test("exit with code 0 before the handshake: failed at once, saying it exited", T, async (t) => {
-  const r = await listOne(t, "quitter", { command: ["sh", "-c", "echo 'nothing to do' >&2; exit 0"], timeout: 5000 }, { bound: 3000 })
+  const r = await listOne(t, "quitter", { command: ["sh", "-c", "echo 'nothing to do' >&2; exit 0"], timeout: 10000 }, { bound: 5000 })
   assert.equal(r.status, "failed")
   assertReason(r.reason, [/exited \(code 0\)/, /nothing to do/])
 })
 
 test("crash during tools/list: failed at once with the exit code and the stderr tail", T, async (t) => {
-  const r = await listOne(t, "crash", { command: sdk("crash-list"), timeout: 5000 }, { bound: 3000 })
+  const r = await listOne(t, "crash", { command: sdk("crash-list"), timeout: 10000 }, { bound: 5000 })
   assert.equal(r.status, "failed")
   assertReason(r.reason, [/exited \(code 4\)/, /fatal: list exploded/])
 })
