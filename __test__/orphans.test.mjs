@@ -60,12 +60,10 @@ test("close() leaves no process of a loaded server's tree", T, async (t) => {
 })
 
 /**
- * Starts a Node host (a script in this directory, so `toolnexus` resolves to this package) that
- * loads the tree server and prints "loaded"; resolves once the whole tree and the host's
- * watchdog run.
+ * Spawns a Node host (a script in this directory, so `toolnexus` resolves to this package) and
+ * resolves once it printed "loaded".
  */
-async function startHost(t, marker, body) {
-  // Not named after the marker: the host is not part of the tree.
+async function spawnHost(t, body) {
   const file = path.join(import.meta.dirname, `_orphans_${randomUUID()}.mjs`)
   fs.writeFileSync(file, body)
   t.after(() => fs.rmSync(file, { force: true }))
@@ -78,9 +76,18 @@ async function startHost(t, marker, body) {
   const exited = new Promise((resolve) => host.on("exit", (code, signal) => resolve({ code, signal })))
   await waitFor(() => /^loaded$/m.test(stdout) || host.exitCode !== null, { timeout: 20000, message: "host loaded" })
   assert.match(stdout, /^loaded$/m, stderr)
+  return { host, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+/**
+ * Starts a host that loads the tree server (not named after the marker: the host is not part of
+ * the tree); resolves once the whole tree and the host's watchdog run.
+ */
+async function startHost(t, marker, body) {
+  const { host, exited, stderr } = await spawnHost(t, body)
   await waitFor(() => marked(marker).length === TREE_SIZE, { timeout: 10000, message: `${TREE_SIZE} processes of the tree up` })
   assert.equal(watchdogs(host.pid).length, 1, "the host's watchdog runs")
-  return { host, exited, stderr: () => stderr }
+  return { host, exited, stderr }
 }
 
 /** The watchdog processes of host `pid` (its argv ends with the host's pid). */
@@ -157,23 +164,13 @@ process.stdin.once("data", async () => {
 })
 setInterval(() => {}, 1e9)
 `
-  const file = path.join(import.meta.dirname, `_orphans_${randomUUID()}.mjs`)
-  fs.writeFileSync(file, body)
-  t.after(() => fs.rmSync(file, { force: true }))
-  const host = spawn(process.execPath, [file], { stdio: ["pipe", "pipe", "pipe"] })
-  t.after(() => host.kill("SIGKILL"))
-  let stdout = ""
-  let stderr = ""
-  host.stdout.setEncoding("utf8").on("data", (d) => (stdout += d))
-  host.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
-  await waitFor(() => /^loaded$/m.test(stdout) || host.exitCode !== null, { timeout: 20000, message: "host loaded" })
-  assert.match(stdout, /^loaded$/m, stderr)
+  const { host, stdout } = await spawnHost(t, body)
   await waitFor(() => marked(workers).length === TREE_SIZE && marked(mine).length === TREE_SIZE, {
     timeout: 10000,
     message: "both trees up",
   })
   host.stdin.write("go\n")
-  await waitFor(() => /^worker ended$/m.test(stdout), { timeout: 10000, message: "worker ended" })
+  await waitFor(() => /^worker ended$/m.test(stdout()), { timeout: 10000, message: "worker ended" })
   await gone(t, workers, "worker thread ended")
   assert.equal(host.exitCode, null, "the host is still running")
   assert.equal(marked(mine).length, TREE_SIZE, "the main thread's tree is untouched")
