@@ -265,10 +265,26 @@ export interface RunContext extends ToolContext {
     data: unknown,
     logger?: string,
   ): Promise<boolean>
-  /** Asks the user through the client (`elicitation/create`); rejects if the client cannot. */
-  elicit?(request: ElicitParams): Promise<ElicitResult>
+  /**
+   * Asks the user through the client (`elicitation/create`); rejects if the client cannot.
+   * In the 2026-07-28 era the call is answered with an input-required result and `run`
+   * continues when the client retries with the answer. Requests made in the same tick
+   * (`Promise.all`) go out together.
+   */
+  elicit?(request: ElicitParams, options?: InputOptions): Promise<ElicitResult>
   /** Asks the client's model (`sampling/createMessage`); rejects if the client cannot. */
-  sample?(request: SampleRequest): Promise<CreateMessageResult>
+  sample?(request: SampleRequest, options?: InputOptions): Promise<CreateMessageResult>
+  /** Asks the client for its roots (`roots/list`); rejects if the client cannot. */
+  listRoots?(options?: InputOptions): Promise<{ roots: Array<{ uri: string; name?: string }> }>
+}
+
+/** How an input request of `ctx` goes out. */
+export interface InputOptions {
+  /**
+   * Its key in a 2026-07-28 input-required result (default: `elicitation-1`, `sampling-2`…).
+   * A call that arrives with `inputResponses` already holding this key gets that answer at once.
+   */
+  key?: string
 }
 
 /** One served tool call, reported to `onCall`. */

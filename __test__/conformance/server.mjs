@@ -139,6 +139,20 @@ const SEP1330_ENUMS_SCHEMA = {
   required: [],
 }
 
+const askName = (message) => ({
+  message,
+  requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+})
+const confirmation = () => ({
+  message: "Please confirm",
+  requestedSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+})
+const question = (text, maxTokens) => ({
+  messages: [{ role: "user", content: { type: "text", text } }],
+  maxTokens,
+})
+const textOf = (result) => (Array.isArray(result.content) ? result.content[0] : result.content)?.text ?? "No response"
+
 async function elicitAndReport(ctx, params, label) {
   const answer = await capability(ctx, "elicit")(params)
   return `${label}: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`
@@ -333,21 +347,14 @@ export function conformanceTools() {
       },
       run: ({ region }) => `region ${region}`,
     }),
-    // 2026-07-28: an elicitation / sampling inside a call goes out as an input-required result and
-    // the retried call resumes `run` (issue 10).
+    // 2026-07-28 (SEP-2322): an elicitation / sampling / roots request inside a call goes out as
+    // an input-required result under the key given, and the retried call resumes `run`.
     defineTool({
       name: "test_input_required_result_elicitation",
       description: "Asks the user for their name through an input-required result",
       inputSchema: noArgs,
       async run(_args, ctx) {
-        const answer = await capability(ctx, "elicit")({
-          message: "What is your name?",
-          requestedSchema: {
-            type: "object",
-            properties: { name: { type: "string" } },
-            required: ["name"],
-          },
-        })
+        const answer = await capability(ctx, "elicit")(askName("What is your name?"), { key: "user_name" })
         return `Hello, ${answer.content?.name}!`
       },
     }),
@@ -356,12 +363,110 @@ export function conformanceTools() {
       description: "Asks the client's model a question through an input-required result",
       inputSchema: noArgs,
       async run(_args, ctx) {
-        const result = await capability(ctx, "sample")({
-          messages: [{ role: "user", content: { type: "text", text: "What is the capital of France?" } }],
-          maxTokens: 100,
+        const result = await capability(ctx, "sample")(question("What is the capital of France?", 100), {
+          key: "capital_question",
         })
-        const content = Array.isArray(result.content) ? result.content[0] : result.content
-        return content?.text ?? "No response"
+        return textOf(result)
+      },
+    }),
+    defineTool({
+      name: "test_input_required_result_list_roots",
+      description: "Asks the client for its roots through an input-required result",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const { roots } = await capability(ctx, "listRoots")({ key: "client_roots" })
+        return `Roots: ${roots.map((r) => r.uri).join(", ")}`
+      },
+    }),
+    // A retry is resumed only under the requestState its round went out with, so getting here
+    // means the state was the server's own.
+    defineTool({
+      name: "test_input_required_result_request_state",
+      description: "Confirms through an input-required result with requestState",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const answer = await capability(ctx, "elicit")(confirmation(), { key: "confirm" })
+        return `state-ok: confirmed=${answer.content?.ok}`
+      },
+    }),
+    defineTool({
+      name: "test_input_required_result_tampered_state",
+      description: "Confirms through an input-required result; a changed requestState is refused",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const answer = await capability(ctx, "elicit")(confirmation(), { key: "confirm" })
+        return `confirmed=${answer.content?.ok}`
+      },
+    }),
+    defineTool({
+      name: "test_input_required_result_multiple_inputs",
+      description: "Asks for a name, a greeting and the roots in one input-required result",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const [name, greeting, { roots }] = await Promise.all([
+          capability(ctx, "elicit")(askName("What is your name?"), { key: "user_name" }),
+          capability(ctx, "sample")(question("Generate a greeting", 50), { key: "greeting" }),
+          capability(ctx, "listRoots")({ key: "client_roots" }),
+        ])
+        return `${textOf(greeting)} ${name.content?.name} (${roots.length} roots)`
+      },
+    }),
+    defineTool({
+      name: "test_input_required_result_multi_round",
+      description: "Asks two questions, one input-required round each",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const elicit = capability(ctx, "elicit")
+        const name = await elicit(askName("Step 1: What is your name?"), { key: "step1" })
+        const color = await elicit(
+          {
+            message: "Step 2: What is your favorite color?",
+            requestedSchema: { type: "object", properties: { color: { type: "string" } }, required: ["color"] },
+          },
+          { key: "step2" },
+        )
+        return `${name.content?.name} likes ${color.content?.color}`
+      },
+    }),
+    // Asks for elicitation and sampling at once: what the client did not declare is refused
+    // (and not sent), the rest goes out.
+    defineTool({
+      name: "test_input_required_result_capabilities",
+      description: "Asks only for what the client declared it can answer",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const [name, answer] = await Promise.allSettled([
+          capability(ctx, "elicit")(askName("What is your name?")),
+          capability(ctx, "sample")(question("What is the capital of France?", 100)),
+        ])
+        return `elicitation ${name.status}, sampling ${answer.status}`
+      },
+    }),
+    // server-stateless's diagnostic tools (SEP-2575).
+    defineTool({
+      name: "test_missing_capability",
+      description: "Needs sampling: without the client's sampling capability the call fails with -32021",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        return textOf(await capability(ctx, "sample")(question("Say hello", 20)))
+      },
+    }),
+    defineTool({
+      name: "test_streaming_elicitation",
+      description: "Elicits mid-call: in the 2026-07-28 era only as an input-required result, never a request",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        const answer = await capability(ctx, "elicit")(askName("What is your name?"))
+        return `Hello, ${answer.content?.name}!`
+      },
+    }),
+    defineTool({
+      name: "test_logging_tool",
+      description: "Logs while it runs; nothing is sent unless the request set a log level",
+      inputSchema: noArgs,
+      async run(_args, ctx) {
+        await capability(ctx, "log")("info", "test_logging_tool ran")
+        return "logged"
       },
     }),
   ]

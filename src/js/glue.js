@@ -120,12 +120,38 @@
           const controller = new AbortController()
           pending.set(call.id, controller)
           const ask = (op, payload) => native.callContext(call.id, op, payload ?? {})
+          // Input requests made in one tick go out together (one input-required result in the
+          // 2026-07-28 era), each settled with its own answer.
+          let batch = null
+          const input = (kind, request, options) =>
+            new Promise((resolve, reject) => {
+              if (batch === null) {
+                batch = []
+                queueMicrotask(() => {
+                  const asks = batch
+                  batch = null
+                  const payload = asks.map(({ kind, request, key }) => ({ kind, request, key }))
+                  ask("input", { asks: payload }).then(
+                    (answers) =>
+                      asks.forEach((a, i) => {
+                        const answer = answers[i]
+                        if (answer?.ok) a.resolve(answer.value)
+                        else a.reject(new Error(`toolnexus: ${answer?.error ?? "no answer"}`))
+                      }),
+                    (error) => asks.forEach((a) => a.reject(error)),
+                  )
+                })
+              }
+              const key = typeof options?.key === "string" ? options.key : undefined
+              batch.push({ kind, request: request ?? {}, key, resolve, reject })
+            })
           const ctx = {
             signal: controller.signal,
             progress: (progress, total, message) => ask("progress", { progress, total, message }),
             log: (level, data, logger) => ask("log", { level, data, logger }),
-            elicit: (request) => ask("elicit", request),
-            sample: (request) => ask("sample", request),
+            elicit: (request, options) => input("elicit", request, options),
+            sample: (request, options) => input("sample", request, options),
+            listRoots: (options) => input("roots", {}, options),
           }
           try {
             return await tool.execute(call.args, ctx)

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::bounded::JsonValue;
 use super::load::McpToolRef;
+use crate::serve::context::{InputAsk, InputKind};
 use crate::serve::{
     self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
 };
@@ -195,12 +196,37 @@ pub fn call_context<'env>(
                 let data = payload.get("data").cloned().unwrap_or(Value::Null);
                 ctx.log(&level, data, text("logger")).await.map(Value::Bool)
             }
-            "elicit" => ctx.elicit(payload).await,
-            "sample" => ctx.sample(payload).await,
+            "input" => input(&ctx, &payload).await,
             other => Err(format!("unknown call context operation {other:?}")),
         };
         outcome.map_err(|m| Error::from_reason(format!("toolnexus: {m}")))
     })
+}
+
+/// `ctx.elicit/sample/listRoots` of one tick, asked together: `{ asks: [{ kind, request,
+/// key? }] }`, answered with one `{ ok: true, value } | { ok: false, error }` per ask.
+async fn input(ctx: &CallContext, payload: &Value) -> std::result::Result<Value, String> {
+    let mut asks = Vec::new();
+    for ask in payload
+        .get("asks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = ask.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind =
+            InputKind::parse(kind).ok_or_else(|| format!("unknown input request {kind:?}"))?;
+        asks.push(InputAsk {
+            kind,
+            params: ask.get("request").cloned().unwrap_or_else(|| json!({})),
+            key: ask.get("key").and_then(Value::as_str).map(str::to_string),
+        });
+    }
+    let answers = ctx.ask(asks).await.into_iter().map(|answer| match answer {
+        Ok(value) => json!({ "ok": true, "value": value }),
+        Err(error) => json!({ "ok": false, "error": error }),
+    });
+    Ok(Value::Array(answers.collect()))
 }
 
 /// `createService(tools, name, version, onCall)` from the glue.

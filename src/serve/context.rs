@@ -3,14 +3,19 @@
 //! call, and only in the ways that client can take.
 #![allow(deprecated)] // logging and sampling are deprecated by SEP-2577 but still served.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam,
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::rounds;
 
 /// The lowest level a handshake-era session asked for with `logging/setLevel` (None: all).
 #[derive(Clone, Default)]
@@ -26,12 +31,71 @@ impl SessionLogLevel {
     }
 }
 
-/// What a running call knows about the request that started it.
+/// What a running call may ask of its client: the user (elicitation), the client's model
+/// (sampling), or its roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Elicit,
+    Sample,
+    Roots,
+}
+
+impl InputKind {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "elicit" => Some(Self::Elicit),
+            "sample" => Some(Self::Sample),
+            "roots" => Some(Self::Roots),
+            _ => None,
+        }
+    }
+
+    pub fn method(self) -> &'static str {
+        match self {
+            Self::Elicit => "elicitation/create",
+            Self::Sample => "sampling/createMessage",
+            Self::Roots => "roots/list",
+        }
+    }
+
+    /// The client capability it needs, which is also what it is called in messages.
+    pub fn capability(self) -> &'static str {
+        match self {
+            Self::Elicit => "elicitation",
+            Self::Sample => "sampling",
+            Self::Roots => "roots",
+        }
+    }
+
+    fn declared(self, capabilities: &ClientCapabilities) -> bool {
+        match self {
+            Self::Elicit => capabilities.elicitation.is_some(),
+            Self::Sample => capabilities.sampling.is_some(),
+            Self::Roots => capabilities.roots.is_some(),
+        }
+    }
+}
+
+/// One thing a run asks for; `key` names it in a 2026-07-28 input-required result.
+#[derive(Debug, Clone)]
+pub struct InputAsk {
+    pub kind: InputKind,
+    pub params: Value,
+    pub key: Option<String>,
+}
+
+/// What a running call knows about the request that started it (in the 2026-07-28 era, about
+/// the latest retry of it), and where its input requests go.
 #[derive(Clone)]
 pub struct CallContext {
     /// rmcp's view of the request: its cancellation token, `_meta` (progress token), the peer.
-    pub request: RequestContext<RoleServer>,
-    pub log_level: SessionLogLevel,
+    request: Arc<Mutex<RequestContext<RoleServer>>>,
+    log_level: SessionLogLevel,
+    /// 2026-07-28: input requests go out as input-required results, through the call's driver.
+    rounds: Option<mpsc::UnboundedSender<Vec<rounds::Pending>>>,
+    /// An input request refused because the client lacks its capability.
+    refused: Arc<Mutex<Option<InputKind>>>,
+    asked: Arc<AtomicU64>,
 }
 
 fn severity(level: LoggingLevel) -> u8 {
@@ -47,12 +111,55 @@ fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
+/// Whether a request was made in the 2026-07-28 era (no server-to-client requests).
+pub fn is_modern(request: &RequestContext<RoleServer>) -> bool {
+    request
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= "2026-07-28")
+}
+
 impl CallContext {
-    /// Whether the call was made in the 2026-07-28 era (no server-to-client requests).
-    fn modern(&self) -> bool {
+    /// The context of a new call; in the 2026-07-28 era also the receiver of its input requests.
+    pub fn new(
+        request: RequestContext<RoleServer>,
+        log_level: SessionLogLevel,
+    ) -> (Self, Option<mpsc::UnboundedReceiver<Vec<rounds::Pending>>>) {
+        let (rounds, asks) = if is_modern(&request) {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        let ctx = Self {
+            request: Arc::new(Mutex::new(request)),
+            log_level,
+            rounds,
+            refused: Arc::default(),
+            asked: Arc::default(),
+        };
+        (ctx, asks)
+    }
+
+    /// The request the call answers now (a 2026-07-28 retry replaces the one before).
+    pub fn request(&self) -> RequestContext<RoleServer> {
         self.request
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= "2026-07-28")
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The client retried the call: progress and logs go to the retry's response from now on.
+    pub fn follow(&self, request: RequestContext<RoleServer>) {
+        *self.request.lock().unwrap_or_else(|e| e.into_inner()) = request;
+    }
+
+    /// The capability an input request of this call was refused for, if any.
+    pub fn refused(&self) -> Option<InputKind> {
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn modern(&self) -> bool {
+        self.rounds.is_some()
     }
 
     /// `notifications/progress` with the client's token; nothing when it asked for no progress.
@@ -62,13 +169,14 @@ impl CallContext {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<bool, String> {
-        let Some(token) = self.request.meta.get_progress_token() else {
+        let request = self.request();
+        let Some(token) = request.meta.get_progress_token() else {
             return Ok(false);
         };
         let mut param = ProgressNotificationParam::new(token, progress);
         param.total = total;
         param.message = message;
-        self.request
+        request
             .peer
             .notify_progress(param)
             .await
@@ -91,8 +199,9 @@ impl CallContext {
                     "log level {level:?} is not one of debug, info, notice, warning, error, critical, alert, emergency"
                 )
             })?;
+        let request = self.request();
         let wanted = if self.modern() {
-            self.request.meta.log_level()
+            request.meta.log_level()
         } else {
             Some(self.log_level.get().unwrap_or(LoggingLevel::Debug))
         };
@@ -101,7 +210,7 @@ impl CallContext {
         }
         let mut param = LoggingMessageNotificationParam::new(level, data);
         param.logger = logger;
-        self.request
+        request
             .peer
             .notify_logging_message(param)
             .await
@@ -109,54 +218,91 @@ impl CallContext {
             .map_err(|e| format!("log message could not be sent: {e}"))
     }
 
-    /// `elicitation/create` to the client; resolves to its `ElicitResult` as JSON.
+    /// `elicitation/create`; resolves to the client's `ElicitResult` as JSON.
     pub async fn elicit(&self, params: Value) -> Result<Value, String> {
-        if self.modern() {
-            return Err(
-                "elicitation is not available to 2026-07-28 clients: toolnexus does not send input-required results yet"
-                    .into(),
-            );
-        }
-        let params: ElicitRequestParams = serde_json::from_value(params)
-            .map_err(|e| format!("elicitation request is not valid: {e}"))?;
-        if self.request.peer.supported_elicitation_modes().is_empty() {
-            return Err("the client did not declare the elicitation capability".into());
-        }
-        let result = self
-            .request
-            .peer
-            .create_elicitation(params)
-            .await
-            .map_err(|e| format!("elicitation failed: {e}"))?;
-        serde_json::to_value(result).map_err(|e| e.to_string())
+        self.ask_one(InputKind::Elicit, params).await
     }
 
-    /// `sampling/createMessage` to the client; resolves to its `CreateMessageResult` as JSON.
+    /// `sampling/createMessage`; resolves to the client's `CreateMessageResult` as JSON.
     pub async fn sample(&self, params: Value) -> Result<Value, String> {
-        if self.modern() {
-            return Err(
-                "sampling is not available to 2026-07-28 clients: toolnexus does not send input-required results yet"
-                    .into(),
-            );
-        }
-        let params: CreateMessageRequestParams = serde_json::from_value(params)
-            .map_err(|e| format!("sampling request is not valid: {e}"))?;
-        let declared = self
-            .request
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.sampling.is_some());
-        if !declared {
-            return Err("the client did not declare the sampling capability".into());
-        }
-        let result = self
-            .request
-            .peer
-            .create_message(params)
-            .await
-            .map_err(|e| format!("sampling failed: {e}"))?;
-        serde_json::to_value(result).map_err(|e| e.to_string())
+        self.ask_one(InputKind::Sample, params).await
     }
+
+    async fn ask_one(&self, kind: InputKind, params: Value) -> Result<Value, String> {
+        let ask = InputAsk {
+            kind,
+            params,
+            key: None,
+        };
+        self.ask(vec![ask])
+            .await
+            .pop()
+            .unwrap_or_else(|| Err("no answer".into()))
+    }
+
+    /// Asks the client for everything in `asks` at once, each answered on its own: in the
+    /// handshake era as requests on the client's stream, in the 2026-07-28 era as one
+    /// input-required result (the call's retry brings the answers).
+    pub async fn ask(&self, asks: Vec<InputAsk>) -> Vec<Result<Value, String>> {
+        let request = self.request();
+        let capabilities = request.client_capabilities().unwrap_or_default();
+        let mut answers: Vec<BoxFuture<'static, Result<Value, String>>> = Vec::new();
+        let mut batch = Vec::new();
+        for ask in asks {
+            if !ask.kind.declared(&capabilities) {
+                *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(ask.kind);
+                let why = format!(
+                    "the client did not declare the {} capability",
+                    ask.kind.capability()
+                );
+                answers.push(Box::pin(futures::future::ready(Err(why))));
+                continue;
+            }
+            if let Err(why) = rounds::check_params(ask.kind, &ask.params) {
+                answers.push(Box::pin(futures::future::ready(Err(why))));
+                continue;
+            }
+            match &self.rounds {
+                None => answers.push(Box::pin(ask_peer(request.peer.clone(), ask))),
+                Some(_) => {
+                    let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+                    let key = ask
+                        .key
+                        .unwrap_or_else(|| format!("{}-{n}", ask.kind.capability()));
+                    let (pending, answer) = rounds::Pending::new(key, ask.kind, ask.params);
+                    batch.push(pending);
+                    answers.push(Box::pin(async move {
+                        answer
+                            .await
+                            .map_err(|_| "the call ended before the client answered".to_string())
+                    }));
+                }
+            }
+        }
+        if let (Some(rounds), false) = (&self.rounds, batch.is_empty()) {
+            let _ = rounds.send(batch);
+        }
+        futures::future::join_all(answers).await
+    }
+}
+
+/// A handshake-era input request, sent to the client as a request of its own.
+async fn ask_peer(peer: Peer<RoleServer>, ask: InputAsk) -> Result<Value, String> {
+    let failed = |e: rmcp::ServiceError| format!("{} failed: {e}", ask.kind.capability());
+    let answer = match ask.kind {
+        InputKind::Elicit => {
+            let params: ElicitRequestParams =
+                serde_json::from_value(ask.params).map_err(|e| e.to_string())?;
+            serde_json::to_value(peer.create_elicitation(params).await.map_err(failed)?)
+        }
+        InputKind::Sample => {
+            let params: CreateMessageRequestParams =
+                serde_json::from_value(ask.params).map_err(|e| e.to_string())?;
+            serde_json::to_value(peer.create_message(params).await.map_err(failed)?)
+        }
+        InputKind::Roots => serde_json::to_value(peer.list_roots().await.map_err(failed)?),
+    };
+    answer.map_err(|e| e.to_string())
 }
 
 /// A forwarded call's client as the upstream server's messages see it: progress and log

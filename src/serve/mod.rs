@@ -10,11 +10,14 @@
 pub mod bridge;
 pub mod context;
 pub mod http;
+pub mod rounds;
 pub mod stdio;
 mod validate;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rounds;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,7 +28,8 @@ use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    InputResponses, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
@@ -142,6 +146,8 @@ struct Inner {
     /// Each tool's argument check, by index (None: its schema could not be compiled).
     validators: Vec<Option<validate::Arguments>>,
     on_call: Option<OnCall>,
+    /// 2026-07-28 runs waiting for the retry that brings their input.
+    parking: Arc<rounds::Parking>,
 }
 
 impl ToolServer {
@@ -168,6 +174,7 @@ impl ToolServer {
                 listed,
                 validators,
                 on_call,
+                parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
         }
@@ -181,6 +188,19 @@ impl ToolServer {
         }
     }
 
+    /// Other bounds on runs waiting for their input (tests use small ones).
+    pub fn with_input_limits(mut self, limits: rounds::Limits) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.shared) {
+            inner.parking = Arc::new(rounds::Parking::new(limits));
+        }
+        self
+    }
+
+    /// How many runs wait for a 2026-07-28 retry now.
+    pub fn parked(&self) -> usize {
+        self.shared.parking.count()
+    }
+
     pub fn identity(&self) -> &ServerIdentity {
         &self.shared.identity
     }
@@ -189,38 +209,124 @@ impl ToolServer {
         &self.shared.tools
     }
 
-    /// Runs one call to completion, or until the client cancels it.
-    async fn run(
+    /// Starts a call's run on its own task, so a panicking caller (synchronously or while
+    /// polled) costs one result, not the connection; dropping the guard aborts it.
+    fn start(
         &self,
-        tool: &ServedTool,
+        index: usize,
         arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> CallToolResult {
-        let started = Instant::now();
-        let cancelled = ctx.request.ct.clone();
-        // The call runs on its own task so a panicking caller (synchronously or while polled)
-        // costs one result, not the connection; the guard drops it if the client goes away.
-        let caller = tool.caller.clone();
-        let mut task = AbortOnDrop(tokio::spawn(
-            async move { caller.call(arguments, ctx).await },
-        ));
-        let result = tokio::select! {
-            joined = &mut task.0 => match joined {
-                Ok(result) => to_call_result(result),
-                Err(_) => text_result("tool panicked", true),
-            },
-            _ = cancelled.cancelled() => text_result("cancelled by the client", true),
-        };
-        drop(task);
+        request: RequestContext<RoleServer>,
+    ) -> rounds::Running {
+        let (ctx, asks) = CallContext::new(request, self.log_level.clone());
+        let caller = self.shared.tools[index].caller.clone();
+        let run_ctx = ctx.clone();
+        let task = AbortOnDrop(tokio::spawn(async move {
+            caller.call(arguments, run_ctx).await
+        }));
+        rounds::Running {
+            tool: index,
+            task,
+            asks,
+            ctx,
+            pending: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs a call until it finishes, the client cancels it, or (2026-07-28) it waits on input
+    /// the client has to give: then it is parked and the call answered as input-required.
+    async fn drive(
+        &self,
+        mut run: rounds::Running,
+        responses: InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        loop {
+            run.drain_asks(&responses);
+            if !run.pending.is_empty() {
+                return match self.shared.parking.park(run) {
+                    Ok(input_required) => Ok(CallToolResponse::InputRequired(input_required)),
+                    Err(why) => Ok(CallToolResponse::Complete(text_result(why, true))),
+                };
+            }
+            let cancelled = run.ctx.request().ct.clone();
+            let asks = async {
+                match run.asks.as_mut() {
+                    Some(asks) => asks.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                joined = &mut run.task.0 => {
+                    let result = match joined {
+                        Ok(result) => to_call_result(result),
+                        Err(_) => text_result("tool panicked", true),
+                    };
+                    return self.finish(&run, result);
+                }
+                Some(asks) = asks => run.asked(asks, &responses),
+                _ = cancelled.cancelled() => {
+                    let result = text_result("cancelled by the client", true);
+                    return self.finish(&run, result);
+                }
+            }
+        }
+    }
+
+    /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
+    /// after being refused a capability is the client's MissingRequiredClientCapability.
+    fn finish(
+        &self,
+        run: &rounds::Running,
+        result: CallToolResult,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = &self.shared.tools[run.tool];
+        let is_error = result.is_error.unwrap_or(false);
         if let Some(on_call) = &self.shared.on_call {
             on_call(CallRecord {
                 name: tool.name.clone(),
                 source: tool.source.clone(),
-                ms: started.elapsed().as_secs_f64() * 1000.0,
-                is_error: result.is_error.unwrap_or(false),
+                ms: run.started.elapsed().as_secs_f64() * 1000.0,
+                is_error,
             });
         }
-        result
+        let request = run.ctx.request();
+        if let (true, true, Some(kind)) =
+            (is_error, context::is_modern(&request), run.ctx.refused())
+        {
+            let mut required = Map::new();
+            required.insert(kind.capability().into(), json!({}));
+            let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
+            return Err(ErrorData::missing_required_client_capability(required));
+        }
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
+    async fn resume(
+        &self,
+        index: usize,
+        state: &str,
+        responses: InputResponses,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(mut run) = self.shared.parking.take(state) else {
+            return Err(ErrorData::invalid_params(
+                "requestState is not one this server issued, or its call waited too long and ended",
+                None,
+            ));
+        };
+        if run.tool != index {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "requestState belongs to a call of tool {:?}",
+                    self.shared.tools[run.tool].name
+                ),
+                None,
+            ));
+        }
+        run.ctx.follow(request);
+        run.answer(&responses);
+        self.drive(run, responses).await
     }
 }
 
@@ -275,7 +381,11 @@ impl ServerHandler for ToolServer {
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
             })?;
-        let tool = self.shared.tools[index].clone();
+        if let Some(state) = &request.request_state {
+            let responses = request.input_responses.clone().unwrap_or_default();
+            return self.resume(index, state, responses, context).await;
+        }
+        let tool = &self.shared.tools[index];
         let arguments = request.arguments.unwrap_or_default();
         if let Some(Err(problems)) = self.shared.validators[index]
             .as_ref()
@@ -287,16 +397,13 @@ impl ServerHandler for ToolServer {
                 true,
             )));
         }
-        let ctx = CallContext {
-            request: context,
-            log_level: self.log_level.clone(),
-        };
-        let result = self.run(&tool, arguments, ctx).await;
-        Ok(CallToolResponse::Complete(result))
+        let responses = request.input_responses.unwrap_or_default();
+        let run = self.start(index, arguments, context);
+        self.drive(run, responses).await
     }
 }
 
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {

@@ -1,0 +1,228 @@
+//! Input-required rounds of served calls in the 2026-07-28 era (SEP-2322, "MRTR").
+//!
+//! That era has no server-to-client requests: when a run asks for input (`ctx.elicit`,
+//! `ctx.sample`, `ctx.listRoots`), the `tools/call` is answered with an input-required result
+//! carrying the requests and a `requestState`, and the client retries the call with the
+//! answers. The run itself keeps going: it stays parked here, keyed by that state, until the
+//! retry comes, and the retry resumes the same run. Parked runs are bounded in number and in
+//! time, so a client that never retries costs a slot for a while, not forever.
+//!
+//! The state is a random handle to this process's memory (a changed or foreign one is simply
+//! unknown), so a retry must reach the process that parked the run: behind a load balancer
+//! that needs affinity for the call's retries.
+
+#![allow(deprecated)] // sampling and roots are deprecated by SEP-2577 but still served.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    InputRequiredResult, InputResponses, ListRootsResult,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::context::{CallContext, InputKind};
+
+/// How many runs may wait for their retry at once, across all clients of a server.
+pub const MAX_PARKED: usize = 1024;
+/// How long a run waits for its retry before it is dropped (and its `run` aborted).
+pub const PARK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One input request of a run, waiting for the client's answer.
+pub struct Pending {
+    pub key: String,
+    kind: InputKind,
+    params: Value,
+    answer: oneshot::Sender<Value>,
+}
+
+impl Pending {
+    pub fn new(key: String, kind: InputKind, params: Value) -> (Self, oneshot::Receiver<Value>) {
+        let (answer, receiver) = oneshot::channel();
+        let pending = Self {
+            key,
+            kind,
+            params,
+            answer,
+        };
+        (pending, receiver)
+    }
+
+    /// Takes `response` as the answer when it is one for this kind of request; an answer of
+    /// the wrong shape leaves the request pending (it is asked for again).
+    fn accept(self, response: &Value) -> Result<(), Self> {
+        if check_answer(self.kind, response) {
+            let _ = self.answer.send(response.clone());
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+
+    fn request(&self) -> Value {
+        json!({ "method": self.kind.method(), "params": self.params })
+    }
+}
+
+/// Whether `params` are valid for the kind of request they are meant for.
+pub fn check_params(kind: InputKind, params: &Value) -> Result<(), String> {
+    let problem = match kind {
+        InputKind::Elicit => serde_json::from_value::<ElicitRequestParams>(params.clone()).err(),
+        InputKind::Sample => {
+            serde_json::from_value::<CreateMessageRequestParams>(params.clone()).err()
+        }
+        InputKind::Roots => None,
+    };
+    match problem {
+        Some(e) => Err(format!("{} request is not valid: {e}", kind.capability())),
+        None => Ok(()),
+    }
+}
+
+fn check_answer(kind: InputKind, answer: &Value) -> bool {
+    match kind {
+        InputKind::Elicit => serde_json::from_value::<ElicitResult>(answer.clone()).is_ok(),
+        InputKind::Sample => serde_json::from_value::<CreateMessageResult>(answer.clone()).is_ok(),
+        InputKind::Roots => serde_json::from_value::<ListRootsResult>(answer.clone()).is_ok(),
+    }
+}
+
+/// A served call between its start and its result: the run's task, the input requests it
+/// waits on, and where new ones arrive.
+pub struct Running {
+    /// Index of the tool in the server's tool set (a retry must name the same tool).
+    pub tool: usize,
+    pub task: super::AbortOnDrop<Value>,
+    pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
+    pub ctx: CallContext,
+    pub pending: Vec<Pending>,
+    pub started: Instant,
+}
+
+impl Running {
+    /// New input requests of the run: those `responses` already answers (by key) are answered
+    /// at once, the rest wait for the client.
+    pub fn asked(&mut self, asks: Vec<Pending>, responses: &InputResponses) {
+        for ask in asks {
+            let ask = match responses.get(&ask.key) {
+                Some(response) => match ask.accept(response) {
+                    Ok(()) => continue,
+                    Err(ask) => ask,
+                },
+                None => ask,
+            };
+            self.pending.push(ask);
+        }
+    }
+
+    /// The client's answers to what the run waits on; unanswered requests stay pending.
+    pub fn answer(&mut self, responses: &InputResponses) {
+        let pending = std::mem::take(&mut self.pending);
+        self.asked(pending, responses);
+    }
+
+    /// Input requests that arrived meanwhile, without waiting for more.
+    pub fn drain_asks(&mut self, responses: &InputResponses) {
+        while let Some(asks) = self.asks.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            self.asked(asks, responses);
+        }
+    }
+}
+
+/// The runs waiting for their retry, keyed by the `requestState` they went out with.
+#[derive(Default)]
+pub struct Parking {
+    runs: Mutex<HashMap<String, (Instant, Running)>>,
+    limits: Limits,
+}
+
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub max: usize,
+    pub timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max: MAX_PARKED,
+            timeout: PARK_TIMEOUT,
+        }
+    }
+}
+
+impl Parking {
+    pub fn new(limits: Limits) -> Self {
+        Self {
+            runs: Mutex::default(),
+            limits,
+        }
+    }
+
+    /// Parks `run` until its retry and answers the call with what it waits on.
+    pub fn park(self: &Arc<Self>, run: Running) -> Result<InputRequiredResult, String> {
+        let mut requests = Map::new();
+        for pending in &run.pending {
+            requests.insert(pending.key.clone(), pending.request());
+        }
+        let state = new_state();
+        {
+            let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+            let timeout = self.limits.timeout;
+            runs.retain(|_, (parked, _)| parked.elapsed() < timeout);
+            if runs.len() >= self.limits.max {
+                return Err(format!(
+                    "{} calls are already waiting for their clients' input; try again later",
+                    runs.len()
+                ));
+            }
+            runs.insert(state.clone(), (Instant::now(), run));
+        }
+        // A client that never retries: the run is dropped (aborted) when its time is up.
+        let parking: Weak<Self> = Arc::downgrade(self);
+        let (key, timeout) = (state.clone(), self.limits.timeout);
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if let Some(parking) = parking.upgrade() {
+                let expired = parking
+                    .runs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&key);
+                drop(expired);
+            }
+        });
+        serde_json::from_value(json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": state,
+        }))
+        .map_err(|e| format!("input requests could not be sent: {e}"))
+    }
+
+    /// The run parked under `state`, taken out for its retry.
+    pub fn take(&self, state: &str) -> Option<Running> {
+        let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        let (parked, run) = runs.remove(state)?;
+        (parked.elapsed() < self.limits.timeout).then_some(run)
+    }
+
+    pub fn count(&self) -> usize {
+        self.runs.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+/// 128 random bits, hex: unguessable, so a changed state names nothing.
+fn new_state() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No system randomness: still unique, though guessable.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&n.to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
