@@ -7,9 +7,11 @@ use futures::future::BoxFuture;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
-    UrlElicitationCapability,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, InputRequest,
+    InputRequests, InputResponses, ProtocolVersion, UrlElicitationCapability,
 };
+#[allow(deprecated)] // sampling is deprecated by SEP-2577 but still relayed.
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::{RequestContext, RoleClient};
 
 /// Answers `elicitation/create` for one server.
@@ -24,6 +26,9 @@ pub struct ClientSide {
     /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
     /// `initialize`).
     pub(crate) offered: ProtocolVersion,
+    /// Declares elicitation and sampling, answered by forwarded calls' front clients (a
+    /// gateway's sources).
+    pub relay_input: bool,
 }
 
 impl Default for ClientSide {
@@ -32,6 +37,7 @@ impl Default for ClientSide {
             elicitor: None,
             relays: Default::default(),
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
+            relay_input: false,
         }
     }
 }
@@ -52,15 +58,67 @@ impl ClientSide {
     }
 }
 
+impl ClientSide {
+    /// A forwarded call's front client answers first (a gateway relays the question); else the
+    /// caller's `Elicitor`; else it is declined.
+    async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
+        if let Some(result) = self.relays.elicit(request.clone()).await {
+            return result;
+        }
+        match &self.elicitor {
+            Some(elicitor) => elicitor(request).await,
+            None => ElicitResult::new(ElicitationAction::Decline),
+        }
+    }
+
+    /// The answers to a 2026-07-28 server's input-required result, asked where a handshake-era
+    /// server's requests would go. A request toolnexus cannot answer fails the call.
+    pub async fn answer_input(&self, requests: InputRequests) -> Result<InputResponses, String> {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let answer =
+                match request {
+                    InputRequest::Elicitation(request) => {
+                        serde_json::to_value(self.elicit(request.params).await)
+                    }
+                    InputRequest::CreateMessage(request) => {
+                        match self.relays.sample(request.params).await {
+                            Some(result) => serde_json::to_value(result),
+                            None => return Err(
+                                "the server asked for sampling, which this client cannot answer"
+                                    .into(),
+                            ),
+                        }
+                    }
+                    InputRequest::ListRoots(_) => {
+                        return Err(
+                            "the server asked for roots, which this client does not have".into(),
+                        );
+                    }
+                    _ => {
+                        return Err(format!(
+                            "the server asked for input {key:?} of a kind toolnexus does not know"
+                        ));
+                    }
+                };
+            responses.insert(key, answer.map_err(|e| e.to_string())?);
+        }
+        Ok(responses)
+    }
+}
+
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
-        if self.elicitor.is_some() {
+        if self.elicitor.is_some() || self.relay_input {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
                     .with_form(FormElicitationCapability::default())
                     .with_url(UrlElicitationCapability::new()),
             );
+        }
+        if self.relay_input {
+            capabilities.sampling = Some(Default::default());
         }
         ClientConfig::new(
             capabilities,
@@ -69,20 +127,29 @@ impl ClientHandler for ClientSide {
         .with_protocol_version(self.offered.clone())
     }
 
-    /// A forwarded call's front client answers first (a gateway relays the question); else the
-    /// caller's `Elicitor`; else it is declined.
+    /// Answered as `ClientSide::elicit` says.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        if let Some(result) = self.relays.elicit(request.clone()).await {
-            return Ok(result);
+        Ok(self.elicit(request).await)
+    }
+
+    /// Only a forwarded call's front client can answer (toolnexus has no model of its own).
+    #[allow(deprecated)] // sampling is deprecated by SEP-2577 but still relayed.
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        match self.relays.sample(request).await {
+            Some(result) => Ok(result),
+            None => Err(ErrorData::invalid_request(
+                "no client of this gateway can answer sampling right now",
+                None,
+            )),
         }
-        Ok(match &self.elicitor {
-            Some(elicitor) => elicitor(request).await,
-            None => ElicitResult::new(ElicitationAction::Decline),
-        })
     }
 
     async fn on_progress(

@@ -267,6 +267,11 @@ impl Connection {
         self.service.as_ref().map(|s| s.service().relays.clone())
     }
 
+    /// How this connection answers its server (elicitation, relays).
+    pub fn client_side(&self) -> Option<client::ClientSide> {
+        self.service.as_ref().map(|s| s.service().clone())
+    }
+
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer())
     }

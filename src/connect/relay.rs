@@ -1,14 +1,14 @@
 //! What a server sends during a call that belongs to whoever made the call: progress, log
-//! messages, elicitation. When a gateway forwards a call, its front client is registered here
+//! messages, elicitation, sampling. When a gateway forwards a call, its front client is registered here
 //! for the call's duration, so those reach it mid-call instead of stopping at toolnexus.
-#![allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.
+#![allow(deprecated)] // logging and sampling are deprecated by SEP-2577 but still relayed.
 
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 
 /// The caller of a forwarded call, as far as the upstream server's messages go.
@@ -19,6 +19,11 @@ pub trait Front: Send + Sync {
     fn log(&self, param: LoggingMessageNotificationParam);
     /// The upstream asked the user for input; None when the front client cannot be asked.
     fn elicit(&self, params: ElicitRequestParams) -> BoxFuture<'static, Option<ElicitResult>>;
+    /// The upstream asked the client's model; None when the front client cannot be asked.
+    fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'static, Option<CreateMessageResult>>;
 }
 
 /// The fronts of one connection's calls in flight.
@@ -77,6 +82,16 @@ impl Relays {
     pub async fn elicit(&self, params: ElicitRequestParams) -> Option<ElicitResult> {
         for front in self.all().into_iter().rev() {
             if let Some(result) = front.elicit(params.clone()).await {
+                return Some(result);
+            }
+        }
+        None
+    }
+
+    /// A sampling request goes where an elicitation would.
+    pub async fn sample(&self, params: CreateMessageRequestParams) -> Option<CreateMessageResult> {
+        for front in self.all().into_iter().rev() {
+            if let Some(result) = front.sample(params.clone()).await {
                 return Some(result);
             }
         }

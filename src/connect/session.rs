@@ -12,11 +12,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::Connection;
 
+/// How many input-required rounds one call may take (rmcp's own client default).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
 /// One connected server of a session.
 pub struct LiveServer {
     pub name: String,
     peer: Peer<RoleClient>,
-    relays: super::relay::Relays,
+    /// How the server's questions are answered (its relays, the caller's elicitor).
+    client: super::client::ClientSide,
     timeout: Duration,
     connection: Mutex<Option<Connection>>,
 }
@@ -54,11 +58,11 @@ impl Session {
             .into_iter()
             .filter_map(|(name, conn, timeout)| {
                 let peer = conn.peer()?.clone();
-                let relays = conn.relays()?;
+                let client = conn.client_side()?;
                 Some(Arc::new(LiveServer {
                     name,
                     peer,
-                    relays,
+                    client,
                     timeout,
                     connection: Mutex::new(Some(conn)),
                 }))
@@ -117,29 +121,71 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = timeout.unwrap_or(self.timeout);
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        // A 2026-07-28 server may answer input-required: answered, the call is sent again.
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result = match self
+                .call_once(params.clone(), timeout, cancel, closed, front.clone())
+                .await
+            {
+                Ok(result) => result,
+                Err(failure) => return CallOutcome::failure(failure, started),
+            };
+            let ServerResult::InputRequiredResult(input_required) = result else {
+                return map_result(result, started);
+            };
+            let requests = input_required.input_requests.unwrap_or_default();
+            let responses = match self.client.answer_input(requests).await {
+                Ok(responses) => responses,
+                Err(why) => {
+                    return CallOutcome::failure(format!("MCP tool call failed: {why}"), started);
+                }
+            };
+            params.input_responses = Some(responses);
+            params.request_state = input_required.request_state;
+        }
+        CallOutcome::failure(
+            format!(
+                "MCP tool call failed: the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+            ),
+            started,
+        )
+    }
+
+    /// One `tools/call` request and its answer, or why there was none.
+    async fn call_once(
+        &self,
+        params: CallToolRequestParams,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        closed: &CancellationToken,
+        front: Option<Arc<dyn super::relay::Front>>,
+    ) -> Result<ServerResult, String> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = match self.peer.send_cancellable_request(request, options).await {
             Ok(handle) => handle,
-            Err(e) => return CallOutcome::failure(self.describe(e, closed).await, started),
+            Err(e) => return Err(self.describe(e, closed).await),
         };
         let id = handle.id.clone();
-        let _relayed =
-            front.map(|front| self.relays.register(handle.progress_token.clone(), front));
+        let _relayed = front.map(|front| {
+            self.client
+                .relays
+                .register(handle.progress_token.clone(), front)
+        });
         let result = tokio::select! {
             result = handle.await_response() => result,
             _ = cancel.cancelled() => {
                 self.send_cancelled(id, "aborted by the caller").await;
-                return CallOutcome::failure("MCP tool call aborted", started);
+                return Err("MCP tool call aborted".into());
             }
             _ = closed.cancelled() => {
-                return CallOutcome::failure("not connected (source closed)", started);
+                return Err("not connected (source closed)".into());
             }
         };
         match result {
-            Ok(result) => map_result(result, started),
-            Err(e) => CallOutcome::failure(self.describe(e, closed).await, started),
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.describe(e, closed).await),
         }
     }
 

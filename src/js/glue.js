@@ -220,7 +220,7 @@
     const source =
       mcpConfig === undefined || mcpConfig === null
         ? undefined
-        : await native.loadMcp(mcpConfig, { signal, waitFor })
+        : await native.loadMcp(mcpConfig, { signal, waitFor, relayInput: true })
     const tools = []
     const byName = new Map()
     for (const tool of [...(source?.tools ?? []), ...extraTools]) {

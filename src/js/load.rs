@@ -72,14 +72,20 @@ fn load<'env>(
         Ok(w) => w.flatten().map(Arc::new),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
+    // A toolkit's sources relay elicitation and sampling to the clients of the gateway it may serve.
+    let relay_input = opts
+        .as_ref()
+        .and_then(|o| o.get::<bool>("relayInput").ok().flatten())
+        .unwrap_or(false);
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
             Ok(cfg) => cfg,
             Err(settle) => return settle,
         };
-        let handler = |server: &str| {
-            ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
+        let handler = |server: &str| ClientSide {
+            relay_input,
+            ..ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => Settle::Value(describe(loaded)),

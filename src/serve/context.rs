@@ -355,11 +355,23 @@ impl crate::connect::relay::Front for Relay {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
+    ) -> BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
         let ctx = self.ctx.clone();
         Box::pin(async move {
             let params = serde_json::to_value(params).ok()?;
             let result = ctx.elicit(params).await.ok()?;
+            serde_json::from_value(result).ok()
+        })
+    }
+
+    fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'static, Option<rmcp::model::CreateMessageResult>> {
+        let ctx = self.ctx.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(params).ok()?;
+            let result = ctx.sample(params).await.ok()?;
             serde_json::from_value(result).ok()
         })
     }
