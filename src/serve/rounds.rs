@@ -106,7 +106,14 @@ impl Running {
     /// New input requests of the run: those `responses` already answers (by key) are answered
     /// at once, the rest wait for the client.
     pub fn asked(&mut self, asks: Vec<Pending>, responses: &InputResponses) {
-        for ask in asks {
+        for mut ask in asks {
+            // Two waiting requests under one key would hide one of them: the later is renamed.
+            let mut n = 1;
+            let key = ask.key.clone();
+            while self.pending.iter().any(|p| p.key == ask.key) {
+                n += 1;
+                ask.key = format!("{key}-{n}");
+            }
             let ask = match responses.get(&ask.key) {
                 Some(response) => match ask.accept(response) {
                     Ok(()) => continue,
