@@ -64,18 +64,18 @@ test("the unchanged entries of one scenario in each mode pass the gate", { timeo
   const server = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-error"], () => {})
   assert.equal(server.code, 0, server.stdout + server.stderr)
   assert.match(server.stdout, /^server\s+2025-11-25\s+tools-call-error\s+pass\s+pass\s+2\/0\s+ok$/m)
-  const client = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "sep-2322-client-request-state"], () => {})
+  const client = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "auth/metadata-default"], () => {})
   assert.equal(client.code, 0, client.stdout + client.stderr)
-  assert.match(client.stdout, /^client\s+2026-07-28\s+sep-2322-client-request-state\s+gap\s+fail\s+\d+\/[1-9]\d*\s+ok$/m)
+  assert.match(client.stdout, /^client\s+2026-07-28\s+auth\/metadata-default\s+gap\s+fail\s+\d+\/[1-9]\d*\s+ok$/m)
   assert.equal(closing(client.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
 })
 
 test("a client scenario listed as pass that fails shows the checks and the client's own error", { timeout: 60_000 }, async () => {
-  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "sep-2322-client-request-state"], (e) => {
-    e.client["sep-2322-client-request-state"] = "pass"
+  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "auth/metadata-default"], (e) => {
+    e.client["auth/metadata-default"] = "pass"
   })
   assert.equal(r.code, 1, r.stdout + r.stderr)
-  assert.match(r.stdout, /REGRESSION: client sep-2322-client-request-state at 2026-07-28 \(fail\)/)
+  assert.match(r.stdout, /REGRESSION: client auth\/metadata-default at 2026-07-28 \(fail\)/)
   assert.match(r.stdout, /failed [a-z0-9-]+: /)
 })
 

@@ -131,7 +131,13 @@
                   const asks = batch
                   batch = null
                   const payload = asks.map(({ kind, request, key }) => ({ kind, request, key }))
-                  ask("input", { asks: payload }).then(
+                  let answered
+                  try {
+                    answered = ask("input", { asks: payload })
+                  } catch (error) {
+                    answered = Promise.reject(error) // a request that cannot cross as JSON
+                  }
+                  answered.then(
                     (answers) =>
                       asks.forEach((a, i) => {
                         const answer = answers[i]
