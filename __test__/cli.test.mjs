@@ -51,7 +51,13 @@ const disabled = { type: "remote", url: "http://127.0.0.1:9/mcp", enabled: false
 const missing = { command: ["/nonexistent-toolnexus-cli-test-binary"], timeout: 5000 }
 const crash = { command: nodeFixture("crash-server") }
 
-const plain = (name) => ({ name, description: name, inputSchema: { type: "object", properties: {} } })
+// A fixture tool as ToolInfo: the SDK lists `execution` on every tool, and it is kept as given.
+const plain = (name) => ({
+  name,
+  description: name,
+  inputSchema: { type: "object", properties: {} },
+  execution: { taskSupport: "forbidden" },
+})
 const usageLine = /^Usage: toolnexus/m
 
 // ---------------------------------------------------------------------------------------------

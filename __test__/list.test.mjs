@@ -93,7 +93,13 @@ test("stdio: SDK server connected and unfiltered; a nonexistent command fails al
   assert.deepEqual(inv.status, { srv: "connected", bad: "failed" })
   assert.deepEqual(Object.keys(inv.tools), ["srv"])
   assert.deepEqual(names(inv.tools.srv), ["a", "b", "c"], "the tools allowlist is ignored by listMcpTools")
-  assert.deepEqual(inv.tools.srv[0], { name: "a", description: "a", inputSchema: { type: "object", properties: {} } })
+  // The SDK lists `execution` on every tool; ToolInfo keeps it as given.
+  assert.deepEqual(inv.tools.srv[0], {
+    name: "a",
+    description: "a",
+    inputSchema: { type: "object", properties: {} },
+    execution: { taskSupport: "forbidden" },
+  })
   assert.equal(inv.tools.bad, undefined)
   assert.equal("bad" in inv.tools, false)
   assert.deepEqual(Object.keys(inv.errors), ["bad"])

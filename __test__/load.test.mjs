@@ -100,7 +100,7 @@ test("server-everything: echo, get-sum and get-structured-content map exactly", 
   for (const tool of source.tools) {
     assert.equal(tool.source, "mcp")
     const extras = Object.keys(tool).filter((k) => !["description", "execute", "inputSchema", "name", "source"].includes(k))
-    assert.deepEqual(extras.filter((k) => !["title", "annotations", "outputSchema", "icons", "_meta"].includes(k)), [], tool.name)
+    assert.deepEqual(extras.filter((k) => !["title", "annotations", "outputSchema", "icons", "execution", "_meta"].includes(k)), [], tool.name)
     assert.equal(tool.inputSchema.type, "object", tool.name)
     assert.equal(tool.inputSchema.additionalProperties, false, tool.name)
     assert.equal(typeof tool.inputSchema.properties, "object", tool.name)

@@ -8,7 +8,7 @@ import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { createToolkit, defineTool, loadMcp } from "toolnexus"
+import { createToolkit, defineTool, listMcpTools, loadMcp } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -192,4 +192,28 @@ test("sampling relay, handshake era: server-everything's sampling request reache
   assert.equal(result.isError ?? false, false)
   assert.match(result.content.map((p) => p.text ?? "").join("\n"), /Paris, says the front/)
   assert.deepEqual(asked, ["Resource trigger-sampling-request context: Capital?"])
+})
+
+test("task-required tools: server-everything's simulate-research-query keeps execution in ToolInfo, and its calls fail at once with the reason, directly and through the gateway", T, async () => {
+  const reason = 'tool "simulate-research-query" requires task-based execution, which toolnexus does not support'
+  const inv = await listMcpTools({ everything })
+  const listed = inv.tools.everything.find((t) => t.name === "simulate-research-query")
+  assert.deepEqual(listed.execution, { taskSupport: "required" })
+  assert.deepEqual(inv.tools.everything.find((t) => t.name === "echo").execution, { taskSupport: "forbidden" })
+
+  const source = await loadMcp({ everything })
+  defer(() => source.close())
+  const tool = source.tools.find((t) => t.name === "everything_simulate-research-query")
+  assert.deepEqual(tool.execution, { taskSupport: "required" })
+  const direct = await tool.execute({ topic: "tasks" })
+  assert.equal(direct.isError, true)
+  assert.equal(direct.output, reason)
+
+  const url = await serve({ mcpConfig: { everything } })
+  const front = new Client({ name: "front", version: "1.0.0" })
+  await front.connect(new StreamableHTTPClientTransport(new URL(url)))
+  defer(() => front.close())
+  const relayed = await front.callTool({ name: "everything_simulate-research-query", arguments: { topic: "tasks" } })
+  assert.equal(relayed.isError, true)
+  assert.deepEqual(relayed.content, [{ type: "text", text: reason }])
 })

@@ -126,11 +126,21 @@ impl Cancellable {
     fn until_cancelled(&self, stream: SseStream) -> SseStream {
         use futures::StreamExt;
         let cause = self.cause.clone();
-        let stream = stream.inspect(move |item| {
-            if let Err(error) = item {
-                cause.note_stream(error);
-            }
-        });
+        let stream = stream
+            .inspect(move |item| {
+                if let Err(error) = item {
+                    cause.note_stream(error);
+                }
+            })
+            // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
+            .map(|item| {
+                item.map(|mut event| {
+                    if let Some(tucked) = event.data.as_deref().and_then(super::execution::tuck) {
+                        event.data = Some(tucked);
+                    }
+                    event
+                })
+            });
         Box::pin(stream.take_until(self.cancel.clone().cancelled_owned()))
     }
 

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod elicit;
+pub mod execution;
 pub mod http;
 pub mod inventory;
 pub mod lifecycle;
@@ -475,5 +476,6 @@ fn tool_info(tool: rmcp::model::Tool) -> Value {
         Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
     );
     info.insert("inputSchema".into(), Value::Object(schema));
+    execution::untuck(&mut info);
     Value::Object(info)
 }

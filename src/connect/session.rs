@@ -183,6 +183,10 @@ impl LiveServer {
                 return Err("not connected (source closed)".into());
             }
         };
+        // rmcp hands each notification to its own task, queued before the answer that followed
+        // it: one yield lets the last progress notifications reach the front while it is still
+        // registered.
+        tokio::task::yield_now().await;
         match result {
             Ok(result) => Ok(result),
             Err(e) => Err(self.describe(e, closed).await),

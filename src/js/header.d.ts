@@ -11,6 +11,18 @@ export interface ToolInfo {
   name: string
   description: string
   inputSchema: JSONSchema
+  /** The listing's other fields, when the server gave them, as it gave them. */
+  title?: string
+  annotations?: Record<string, unknown>
+  outputSchema?: JSONSchema
+  icons?: Array<Record<string, unknown>>
+  /**
+   * How the tool may be called; `{ taskSupport: "required" }` marks a tool only callable as a
+   * task, which toolnexus does not support: its calls fail at once saying so. (Kept from stdio
+   * and server-sent-event listings; a streamable-HTTP listing sent as a plain JSON body loses it.)
+   */
+  execution?: { taskSupport?: "forbidden" | "optional" | "required"; [key: string]: unknown }
+  _meta?: Record<string, unknown>
 }
 
 /** What a connected server said about itself. */
@@ -156,8 +168,8 @@ export interface ToolContext {
   timeout?: number
 }
 
-/** A callable tool, from an MCP server (`source: "mcp"`) or from `defineTool`. */
-export interface Tool {
+/** A callable tool; from loadMcp it also carries its server's listing fields (see `ToolInfo`). */
+export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSchema" | "icons" | "execution" | "_meta"> {
   name: string
   description: string
   inputSchema: JSONSchema

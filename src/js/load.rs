@@ -13,9 +13,9 @@ use super::abort::{self, Watch};
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
 use crate::connect::client::{ClientSide, Elicitor};
-use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
 use crate::connect::session::{LiveServer, Session};
+use crate::connect::{elicit, execution};
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
@@ -313,6 +313,10 @@ fn execute(
     let future = async move {
         let outcome = match arguments {
             Err(message) => (message, true, None),
+            // rmcp 3.11's client has no tasks API for this era: say so instead of calling.
+            Ok(_) if execution::task_required(&tool.listing) => {
+                (execution::task_required_reason(&tool.tool), true, None)
+            }
             Ok((arguments, timeout)) => {
                 let closed = tool.session.closed_token().clone();
                 let call = tool

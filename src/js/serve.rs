@@ -112,8 +112,12 @@ impl ToolCaller for Forward {
         ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
+        if crate::connect::execution::task_required(&tool.listing) {
+            let reason = crate::connect::execution::task_required_reason(&tool.tool);
+            return futures::future::ready(text_result(reason, true)).boxed();
+        }
         // Progress, log messages and elicitations of the upstream reach the calling client.
-        let front = ctx.relay();
+        let (front, relayed) = ctx.relay();
         async move {
             // The call runs on its own task: if this future is dropped (the client cancelled or
             // went away), the token tells the upstream server with notifications/cancelled.
@@ -125,11 +129,15 @@ impl ToolCaller for Forward {
                     .call(&tool.tool, arguments, None, &cancel, &closed, Some(front))
                     .await
             });
-            match call.await {
+            let result = match call.await {
                 // The server's own result travels on untouched; a failure to get one is text.
                 Ok(out) => out.raw.unwrap_or_else(|| text_result(out.output, true)),
                 Err(_) => text_result("MCP tool call failed".to_string(), true),
-            }
+            };
+            // What the upstream reported before its result reaches the client before it too
+            // (bounded, so a client that stopped reading cannot hold the result back).
+            let _ = tokio::time::timeout(Duration::from_secs(5), relayed).await;
+            result
         }
         .boxed()
     }

@@ -318,11 +318,17 @@ enum Event {
 }
 
 impl CallContext {
-    /// This call as the front of a call forwarded upstream.
-    pub fn relay(&self) -> Arc<dyn crate::connect::relay::Front> {
+    /// This call as the front of a call forwarded upstream, and the task that sends on what
+    /// the upstream reported: it ends once the front is dropped and everything was sent.
+    pub fn relay(
+        &self,
+    ) -> (
+        Arc<dyn crate::connect::relay::Front>,
+        tokio::task::JoinHandle<()>,
+    ) {
         let (events, mut queue) = tokio::sync::mpsc::unbounded_channel();
         let ctx = self.clone();
-        tokio::spawn(async move {
+        let sending = tokio::spawn(async move {
             while let Some(event) = queue.recv().await {
                 let _ = match event {
                     Event::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
@@ -336,10 +342,11 @@ impl CallContext {
                 };
             }
         });
-        Arc::new(Relay {
+        let front = Arc::new(Relay {
             ctx: self.clone(),
             events,
-        })
+        });
+        (front, sending)
     }
 }
 

@@ -192,7 +192,11 @@ where
         if text.trim().is_empty() {
             return Line::Dropped;
         }
-        if let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(text) {
+        // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
+        let tucked = crate::connect::execution::tuck(text);
+        if let Ok(message) =
+            serde_json::from_str::<ServerJsonRpcMessage>(tucked.as_deref().unwrap_or(text))
+        {
             return self.check_message(message, text);
         }
         match serde_json::from_str::<Value>(text) {
