@@ -3,11 +3,9 @@
 // one a server scenario calls, named and behaving as the suite's scenario descriptions ask (its
 // reference is the suite's everything-server).
 //
-// The tools are written against the API issue 10 adds (`run` may return an MCP result
-// `{ content }`; `ctx.progress`, `ctx.log`, `ctx.elicit`, `ctx.sample`). Until the engine has it,
-// a rich result is served as its JSON text and a missing `ctx` capability fails the call with a
-// reason, so those scenarios fail for the right reason today and pass, unchanged, once the
-// engine delivers. The harness (run.mjs) then reports them as newly passing.
+// The tools use issue 10's API: `run` may return an MCP result `{ content }`, and `ctx.progress`,
+// `ctx.log`, `ctx.elicit`, `ctx.sample` and `ctx.listRoots` reach the calling client (in the
+// 2026-07-28 era the last three as input-required results, keyed as the scenarios ask).
 //
 // Run alone (`node __test__/conformance/server.mjs`) it prints the endpoint URL and serves until
 // interrupted, for poking at it with the conformance CLI by hand.
