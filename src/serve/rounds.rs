@@ -24,7 +24,12 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::context::{CallContext, InputKind};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CallToolResult};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::context::{self, CallContext, InputKind};
+use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
 
 /// How many runs may wait for their retry at once, across all clients of a server.
 pub const MAX_PARKED: usize = 1024;
@@ -95,7 +100,7 @@ fn check_answer(kind: InputKind, answer: &Value) -> bool {
 pub struct Running {
     /// Index of the tool in the server's tool set (a retry must name the same tool).
     pub tool: usize,
-    pub task: super::AbortOnDrop<Value>,
+    pub task: AbortOnDrop<Value>,
     pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
     pub ctx: CallContext,
     pub pending: Vec<Pending>,
@@ -232,4 +237,123 @@ fn new_state() -> String {
         bytes[..8].copy_from_slice(&n.to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How a served call runs: started on its own task, driven until it finishes or waits on input.
+impl ToolServer {
+    /// Starts a call's run on its own task, so a panicking caller (synchronously or while
+    /// polled) costs one result, not the connection; dropping the guard aborts it.
+    pub(super) fn start(
+        &self,
+        index: usize,
+        arguments: Map<String, Value>,
+        request: RequestContext<RoleServer>,
+    ) -> Running {
+        let (ctx, asks) = CallContext::new(request, self.log_level.clone());
+        let caller = self.shared.tools[index].caller.clone();
+        let run_ctx = ctx.clone();
+        let task = AbortOnDrop(tokio::spawn(async move {
+            caller.call(arguments, run_ctx).await
+        }));
+        Running {
+            tool: index,
+            task,
+            asks,
+            ctx,
+            pending: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs a call until it finishes, the client cancels it, or (2026-07-28) it waits on input
+    /// the client has to give: then it is parked and the call answered as input-required.
+    pub(super) async fn drive(
+        &self,
+        mut run: Running,
+        responses: InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        loop {
+            run.drain_asks(&responses);
+            if !run.pending.is_empty() {
+                return match self.shared.parking.park(run) {
+                    Ok(input_required) => Ok(CallToolResponse::InputRequired(input_required)),
+                    Err(why) => Ok(CallToolResponse::Complete(text_result(why, true))),
+                };
+            }
+            let cancelled = run.ctx.request().ct.clone();
+            let asks = async {
+                match run.asks.as_mut() {
+                    Some(asks) => asks.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                joined = &mut run.task.0 => {
+                    let result = match joined {
+                        Ok(result) => to_call_result(result),
+                        Err(_) => text_result("tool panicked", true),
+                    };
+                    return self.finish(&run, result);
+                }
+                Some(asks) = asks => run.asked(asks, &responses),
+                _ = cancelled.cancelled() => {
+                    let result = text_result("cancelled by the client", true);
+                    return self.finish(&run, result);
+                }
+            }
+        }
+    }
+
+    /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
+    /// after being refused a capability is the client's MissingRequiredClientCapability.
+    fn finish(&self, run: &Running, result: CallToolResult) -> Result<CallToolResponse, ErrorData> {
+        let tool = &self.shared.tools[run.tool];
+        let is_error = result.is_error.unwrap_or(false);
+        if let Some(on_call) = &self.shared.on_call {
+            on_call(CallRecord {
+                name: tool.name.clone(),
+                source: tool.source.clone(),
+                ms: run.started.elapsed().as_secs_f64() * 1000.0,
+                is_error,
+            });
+        }
+        let request = run.ctx.request();
+        if let (true, true, Some(kind)) =
+            (is_error, context::is_modern(&request), run.ctx.refused())
+        {
+            let mut required = Map::new();
+            required.insert(kind.capability().into(), json!({}));
+            let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
+            return Err(ErrorData::missing_required_client_capability(required));
+        }
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
+    pub(super) async fn resume(
+        &self,
+        index: usize,
+        state: &str,
+        responses: InputResponses,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(mut run) = self.shared.parking.take(state) else {
+            return Err(ErrorData::invalid_params(
+                "requestState is not one this server issued, or its call waited too long and ended",
+                None,
+            ));
+        };
+        if run.tool != index {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "requestState belongs to a call of tool {:?}",
+                    self.shared.tools[run.tool].name
+                ),
+                None,
+            ));
+        }
+        run.ctx.follow(request);
+        run.answer(&responses);
+        self.drive(run, responses).await
+    }
 }
