@@ -80,7 +80,8 @@ test("2026-07-28 on the wire: the call answers input-required with the request u
       return `ok=${a.content?.ok}`
     },
   })
-  const url = await serve({ extraTools: [tool] })
+  const other = defineTool({ name: "other", run: () => "other" })
+  const url = await serve({ extraTools: [tool, other] })
   const meta = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1" },
@@ -95,7 +96,7 @@ test("2026-07-28 on the wire: the call answers input-required with the request u
         accept: "application/json, text/event-stream",
         "mcp-protocol-version": "2026-07-28",
         "mcp-method": "tools/call",
-        "mcp-name": "confirm",
+        "mcp-name": extra.name ?? "confirm",
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "confirm", arguments: {}, _meta: meta, ...extra } }),
     })
@@ -110,6 +111,10 @@ test("2026-07-28 on the wire: the call answers input-required with the request u
   })
   assert.match(first.requestState, /^[0-9a-f]{32}$/)
   const answer = { sure: { action: "accept", content: { ok: true } } }
+  // A retry naming another tool is refused and leaves the call waiting.
+  const misnamed = await call({ name: "other", inputResponses: answer, requestState: first.requestState })
+  assert.equal(misnamed.error.code, -32602)
+  assert.equal(misnamed.error.message, 'requestState belongs to a call of tool "confirm"')
   const tampered = await call({ inputResponses: answer, requestState: `${first.requestState}x` })
   assert.equal(tampered.error.code, -32602)
   assert.match(tampered.error.message, /requestState is not one this server issued/)

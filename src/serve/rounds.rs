@@ -215,11 +215,19 @@ impl Parking {
         .map_err(|e| format!("input requests could not be sent: {e}"))
     }
 
-    /// The run parked under `state`, taken out for its retry.
-    pub fn take(&self, state: &str) -> Option<Running> {
+    /// The run parked under `state`, taken out for its retry, if it is a call of `tool`; a
+    /// retry naming another tool leaves it waiting and learns which tool it belongs to.
+    pub fn take(&self, state: &str, tool: usize) -> Result<Running, Option<usize>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        let (parked, run) = runs.remove(state)?;
-        (parked.elapsed() < self.limits.timeout).then_some(run)
+        match runs.get(state) {
+            Some((_, run)) if run.tool != tool => return Err(Some(run.tool)),
+            Some(_) => {}
+            None => return Err(None),
+        }
+        match runs.remove(state) {
+            Some((parked, run)) if parked.elapsed() < self.limits.timeout => Ok(run),
+            _ => Err(None),
+        }
     }
 
     pub fn count(&self) -> usize {
@@ -337,21 +345,24 @@ impl ToolServer {
         responses: InputResponses,
         request: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(mut run) = self.shared.parking.take(state) else {
-            return Err(ErrorData::invalid_params(
-                "requestState is not one this server issued, or its call waited too long and ended",
-                None,
-            ));
+        let mut run = match self.shared.parking.take(state, index) {
+            Ok(run) => run,
+            Err(None) => {
+                return Err(ErrorData::invalid_params(
+                    "requestState is not one this server issued, or its call waited too long and ended",
+                    None,
+                ));
+            }
+            Err(Some(other)) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "requestState belongs to a call of tool \"{}\"",
+                        self.shared.tools[other].name
+                    ),
+                    None,
+                ));
+            }
         };
-        if run.tool != index {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "requestState belongs to a call of tool {:?}",
-                    self.shared.tools[run.tool].name
-                ),
-                None,
-            ));
-        }
         run.ctx.follow(request);
         run.answer(&responses);
         self.drive(run, responses).await
