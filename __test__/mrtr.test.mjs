@@ -222,3 +222,15 @@ test("task-required tools: server-everything's simulate-research-query keeps exe
   assert.equal(relayed.isError, true)
   assert.deepEqual(relayed.content, [{ type: "text", text: reason }])
 })
+
+test("2026-07-28 all the way: an upstream toolkit's ctx.elicit crosses a 2026-07-28 gateway to the Python client as input-required results, and both runs resume", T, async () => {
+  const { tool, started } = interviewer()
+  const upstream = await serve({ extraTools: [tool] })
+  const gateway = await serve({ mcpConfig: { mcpServers: { up: { type: "streamable-http", url: upstream, protocol: "2026-07-28" } } } })
+  const report = await pythonFront(gateway, "2026-07-28", "up_interview")
+  assert.equal(report.text, "Ada Lovelace says Paris")
+  assert.equal(report.isError, false)
+  assert.deepEqual(report.elicitations, ["Who are you?"])
+  assert.deepEqual(report.samplings, ["Capital of France?"])
+  assert.equal(started.length, 1)
+})

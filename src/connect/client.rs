@@ -72,35 +72,52 @@ impl ClientSide {
     }
 
     /// The answers to a 2026-07-28 server's input-required result, asked where a handshake-era
-    /// server's requests would go. A request toolnexus cannot answer fails the call.
-    pub async fn answer_input(&self, requests: InputRequests) -> Result<InputResponses, String> {
+    /// server's requests would go: the call's own front client first (a forwarded call), then
+    /// as for a request. A request toolnexus cannot answer fails the call.
+    pub async fn answer_input(
+        &self,
+        requests: InputRequests,
+        front: Option<&dyn super::relay::Front>,
+    ) -> Result<InputResponses, String> {
         let mut responses = InputResponses::new();
         for (key, request) in requests {
-            let answer =
-                match request {
-                    InputRequest::Elicitation(request) => {
-                        serde_json::to_value(self.elicit(request.params).await)
+            let answer = match request {
+                InputRequest::Elicitation(request) => {
+                    let asked = match front {
+                        Some(front) => front.elicit(request.params.clone()).await,
+                        None => None,
+                    };
+                    match asked {
+                        Some(answer) => serde_json::to_value(answer),
+                        None => serde_json::to_value(self.elicit(request.params).await),
                     }
-                    InputRequest::CreateMessage(request) => {
-                        match self.relays.sample(request.params).await {
-                            Some(result) => serde_json::to_value(result),
-                            None => return Err(
+                }
+                InputRequest::CreateMessage(request) => {
+                    let asked = match front {
+                        Some(front) => front.sample(request.params).await,
+                        None => self.relays.sample(request.params).await,
+                    };
+                    match asked {
+                        Some(result) => serde_json::to_value(result),
+                        None => {
+                            return Err(
                                 "the server asked for sampling, which this client cannot answer"
                                     .into(),
-                            ),
+                            );
                         }
                     }
-                    InputRequest::ListRoots(_) => {
-                        return Err(
-                            "the server asked for roots, which this client does not have".into(),
-                        );
-                    }
-                    _ => {
-                        return Err(format!(
-                            "the server asked for input {key:?} of a kind toolnexus does not know"
-                        ));
-                    }
-                };
+                }
+                InputRequest::ListRoots(_) => {
+                    return Err(
+                        "the server asked for roots, which this client does not have".into(),
+                    );
+                }
+                _ => {
+                    return Err(format!(
+                        "the server asked for input {key:?} of a kind toolnexus does not know"
+                    ));
+                }
+            };
             responses.insert(key, answer.map_err(|e| e.to_string())?);
         }
         Ok(responses)

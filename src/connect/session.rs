@@ -135,7 +135,7 @@ impl LiveServer {
                 return map_result(result, started);
             };
             let requests = input_required.input_requests.unwrap_or_default();
-            let responses = match self.client.answer_input(requests).await {
+            let responses = match self.client.answer_input(requests, front.as_deref()).await {
                 Ok(responses) => responses,
                 Err(why) => {
                     return CallOutcome::failure(format!("MCP tool call failed: {why}"), started);
