@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
-use super::session::Session;
+use super::session::{Joined, Session};
 use super::{Connection, phase};
 use crate::config::{Config, ServerEntry};
 
@@ -262,8 +262,13 @@ pub async fn load_all(
                     Opened::Connected(conn, tools) => {
                         info = conn.server_info();
                         let tools = filter_tools(&entry, tools, &mut warnings);
-                        let timeout = Duration::from_millis(entry.timeout_ms);
-                        connections.push((entry.name.clone(), *conn, timeout));
+                        connections.push(Joined {
+                            name: entry.name.clone(),
+                            connection: *conn,
+                            timeout: Duration::from_millis(entry.timeout_ms),
+                            tools: tools.clone(),
+                            filter: entry.tools.clone(),
+                        });
                         ("connected", tools, None)
                     }
                 }
@@ -306,6 +311,20 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
             ));
         }
     }
+    apply_filter(Some(filter), tools)
+}
+
+/// Applies a server's `tools` map (see [`filter_tools`]), without warnings: for re-listings.
+pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<Value>) -> Vec<Value> {
+    let Some(filter) = filter.filter(|f| !f.is_empty()) else {
+        return tools;
+    };
+    let name_of = |t: &Value| {
+        t.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let allow = filter.iter().any(|(_, on)| *on);
     tools
         .into_iter()

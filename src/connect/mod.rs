@@ -267,41 +267,20 @@ impl Connection {
         self.service.as_ref().map(|s| s.service().relays.clone())
     }
 
+    /// This server's `notifications/tools/list_changed`, once connected.
+    pub fn tools_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.service
+            .as_ref()
+            .map(|s| s.service().tools_changed.watch())
+    }
+
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer())
     }
 
     /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects.
     pub async fn list_tools(&self, page_timeout: Duration) -> Result<Vec<Value>, String> {
-        let peer = self.peer().ok_or("not connected")?;
-        let mut tools = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            let page = phase("tools/list", page_timeout, async {
-                peer.list_tools(Some(params))
-                    .await
-                    .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
-            })
-            .await?;
-            tools.extend(page.tools.into_iter().map(tool_info));
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) => {
-                    if !seen.insert(next.clone()) {
-                        return Err(format!(
-                            "tools/list repeated cursor {:?}; stopped paging",
-                            reason::bounded(&next)
-                        ));
-                    }
-                    cursor = Some(next);
-                }
-            }
-        }
-        Err(format!(
-            "tools/list returned more than {MAX_LIST_PAGES} pages"
-        ))
+        list_tools(self.peer().ok_or("not connected")?, page_timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
@@ -383,6 +362,42 @@ impl Connection {
             process.shutdown(graceful).await;
         }
     }
+}
+
+/// Every tool `peer` lists, following `nextCursor`, as `ToolInfo` JSON objects; each page is
+/// bounded by `page_timeout`.
+pub async fn list_tools(
+    peer: &Peer<RoleClient>,
+    page_timeout: Duration,
+) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = phase("tools/list", page_timeout, async {
+            peer.list_tools(Some(params))
+                .await
+                .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
+        })
+        .await?;
+        tools.extend(page.tools.into_iter().map(tool_info));
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) => {
+                if !seen.insert(next.clone()) {
+                    return Err(format!(
+                        "tools/list repeated cursor {:?}; stopped paging",
+                        reason::bounded(&next)
+                    ));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Err(format!(
+        "tools/list returned more than {MAX_LIST_PAGES} pages"
+    ))
 }
 
 /// Streamable HTTP in the server's era (a discover probe by default), and for a plain `url`

@@ -1,6 +1,7 @@
 //! loadMcp: live connections whose tools can be called until the session is closed.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
@@ -19,13 +20,34 @@ pub struct LiveServer {
     relays: super::relay::Relays,
     timeout: Duration,
     connection: Mutex<Option<Connection>>,
+    /// Its tools as last listed (after its config's `tools` filter).
+    listing: std::sync::Mutex<Vec<Value>>,
+    /// Its config's `tools` filter, applied again to every re-listing.
+    filter: Option<Vec<(String, bool)>>,
+    /// Its `notifications/tools/list_changed`, until `follow_tool_changes` takes it.
+    changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
 }
+
+/// A server that came up, as loadMcp hands it to a session.
+pub struct Joined {
+    pub name: String,
+    pub connection: Connection,
+    pub timeout: Duration,
+    /// Its tools, already filtered by `filter`.
+    pub tools: Vec<Value>,
+    pub filter: Option<Vec<(String, bool)>>,
+}
+
+/// Told, after a server's tools were re-listed, its name and its new (filtered) tools.
+pub type ToolsHook = Arc<dyn Fn(&str, &[Value]) + Send + Sync>;
 
 pub struct Session {
     pub servers: Vec<Arc<LiveServer>>,
     closed: CancellationToken,
     /// The one teardown every `close()` call waits for.
     closing: tokio::sync::OnceCell<()>,
+    /// Bumped each time a server's listing changes, so readers know to rebuild.
+    generation: AtomicU64,
 }
 
 /// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
@@ -49,18 +71,23 @@ impl CallOutcome {
 }
 
 impl Session {
-    pub fn new(connections: Vec<(String, Connection, Duration)>) -> Self {
+    pub fn new(connections: Vec<Joined>) -> Self {
         let servers = connections
             .into_iter()
-            .filter_map(|(name, conn, timeout)| {
+            .filter_map(|joined| {
+                let conn = joined.connection;
                 let peer = conn.peer()?.clone();
                 let relays = conn.relays()?;
+                let changes = conn.tools_changes();
                 Some(Arc::new(LiveServer {
-                    name,
+                    name: joined.name,
                     peer,
                     relays,
-                    timeout,
+                    timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
+                    listing: std::sync::Mutex::new(joined.tools),
+                    filter: joined.filter,
+                    changes: std::sync::Mutex::new(changes),
                 }))
             })
             .collect();
@@ -68,6 +95,35 @@ impl Session {
             servers,
             closed: CancellationToken::new(),
             closing: tokio::sync::OnceCell::new(),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// How many listing changes this session has seen.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// From now on, a server's `notifications/tools/list_changed` re-lists it (each page under
+    /// its timeout), replaces its listing, bumps the generation and then tells `hook`. A
+    /// re-listing that fails keeps the tools it had; the next notification tries again. Must
+    /// run inside the runtime; the followers end when the session closes or is dropped.
+    pub fn follow_tool_changes(self: &Arc<Self>, hook: Option<ToolsHook>) {
+        for server in &self.servers {
+            let taken = server
+                .changes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            let Some(changes) = taken else { continue };
+            let follower = follow(
+                Arc::downgrade(self),
+                Arc::downgrade(server),
+                changes,
+                self.closed.clone(),
+                hook.clone(),
+            );
+            tokio::spawn(follower);
         }
     }
 
@@ -97,7 +153,47 @@ impl Session {
     }
 }
 
+async fn follow(
+    session: Weak<Session>,
+    server: Weak<LiveServer>,
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    closed: CancellationToken,
+    hook: Option<ToolsHook>,
+) {
+    loop {
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            _ = closed.cancelled() => return,
+        }
+        let Some(server) = server.upgrade() else {
+            return;
+        };
+        let listed = tokio::select! {
+            listed = super::list_tools(&server.peer, server.timeout) => listed,
+            _ = closed.cancelled() => return,
+        };
+        let Ok(tools) = listed else { continue };
+        let tools = super::inventory::apply_filter(server.filter.as_deref(), tools);
+        *server.listing.lock().unwrap_or_else(|e| e.into_inner()) = tools.clone();
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        session.generation.fetch_add(1, Ordering::AcqRel);
+        if let Some(hook) = &hook {
+            hook(&server.name, &tools);
+        }
+    }
+}
+
 impl LiveServer {
+    /// Its tools as last listed.
+    pub fn listing(&self) -> Vec<Value> {
+        self.listing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
     /// short human message. `timeout` overrides the server's; each progress notification
     /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.

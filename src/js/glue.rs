@@ -62,6 +62,12 @@ pub fn install(env: &Env) -> Result<()> {
             })
         })?;
     native.set_named_property("loadMcp", load)?;
+    let parse = env.create_function_from_closure::<Unknown, _, _>("parseMcpConfig", |ctx| {
+        let parsed = super::parse_mcp_config(ctx.env, ctx.get(0)?)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(parsed) })
+    })?;
+    native.set_named_property("parseMcpConfig", parse)?;
     let api = factory.call(native)?;
     env.set_instance_data(
         Glue {
@@ -73,7 +79,7 @@ pub fn install(env: &Env) -> Result<()> {
     Ok(())
 }
 
-fn call<'env>(
+pub(super) fn call<'env>(
     env: &'env Env,
     name: &str,
     args: (Unknown, Unknown, Unknown),

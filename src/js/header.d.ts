@@ -167,6 +167,11 @@ export interface Tool {
 
 /** Live tools from `loadMcp`; connections stay open until `close()`. */
 export interface McpSource {
+  /**
+   * The tools as the servers list them now: when a server sends
+   * `notifications/tools/list_changed` it is listed again and this array is replaced (read it
+   * again rather than keeping it). Assigning it replaces the live list with a plain value.
+   */
   tools: Tool[]
   status: Record<string, McpStatus>
   errors: Record<string, string>
@@ -204,9 +209,22 @@ export interface ElicitResult {
   content?: Record<string, unknown>
 }
 
+/** A server's new tool list, after it sent `notifications/tools/list_changed`. */
+export interface ToolsChange {
+  /** The server's name in the config. */
+  server: string
+  /** Its tools as it lists them now (after the config's `tools` filter), original names. */
+  tools: ToolInfo[]
+}
+
 export interface LoadOptions extends ListOptions {
   /** Answers servers' elicitation requests; without it they are declined. */
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /**
+   * Called after a server's tools changed and were listed again; `source.tools` already
+   * shows them. A list that fails to load keeps the previous tools and calls nothing.
+   */
+  onToolsChanged?: (change: ToolsChange) => void
 }
 
 /** Options of `defineTool`. */
@@ -320,6 +338,22 @@ export interface ToolkitOptions {
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** toolnexus has no built-in tools; accepted for compatibility. */
   builtins?: false
+  /**
+   * Called with the whole new tool set after it changed: a server's `list_changed`, or a
+   * `reload` that changed servers. Served endpoints are updated (and their clients sent
+   * `notifications/tools/list_changed`) before this runs.
+   */
+  onToolsChanged?: (tools: Tool[]) => void
+}
+
+/** What `toolkit.reload` did, by server name. */
+export interface ReloadResult {
+  /** Servers new in the config, now started. */
+  added: string[]
+  /** Servers gone from the config, now closed. */
+  removed: string[]
+  /** Servers whose entry changed, closed and started again. */
+  restarted: string[]
 }
 
 export interface ServeOptions {
@@ -361,8 +395,22 @@ export interface Toolkit {
   mcpStatus(): Record<string, McpStatus>
   /** Why each failed MCP server failed. */
   mcpErrors(): Record<string, string>
-  /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
+  /**
+   * Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). When the
+   * tool set changes, clients in a session are sent `notifications/tools/list_changed`.
+   */
   serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
+  /**
+   * Serves the toolkit's tools over this process's stdin/stdout (nothing else may write to
+   * stdout); resolves when the input ends or the toolkit is closed.
+   */
+  serveStdio(opts?: Pick<ServeOptions, "mcp" | "onCall">): Promise<void>
+  /**
+   * Reads the MCP config again (`mcpConfig` when given, else the one the toolkit was made
+   * with): servers no longer in it are closed, new ones started, changed ones restarted, the
+   * others left running. Rejects (and changes nothing) when the config cannot be read.
+   */
+  reload(mcpConfig?: string | object): Promise<ReloadResult>
   /** Stops every server this toolkit started and closes its MCP connections. */
   close(): Promise<void>
 }

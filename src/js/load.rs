@@ -15,7 +15,7 @@ use super::convert::{self, ErrorKind, Settle};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
-use crate::connect::session::{LiveServer, Session};
+use crate::connect::session::{LiveServer, Session, ToolsHook};
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
@@ -36,11 +36,13 @@ pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 
 struct Loaded {
     session: Arc<Session>,
+    /// `{ tools: [], status, errors, info }` as JSON text (`tools` filled in by `build_source`).
     json: String,
-    /// Each tool's live server and listing, in tool order.
-    tools: Vec<(Arc<LiveServer>, Value)>,
     warnings: Vec<String>,
 }
+
+/// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
+type OnToolsChanged = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
 /// until `source.close()`.
@@ -72,6 +74,10 @@ fn load<'env>(
         Ok(w) => w.flatten().map(Arc::new),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
+    let on_tools_changed = match opts.as_ref().map(on_tools_changed_option).transpose() {
+        Ok(hook) => hook.flatten(),
+        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -82,7 +88,11 @@ fn load<'env>(
             ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
-            Ok(loaded) => Settle::Value(describe(loaded)),
+            Ok(loaded) => {
+                let loaded = describe(loaded);
+                loaded.session.follow_tool_changes(on_tools_changed);
+                Settle::Value(loaded)
+            }
             Err(Interrupted::Deadline) => Settle::Fail(
                 ErrorKind::Error,
                 "toolnexus: MCP load deadline exceeded".to_string(),
@@ -95,6 +105,36 @@ fn load<'env>(
         convert::emit_warnings(env, &loaded.warnings);
         build_source(env, loaded)
     })
+}
+
+/// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed
+/// (`source.tools` already shows them); a throw in it is the caller's and is ignored.
+fn on_tools_changed_option(opts: &Object) -> std::result::Result<Option<ToolsHook>, String> {
+    let value: Unknown = opts
+        .get_named_property("onToolsChanged")
+        .map_err(|e| e.reason.clone())?;
+    match value.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Function => {
+            let f: Function<Value, ()> = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            let tsfn: OnToolsChanged = f
+                .build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()
+                .map_err(|e| e.reason.clone())?;
+            let tsfn = Arc::new(tsfn);
+            let hook: ToolsHook = Arc::new(move |server: &str, tools: &[Value]| {
+                let tsfn = tsfn.clone();
+                let change = json!({ "server": server, "tools": tools });
+                tokio::spawn(async move {
+                    let _ = tsfn.call_async_catch(change).await;
+                });
+            });
+            Ok(Some(hook))
+        }
+        _ => Err("toolnexus: opts.onToolsChanged must be a function".to_string()),
+    }
 }
 
 fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
@@ -153,8 +193,6 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
     let mut status = Map::new();
     let mut errors = Map::new();
     let mut info = Map::new();
-    let mut pairs = Vec::new();
-    let mut tools = Vec::new();
     for server in &servers {
         status.insert(server.name.clone(), json!(server.status));
         if let Some(error) = &server.error {
@@ -163,24 +201,39 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         if let Some(server_info) = &server.info {
             info.insert(server.name.clone(), server_info.clone());
         }
-        let live = session.servers.iter().find(|s| s.name == server.name);
-        for tool in &server.tools {
-            if let Some(live) = live {
-                let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
-                pairs.push((server.name.clone(), original.to_string()));
-                tools.push((live.clone(), tool));
-            }
+    }
+    let session = Arc::new(session);
+    warnings.extend(tool_set(&session).2);
+    let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
+    Loaded {
+        session,
+        json,
+        warnings,
+    }
+}
+
+/// Each tool's live server and its listing (`ToolInfo`), in tool order.
+type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
+
+/// The session's tools as they are now: the `Tool` objects' JSON (in config order, then each
+/// server's listing order), each tool's live server and listing, and naming warnings.
+fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
+    let mut pairs = Vec::new();
+    let mut tools = Vec::new();
+    for live in &session.servers {
+        for tool in live.listing() {
+            let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
+            pairs.push((live.name.clone(), original.to_string()));
+            tools.push((live.clone(), tool));
         }
     }
     let pair_refs: Vec<(&str, &str)> = pairs
         .iter()
         .map(|(s, t)| (s.as_str(), t.as_str()))
         .collect();
-    let (names, naming_warnings) = crate::connect::naming::assign(&pair_refs);
-    warnings.extend(naming_warnings);
+    let (names, warnings) = crate::connect::naming::assign(&pair_refs);
     let mut tool_objects = Vec::with_capacity(tools.len());
-    let mut refs = Vec::with_capacity(tools.len());
-    for ((live, info), name) in tools.into_iter().zip(names) {
+    for ((_, info), name) in tools.iter().zip(names) {
         let mut schema = info
             .get("inputSchema")
             .cloned()
@@ -200,24 +253,16 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
             }
         }
         tool_objects.push(tool);
-        refs.push((live, info.clone()));
     }
-    let json = json!({ "tools": tool_objects, "status": status, "errors": errors, "info": info })
-        .to_string();
-    Loaded {
-        session: Arc::new(session),
-        json,
-        tools: refs,
-        warnings,
-    }
+    (Value::Array(tool_objects).to_string(), tools, warnings)
 }
 
-/// The `McpSource` object: parsed JSON plus an `execute` per tool and `close`.
-fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
-    let source = convert::parse_json(env, &loaded.json)?;
-    let mut source_obj: Object = unsafe { source.cast() }?;
-    let tools: Object = source_obj.get_named_property("tools")?;
-    for (i, (server, listing)) in loaded.tools.into_iter().enumerate() {
+/// The session's current tools as an array of `Tool` objects with their `execute`.
+fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Result<Unknown<'env>> {
+    let (json, refs, _) = tool_set(session);
+    let array = convert::parse_json(env, &json)?;
+    let tools: Object = unsafe { array.cast() }?;
+    for (i, (server, listing)) in refs.into_iter().enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
         let tool = listing
             .get("name")
@@ -225,7 +270,7 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
             .unwrap_or("")
             .to_string();
         let tool_ref = Arc::new(McpToolRef {
-            session: loaded.session.clone(),
+            session: session.clone(),
             server,
             tool,
             listing,
@@ -240,6 +285,34 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
         tool_obj.set_named_property("execute", execute)?;
         convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
     }
+    Ok(array)
+}
+
+/// The `McpSource` object: `tools` (a getter that follows list changes), status, errors,
+/// info, and `close`.
+fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
+    let source = convert::parse_json(env, &loaded.json)?;
+    let mut source_obj: Object = unsafe { source.cast() }?;
+    source_obj.set_named_property("tools", tool_objects(env, &loaded.session)?)?;
+    let generation = {
+        let session = loaded.session.clone();
+        env.create_function_from_closure::<(), _, _>("generation", move |_| {
+            Ok(session.generation() as f64)
+        })?
+    };
+    let rebuild = {
+        let session = loaded.session.clone();
+        env.create_function_from_closure::<(), _, _>("rebuild", move |ctx| {
+            let tools = tool_objects(ctx.env, &session)?;
+            // SAFETY: handed to JavaScript as this call's return value at once.
+            Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(tools) })
+        })?
+    };
+    super::glue::call(
+        env,
+        "followTools",
+        (source, generation.to_unknown(), rebuild.to_unknown()),
+    )?;
     let session = loaded.session;
     let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
         let session = session.clone();

@@ -424,6 +424,21 @@ impl NativeService {
         })
     }
 
+    /// Serves `tools` (as the glue's `servedTools` prepares them) from now on and tells every
+    /// connected client with `notifications/tools/list_changed`.
+    #[napi(ts_args_type = "tools: unknown[]")]
+    pub fn set_tools(&self, env: &Env, tools: Array) -> Result<()> {
+        let mut served = Vec::with_capacity(tools.len() as usize);
+        for i in 0..tools.len() {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("missing tool"))?;
+            served.push(served_tool(env, &tool)?);
+        }
+        napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
+        Ok(())
+    }
+
     #[napi]
     pub fn close(&self) {
         self.stopped.cancel();

@@ -1,7 +1,7 @@
 //! Serving a tool set as an MCP server, on rmcp's server side.
 //!
-//! [`ToolServer`] is an rmcp `ServerHandler` over a fixed, dynamic-at-build-time tool set (JS
-//! callbacks and gateway-forwarded MCP tools). rmcp owns the protocol: both eras (the
+//! [`ToolServer`] is an rmcp `ServerHandler` over a tool set (JS callbacks and gateway-forwarded
+//! MCP tools) that `set_tools` can replace, telling connected clients with `list_changed`. rmcp owns the protocol: both eras (the
 //! `initialize` handshake and 2026-07-28's `server/discover` with per-request `_meta`), version
 //! negotiation, cancellation scoped to its session, unknown methods. `http` mounts it as
 //! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
@@ -27,7 +27,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
 /// `serverInfo` announced to clients.
@@ -135,17 +135,25 @@ pub struct ToolServer {
 
 struct Inner {
     identity: ServerIdentity,
-    tools: Vec<ServedTool>,
-    by_name: HashMap<String, usize>,
-    /// `tools/list` never changes, so it is built once.
-    listed: Vec<Tool>,
-    /// Each tool's argument check, by index (None: its schema could not be compiled).
-    validators: Vec<Option<validate::Arguments>>,
+    /// Replaced whole by `set_tools`; a call in flight keeps the set it started with.
+    tools: std::sync::RwLock<Arc<ToolSet>>,
+    /// Every client that completed the handshake, to tell of tool changes.
+    peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
     on_call: Option<OnCall>,
 }
 
-impl ToolServer {
-    pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
+/// One version of the served tools, with what `tools/list` and `tools/call` need of it.
+struct ToolSet {
+    tools: Vec<ServedTool>,
+    by_name: HashMap<String, usize>,
+    /// Built once per version.
+    listed: Vec<Tool>,
+    /// Each tool's argument check, by index (None: its schema could not be compiled).
+    validators: Vec<Option<validate::Arguments>>,
+}
+
+impl ToolSet {
+    fn new(tools: Vec<ServedTool>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
         let validators = tools
@@ -161,15 +169,49 @@ impl ToolServer {
             listed.push(listing(tool));
         }
         Self {
+            tools,
+            by_name,
+            listed,
+            validators,
+        }
+    }
+}
+
+impl ToolServer {
+    pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
+        Self {
             shared: Arc::new(Inner {
                 identity,
-                tools,
-                by_name,
-                listed,
-                validators,
+                tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools))),
+                peers: Default::default(),
                 on_call,
             }),
             log_level: SessionLogLevel::default(),
+        }
+    }
+
+    fn current(&self) -> Arc<ToolSet> {
+        self.shared
+            .tools
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Serves `tools` from now on, and sends `notifications/tools/list_changed` to every
+    /// connected client (a client that went away is forgotten). Must run inside the runtime.
+    pub fn set_tools(&self, tools: Vec<ServedTool>) {
+        let set = Arc::new(ToolSet::new(tools));
+        *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
+        let peers = {
+            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            tokio::spawn(async move {
+                let _ = peer.notify_tool_list_changed().await;
+            });
         }
     }
 
@@ -185,8 +227,8 @@ impl ToolServer {
         &self.shared.identity
     }
 
-    pub fn tools(&self) -> &[ServedTool] {
-        &self.shared.tools
+    pub fn tools(&self) -> Vec<ServedTool> {
+        self.current().tools.clone()
     }
 
     /// Runs one call to completion, or until the client cancels it.
@@ -231,6 +273,7 @@ impl ServerHandler for ToolServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_logging()
                 .build(),
         )
@@ -245,12 +288,21 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.listed.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.current().listed.clone(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.by_name.get(name)?;
-        self.shared.listed.iter().find(|t| t.name == name).cloned()
+        let set = self.current();
+        set.by_name.get(name)?;
+        set.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
+        peers.retain(|peer| !peer.is_transport_closed());
+        peers.push(context.peer);
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
@@ -268,19 +320,13 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let index = *self
-            .shared
-            .by_name
-            .get(request.name.as_ref())
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-            })?;
-        let tool = self.shared.tools[index].clone();
+        let set = self.current();
+        let index = *set.by_name.get(request.name.as_ref()).ok_or_else(|| {
+            ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
+        })?;
+        let tool = set.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
-        if let Some(Err(problems)) = self.shared.validators[index]
-            .as_ref()
-            .map(|v| v.check(&arguments))
-        {
+        if let Some(Err(problems)) = set.validators[index].as_ref().map(|v| v.check(&arguments)) {
             // A mismatch is the caller's to fix, so it is a result the model can read.
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),
