@@ -519,7 +519,17 @@ export declare function loadMcp(input: string | object, opts?: LoadOptions): Pro
  * Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
  * in config order, with variables left unexpanded. Throws on malformed input.
  */
-export declare function parseMcpConfig(input: string | object): McpConfig
+export declare function parseMcpConfig(input: string | object, opts?: ParseOptions): McpConfig
+
+/** Where `parseMcpConfig` finds the servers of a settings file. */
+export interface ParseOptions {
+  /**
+   * The key path of the server map (`["mcp", "servers"]` in VS Code's settings.json,
+   * `["context_servers"]` in Zed's); only that part of the document is read, and a
+   * document without it holds no servers. Absent: the usual wrapper keys are looked for.
+   */
+  at?: Array<string>
+}
 
 /** Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit). */
 export declare function sanitize(value: string): string

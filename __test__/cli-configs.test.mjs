@@ -103,7 +103,7 @@ for (const platform of ["linux", "darwin"]) {
         ["Gemini CLI", "user", "~/.gemini/settings.json", ["gem"], null],
         ["opencode", "user", "~/.config/opencode/opencode.json", ["oc"], null],
         ["Zed", "user", `~/${zed}/zed/settings.json`, ["zed_srv"], null],
-        ["Amazon Q", "user", "~/.aws/amazonq/mcp.json", [], "invalid JSON at 1:3: InvalidSymbol"],
+        ["Amazon Q", "user", "~/.aws/amazonq/mcp.json", [], `invalid MCP config ${path.join(home, ".aws", "amazonq", "mcp.json")}:1:3: key must be a string`],
       ],
     )
     assert.deepEqual(Object.keys(found.servers), ["fix", "local_one", "vs", "user_level", "remote", "settings_srv", "wind", "gem", "oc", "zed_srv"])
@@ -133,7 +133,7 @@ test("toolnexus configs / list / call / diff with no <config> read the clients' 
   assert.equal(lines.length, 12, configs.stdout)
   assert.match(lines[0], new RegExp(`^Claude Code \\(project\\) +${path.join(project, ".mcp.json")} {2}1 server {2}fix$`))
   assert.match(lines[3], new RegExp(`^Claude Code \\(user\\) +${path.join(home, ".claude.json")} {2}2 servers {2}fix, user_level$`))
-  assert.match(lines[10], /^Amazon Q \(user\) .* {2}unreadable: invalid JSON at 1:3: InvalidSymbol$/)
+  assert.match(lines[10], /^Amazon Q \(user\) .* {2}unreadable: invalid MCP config .*mcp\.json:1:3: key must be a string$/)
   assert.equal(lines[11], `duplicate: "fix" in ${path.join(home, ".claude.json")} is ignored (${path.join(project, ".mcp.json")} comes first)`)
   const json = JSON.parse((await run(["configs", "--json"])).stdout)
   assert.equal(json.files.length, 11)

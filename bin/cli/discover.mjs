@@ -5,14 +5,13 @@
 // XDG_CONFIG_HOME) and the project folder, never from os.homedir(), so tests can fake a home.
 import fs from "node:fs"
 import path from "node:path"
-import jsonc from "jsonc-parser"
 import { UsageError, messageOf, tn } from "./inventory.mjs"
 
 /**
  * The config files clients read for `platform` ("linux" | "darwin" | "win32"), in the order they
  * are merged: project files first (they are what this folder asked for), then the user's.
- * Each entry: { client, scope, file, key, pick? } — `key` is where the servers sit in that
- * file; `pick(top)` extracts them when they are not under one top-level key.
+ * Each entry: { client, scope, file, at } — `at` is the key path of the servers in that file
+ * (only that part is read: settings files hold much else).
  */
 export function configLocations({ platform = process.platform, env = process.env, cwd = process.cwd() } = {}) {
   const p = platform === "win32" ? path.win32 : path.posix
@@ -23,30 +22,31 @@ export function configLocations({ platform = process.platform, env = process.env
   const apps = platform === "win32" ? appData : platform === "darwin" ? p.join(home, "Library", "Application Support") : xdg
   const vscodeUser = p.join(apps, "Code", "User")
   const zedUser = platform === "win32" ? p.join(appData, "Zed") : p.join(xdg, "zed")
-  const project = (client, file, key = "mcpServers") => ({ client, scope: "project", file: p.join(cwd, ...file), key })
-  const user = (client, file, key = "mcpServers") => ({ client, scope: "user", file, key })
+  const project = (client, file, at = ["mcpServers"]) => ({ client, scope: "project", file: p.join(cwd, ...file), at })
+  const user = (client, file, at = ["mcpServers"]) => ({ client, scope: "user", file, at })
   return [
     project("Claude Code", [".mcp.json"]),
-    { client: "Claude Code", scope: "local", file: p.join(home, ".claude.json"), key: `projects[${JSON.stringify(cwd)}].mcpServers`, pick: (top) => top.projects?.[cwd]?.mcpServers },
+    // Claude Code's "local" scope: servers it keeps per project folder in ~/.claude.json.
+    { client: "Claude Code", scope: "local", file: p.join(home, ".claude.json"), at: ["projects", cwd, "mcpServers"] },
     project("Cursor", [".cursor", "mcp.json"]),
-    project("VS Code", [".vscode", "mcp.json"], "servers"),
+    project("VS Code", [".vscode", "mcp.json"], ["servers"]),
     project("Gemini CLI", [".gemini", "settings.json"]),
-    project("opencode", ["opencode.json"], "mcp"),
-    project("opencode", ["opencode.jsonc"], "mcp"),
-    project("Zed", [".zed", "settings.json"], "context_servers"),
+    project("opencode", ["opencode.json"], ["mcp"]),
+    project("opencode", ["opencode.jsonc"], ["mcp"]),
+    project("Zed", [".zed", "settings.json"], ["context_servers"]),
     project("Roo", [".roo", "mcp.json"]),
     project("Kiro", [".kiro", "settings", "mcp.json"]),
     project("Amazon Q", [".amazonq", "mcp.json"]),
     user("Claude Desktop", p.join(apps, "Claude", "claude_desktop_config.json")),
     user("Claude Code", p.join(home, ".claude.json")),
     user("Cursor", p.join(home, ".cursor", "mcp.json")),
-    user("VS Code", p.join(vscodeUser, "mcp.json"), "servers"),
-    user("VS Code", p.join(vscodeUser, "settings.json"), "mcp"),
+    user("VS Code", p.join(vscodeUser, "mcp.json"), ["servers"]),
+    user("VS Code", p.join(vscodeUser, "settings.json"), ["mcp", "servers"]),
     user("Windsurf", p.join(home, ".codeium", "windsurf", "mcp_config.json")),
     user("Gemini CLI", p.join(home, ".gemini", "settings.json")),
-    user("opencode", p.join(xdg, "opencode", "opencode.json"), "mcp"),
-    user("opencode", p.join(xdg, "opencode", "opencode.jsonc"), "mcp"),
-    user("Zed", p.join(zedUser, "settings.json"), "context_servers"),
+    user("opencode", p.join(xdg, "opencode", "opencode.json"), ["mcp"]),
+    user("opencode", p.join(xdg, "opencode", "opencode.jsonc"), ["mcp"]),
+    user("Zed", p.join(zedUser, "settings.json"), ["context_servers"]),
     user("Cline", p.join(vscodeUser, "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")),
     user("Roo", p.join(vscodeUser, "globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json")),
     user("Kiro", p.join(home, ".kiro", "settings", "mcp.json")),
@@ -56,34 +56,16 @@ export function configLocations({ platform = process.platform, env = process.env
 
 /** The servers one location holds, as a normalised map; `null` when the file does not exist. */
 function readLocation(location) {
-  let text
   try {
-    text = fs.readFileSync(location.file, "utf8")
-  } catch (err) {
-    if (err.code === "ENOENT" || err.code === "ENOTDIR") return null
-    return { error: `cannot read: ${err.message}` }
+    if (!fs.statSync(location.file).isFile()) return null
+  } catch {
+    return null
   }
-  const errors = []
-  const top = jsonc.parse(text, errors, { allowTrailingComma: true, disallowComments: false })
-  if (errors.length > 0) {
-    const { line, column } = lineCol(text, errors[0].offset)
-    return { error: `invalid JSON at ${line}:${column}: ${jsonc.printParseErrorCode(errors[0].error)}` }
-  }
-  if (top === null || typeof top !== "object" || Array.isArray(top)) return { error: "not a JSON object" }
-  // Settings files hold much else: only the MCP part is read, so other keys are never servers.
-  const servers = location.pick ? location.pick(top) : top[location.key]
-  if (servers === undefined || servers === null) return { servers: {} }
-  const wrapped = { [location.pick ? "mcpServers" : location.key]: servers }
   try {
-    return { servers: tn.parseMcpConfig(wrapped) }
+    return { servers: tn.parseMcpConfig(location.file, { at: location.at }) }
   } catch (err) {
-    return { error: messageOf(err) }
+    return { error: messageOf(err).replace(/^toolnexus: /, "") }
   }
-}
-
-function lineCol(text, offset) {
-  const before = text.slice(0, offset).split("\n")
-  return { line: before.length, column: before.at(-1).length + 1 }
 }
 
 /**
@@ -104,7 +86,7 @@ export function discover(options = {}) {
     const entry = { client: location.client, scope: location.scope, file: location.file, servers: Object.keys(found.servers ?? {}) }
     if (found.error !== undefined) entry.error = found.error
     // ~/.claude.json exists for every Claude Code user; it counts only where it defines servers.
-    if (location.pick && entry.servers.length === 0 && !entry.error) continue
+    if (location.scope === "local" && entry.servers.length === 0 && !entry.error) continue
     files.push(entry)
     for (const [name, spec] of Object.entries(found.servers ?? {})) {
       if (name in servers) {

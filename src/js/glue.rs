@@ -63,7 +63,7 @@ pub fn install(env: &Env) -> Result<()> {
         })?;
     native.set_named_property("loadMcp", load)?;
     let parse = env.create_function_from_closure::<Unknown, _, _>("parseMcpConfig", |ctx| {
-        let parsed = super::parse_mcp_config(ctx.env, ctx.get(0)?)?;
+        let parsed = super::parse_mcp_config(ctx.env, ctx.get(0)?, None)?;
         // SAFETY: handed to JavaScript as this call's return value at once.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(parsed) })
     })?;

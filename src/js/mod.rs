@@ -34,14 +34,35 @@ pub fn sanitize(value: String) -> String {
     config::sanitize::sanitize(&value)
 }
 
+/// Where `parseMcpConfig` finds the servers of a settings file.
+#[napi(object)]
+pub struct ParseOptions {
+    /// The key path of the server map (`["mcp", "servers"]` in VS Code's settings.json,
+    /// `["context_servers"]` in Zed's); only that part of the document is read, and a
+    /// document without it holds no servers. Absent: the usual wrapper keys are looked for.
+    pub at: Option<Vec<String>>,
+}
+
 /// Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
 /// in config order, with variables left unexpanded. Throws on malformed input.
-#[napi(ts_args_type = "input: string | object", ts_return_type = "McpConfig")]
-pub fn parse_mcp_config<'env>(env: &'env Env, input: Unknown) -> Result<Unknown<'env>> {
+#[napi(
+    ts_args_type = "input: string | object, opts?: ParseOptions",
+    ts_return_type = "McpConfig"
+)]
+pub fn parse_mcp_config<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<ParseOptions>,
+) -> Result<Unknown<'env>> {
     convert::contain(|| {
         let input = convert::config_input(env, input)
             .map_err(|m| convert::js_error(env, ErrorKind::TypeError, &m))?;
-        match config::load(input) {
+        let at = opts.and_then(|o| o.at);
+        let loaded = match &at {
+            Some(at) => config::load_at(input, at),
+            None => config::load(input),
+        };
+        match loaded {
             Ok(cfg) => {
                 convert::emit_warnings(env, &cfg.warnings);
                 // Through JSON.parse, so every number comes back a `number` (napi would make a
