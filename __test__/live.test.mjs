@@ -104,6 +104,37 @@ test("gateway: a server's list_changed reaches the toolkit and every client of i
   assert.deepEqual(toolkitChanges, [["fix_grow", "fix_ping", "fix_late"]])
 })
 
+test("gateway: list_changed reaches loadMcp clients of both eras (2026-07-28 through subscriptions/listen)", T, async () => {
+  const toolkit = await createToolkit({ mcpConfig: { mcpServers: { fix: fixtureServer(["grow", "ping"]) } } })
+  defer(() => toolkit.close())
+  const handle = await toolkit.serve("127.0.0.1:0")
+  defer(() => handle.stop())
+  const clients = []
+  for (const protocol of ["2026-07-28", "2025-11-25"]) {
+    const changes = []
+    const source = await loadMcp({ mcpServers: { gw: { url: `${handle.url}/mcp`, protocol } } }, { onToolsChanged: (c) => changes.push(c) })
+    defer(() => source.close())
+    assert.equal(source.info.gw.protocolVersion, protocol)
+    clients.push({ protocol, source, changes })
+  }
+  // One client adds a tool through the gateway; both hear of it from the gateway.
+  const grow = clients[0].source.tools.find((t) => t.name === "gw_fix_grow")
+  assert.equal((await grow.execute({ name: "both" })).output, "added both")
+  for (const { protocol, source, changes } of clients) {
+    await waitFor(() => changes.length === 1, { message: `list_changed at the ${protocol} client` })
+    assert.deepEqual(names(changes[0].tools), ["fix_grow", "fix_ping", "fix_both"], protocol)
+    assert.deepEqual(names(source.tools), ["gw_fix_grow", "gw_fix_ping", "gw_fix_both"], protocol)
+    const both = await source.tools.find((t) => t.name === "gw_fix_both").execute({})
+    assert.deepEqual([both.output, both.isError], ["both", false], protocol)
+  }
+  // Stopping the endpoint ends the 2026-07-28 client's open listen stream at once. (The
+  // handshake-era client is closed first: an open session's GET stream holds a stop for 5 s.)
+  await clients[1].source.close()
+  const started = performance.now()
+  await handle.stop()
+  assert.ok(performance.now() - started < 3000, `stop took ${Math.round(performance.now() - started)} ms with a listener open`)
+})
+
 /** Starts `toolnexus ...args` with piped stdio; `exited` resolves at its exit. */
 function startCli(args, { stdin = "ignore" } = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, stdio: [stdin, "pipe", "pipe"] })

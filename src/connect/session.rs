@@ -1,7 +1,7 @@
 //! loadMcp: live connections whose tools can be called until the session is closed.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
@@ -12,6 +12,9 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::Connection;
+
+mod follow;
+pub use follow::ToolsHook;
 
 /// One connected server of a session.
 pub struct LiveServer {
@@ -37,9 +40,6 @@ pub struct Joined {
     pub tools: Vec<Value>,
     pub filter: Option<Vec<(String, bool)>>,
 }
-
-/// Told, after a server's tools were re-listed, its name and its new (filtered) tools.
-pub type ToolsHook = Arc<dyn Fn(&str, &[Value]) + Send + Sync>;
 
 pub struct Session {
     pub servers: Vec<Arc<LiveServer>>,
@@ -104,29 +104,6 @@ impl Session {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// From now on, a server's `notifications/tools/list_changed` re-lists it (each page under
-    /// its timeout), replaces its listing, bumps the generation and then tells `hook`. A
-    /// re-listing that fails keeps the tools it had; the next notification tries again. Must
-    /// run inside the runtime; the followers end when the session closes or is dropped.
-    pub fn follow_tool_changes(self: &Arc<Self>, hook: Option<ToolsHook>) {
-        for server in &self.servers {
-            let taken = server
-                .changes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            let Some(changes) = taken else { continue };
-            let follower = follow(
-                Arc::downgrade(self),
-                Arc::downgrade(server),
-                changes,
-                self.closed.clone(),
-                hook.clone(),
-            );
-            tokio::spawn(follower);
-        }
-    }
-
     pub fn is_closed(&self) -> bool {
         self.closed.is_cancelled()
     }
@@ -150,38 +127,6 @@ impl Session {
                 futures::future::join_all(closing).await;
             })
             .await;
-    }
-}
-
-async fn follow(
-    session: Weak<Session>,
-    server: Weak<LiveServer>,
-    mut changes: tokio::sync::watch::Receiver<u64>,
-    closed: CancellationToken,
-    hook: Option<ToolsHook>,
-) {
-    loop {
-        tokio::select! {
-            changed = changes.changed() => if changed.is_err() { return },
-            _ = closed.cancelled() => return,
-        }
-        let Some(server) = server.upgrade() else {
-            return;
-        };
-        let listed = tokio::select! {
-            listed = super::list_tools(&server.peer, server.timeout) => listed,
-            _ = closed.cancelled() => return,
-        };
-        let Ok(tools) = listed else { continue };
-        let tools = super::inventory::apply_filter(server.filter.as_deref(), tools);
-        *server.listing.lock().unwrap_or_else(|e| e.into_inner()) = tools.clone();
-        let Some(session) = session.upgrade() else {
-            return;
-        };
-        session.generation.fetch_add(1, Ordering::AcqRel);
-        if let Some(hook) = &hook {
-            hook(&server.name, &tools);
-        }
     }
 }
 

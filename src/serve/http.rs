@@ -54,6 +54,8 @@ pub struct ServeHandle {
     url: String,
     shutdown: watch::Sender<bool>,
     task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+    /// Its `subscriptions/listen` streams never finish by themselves, so stopping ends them.
+    server: ToolServer,
 }
 
 impl ServeHandle {
@@ -70,6 +72,7 @@ impl ServeHandle {
     /// concurrent second call waits for the first to finish.
     pub async fn stop(&self) {
         let mut task = self.task.lock().await;
+        self.server.end_listeners();
         self.shutdown.send_replace(true);
         if let Some(task) = task.take() {
             let _ = task.await;
@@ -170,7 +173,8 @@ pub async fn serve_http(
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let stopping = CancellationToken::new();
     let config = rmcp_config(local, &options, stopping.clone())?;
-    let factory = move || Ok(server.for_session());
+    let served = server.clone();
+    let factory = move || Ok(served.for_session());
     let endpoint = if options.stateless {
         Endpoint::Stateless(StreamableHttpService::new(
             factory,
@@ -197,6 +201,7 @@ pub async fn serve_http(
         url: url_for(local),
         shutdown,
         task: tokio::sync::Mutex::new(Some(task)),
+        server,
     })
 }
 

@@ -8,6 +8,7 @@
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
 pub mod bridge;
+mod changes;
 pub mod context;
 pub mod http;
 pub mod stdio;
@@ -27,7 +28,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
 /// `serverInfo` announced to clients.
@@ -137,8 +138,8 @@ struct Inner {
     identity: ServerIdentity,
     /// Replaced whole by `set_tools`; a call in flight keeps the set it started with.
     tools: std::sync::RwLock<Arc<ToolSet>>,
-    /// Every client that completed the handshake, to tell of tool changes.
-    peers: std::sync::Mutex<Vec<Peer<RoleServer>>>,
+    /// Who to tell when the tools change.
+    changes: changes::ToolChanges,
     on_call: Option<OnCall>,
 }
 
@@ -183,7 +184,7 @@ impl ToolServer {
             shared: Arc::new(Inner {
                 identity,
                 tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools))),
-                peers: Default::default(),
+                changes: Default::default(),
                 on_call,
             }),
             log_level: SessionLogLevel::default(),
@@ -203,16 +204,7 @@ impl ToolServer {
     pub fn set_tools(&self, tools: Vec<ServedTool>) {
         let set = Arc::new(ToolSet::new(tools));
         *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
-        let peers = {
-            let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.clone()
-        };
-        for peer in peers {
-            tokio::spawn(async move {
-                let _ = peer.notify_tool_list_changed().await;
-            });
-        }
+        self.shared.changes.announce();
     }
 
     /// The same tools for a new session (its own log level).
@@ -221,6 +213,11 @@ impl ToolServer {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
         }
+    }
+
+    /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
+    pub fn end_listeners(&self) {
+        self.shared.changes.end_listeners();
     }
 
     pub fn identity(&self) -> &ServerIdentity {
@@ -300,9 +297,18 @@ impl ServerHandler for ToolServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let mut peers = self.shared.peers.lock().unwrap_or_else(|e| e.into_inner());
-        peers.retain(|peer| !peer.is_transport_closed());
-        peers.push(context.peer);
+        self.shared.changes.register(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(changes::ToolChanges::accepted())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared.changes.listen(context).await
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
