@@ -131,8 +131,10 @@ test("toolnexus configs / list / call / diff with no <config> read the clients' 
   assert.equal(configs.code, 0, configs.stderr)
   const lines = configs.stdout.trimEnd().split("\n")
   assert.equal(lines.length, 12, configs.stdout)
-  assert.match(lines[0], new RegExp(`^Claude Code \\(project\\) +${path.join(project, ".mcp.json")} {2}1 server {2}fix$`))
-  assert.match(lines[3], new RegExp(`^Claude Code \\(user\\) +${path.join(home, ".claude.json")} {2}2 servers {2}fix, user_level$`))
+  assert.match(lines[0], new RegExp(`^Claude Code \\(project\\) {2}${path.join(project, ".mcp.json")} +1 server {3}fix$`))
+  assert.match(lines[3], new RegExp(`^Claude Code \\(user\\) {5}${path.join(home, ".claude.json")} +2 servers {2}fix, user_level$`))
+  // One column each: label, file, count.
+  assert.equal(new Set(lines.slice(0, 10).map((l) => l.indexOf(" 1 server") >= 0 ? l.indexOf(" 1 server") : l.indexOf(" 2 servers"))).size, 1, configs.stdout)
   assert.match(lines[10], /^Amazon Q \(user\) .* {2}unreadable: invalid MCP config .*mcp\.json:1:3: key must be a string$/)
   assert.equal(lines[11], `duplicate: "fix" in ${path.join(home, ".claude.json")} is ignored (${path.join(project, ".mcp.json")} comes first)`)
   const json = JSON.parse((await run(["configs", "--json"])).stdout)

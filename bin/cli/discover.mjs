@@ -158,11 +158,12 @@ export function configs({ values }) {
     return 0
   }
   const label = (f) => `${f.client} (${f.scope})`
-  const width = Math.max(...found.files.map((f) => label(f).length))
+  const count = (f) => (f.error ? `unreadable: ${f.error}` : `${f.servers.length} ${f.servers.length === 1 ? "server" : "servers"}`)
+  const width = (column) => Math.max(...found.files.map((f) => column(f).length))
+  const [labels, files, counts] = [width(label), width((f) => f.file), width((f) => (f.error ? "" : count(f)))]
   for (const f of found.files) {
-    const count = f.error ? `unreadable: ${f.error}` : `${f.servers.length} ${f.servers.length === 1 ? "server" : "servers"}`
     const names = f.servers.length > 0 ? `  ${f.servers.join(", ")}` : ""
-    out.write(`${label(f).padEnd(width)}  ${f.file}  ${count}${names}\n`)
+    out.write(`${label(f).padEnd(labels)}  ${f.file.padEnd(files)}  ${count(f).padEnd(counts)}${names}`.trimEnd() + "\n")
   }
   for (const { name, kept, ignored } of found.duplicates) {
     out.write(`duplicate: "${name}" in ${ignored} is ignored (${kept} comes first)\n`)

@@ -3,7 +3,7 @@
 // SIGINT/SIGTERM (or the end of stdin).
 import fs from "node:fs"
 import path from "node:path"
-import { resolveServers } from "./discover.mjs"
+import { configLocations, resolveServers } from "./discover.mjs"
 import { messageOf, tn } from "./inventory.mjs"
 import { MARK } from "./term.mjs"
 
@@ -101,7 +101,9 @@ export async function serve({ positionals, values }) {
   const only = list(values.tools)
   // A malformed config is exit 2, before anything starts.
   const resolved = resolveServers(config)
-  const watched = config !== undefined ? [config] : resolved.files.map((f) => f.file)
+  // Without <config>, every place a client keeps its config is watched (whose folder exists),
+  // so a config created later is read too.
+  const watched = config !== undefined ? [config] : [...new Set(configLocations().map((l) => l.file))].filter((f) => fs.existsSync(path.dirname(f)))
   const mcpConfigOf = (r) => (config !== undefined ? config : { mcpServers: r.servers })
   if (typeof tn.createToolkit !== "function") {
     log("toolnexus: this build of toolnexus has no createToolkit, so it cannot serve")
@@ -198,7 +200,7 @@ export async function serve({ positionals, values }) {
     unwatch = watchFiles(watched, () => {
       if (!stopping) reloading = reload()
     })
-    log(`toolnexus: watching ${watched.join(", ")}`)
+    log(`toolnexus: watching ${config ?? `the client configs (${resolved.files.map((f) => f.file).join(", ")})`}`)
   }
 
   if (!stopping) {

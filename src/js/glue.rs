@@ -17,7 +17,7 @@ struct Glue {
 pub fn install(env: &Env) -> Result<()> {
     let factory: Function<Object, Object> = env.run_script(GLUE)?;
     let mut native = Object::new(env)?;
-    native.set_named_property("mcpToolRefKey", super::load::TOOL_REF_KEY)?;
+    native.set_named_property("mcpToolRefKey", super::mcp_tools::TOOL_REF_KEY)?;
     let create_service = env
         .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, _, _>(
             "createService",

@@ -6,6 +6,7 @@ pub mod bounded;
 pub mod convert;
 pub mod glue;
 pub mod load;
+pub mod mcp_tools;
 pub mod serve;
 
 use std::time::Duration;

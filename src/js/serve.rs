@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::JsonValue;
-use super::load::McpToolRef;
+use super::mcp_tools::McpToolRef;
 use crate::serve::{
     self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
 };

@@ -12,12 +12,12 @@ mod changes;
 pub mod context;
 pub mod http;
 pub mod stdio;
+mod toolset;
 mod validate;
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,6 +52,7 @@ pub type CallResult = Value;
 
 pub use context::CallContext;
 use context::SessionLogLevel;
+use toolset::ToolSet;
 
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
 pub trait ToolCaller: Send + Sync + 'static {
@@ -141,41 +142,6 @@ struct Inner {
     /// Who to tell when the tools change.
     changes: changes::ToolChanges,
     on_call: Option<OnCall>,
-}
-
-/// One version of the served tools, with what `tools/list` and `tools/call` need of it.
-struct ToolSet {
-    tools: Vec<ServedTool>,
-    by_name: HashMap<String, usize>,
-    /// Built once per version.
-    listed: Vec<Tool>,
-    /// Each tool's argument check, by index (None: its schema could not be compiled).
-    validators: Vec<Option<validate::Arguments>>,
-}
-
-impl ToolSet {
-    fn new(tools: Vec<ServedTool>) -> Self {
-        let mut by_name = HashMap::with_capacity(tools.len());
-        let mut listed = Vec::with_capacity(tools.len());
-        let validators = tools
-            .iter()
-            .map(|t| validate::Arguments::compile(&t.input_schema))
-            .collect();
-        for (i, tool) in tools.iter().enumerate() {
-            // First definition wins so `tools/list` never shows a name twice.
-            if by_name.contains_key(&tool.name) {
-                continue;
-            }
-            by_name.insert(tool.name.clone(), i);
-            listed.push(listing(tool));
-        }
-        Self {
-            tools,
-            by_name,
-            listed,
-            validators,
-        }
-    }
 }
 
 impl ToolServer {
@@ -353,43 +319,6 @@ struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-/// A tool's `tools/list` entry: its extras as given when they are valid MCP, else without them.
-fn listing(tool: &ServedTool) -> Tool {
-    let plain = || {
-        Tool::new(
-            tool.name.clone(),
-            tool.description.clone(),
-            Arc::new(object_schema(&tool.input_schema)),
-        )
-    };
-    if tool.extras.is_empty() {
-        return plain();
-    }
-    let mut full = tool.extras.clone();
-    full.insert("name".into(), Value::String(tool.name.clone()));
-    full.insert(
-        "description".into(),
-        Value::String(tool.description.clone()),
-    );
-    full.insert(
-        "inputSchema".into(),
-        Value::Object(object_schema(&tool.input_schema)),
-    );
-    serde_json::from_value(Value::Object(full)).unwrap_or_else(|_| plain())
-}
-
-/// MCP requires `inputSchema` to be an object schema; sources that have none get the empty one.
-fn object_schema(schema: &Value) -> Map<String, Value> {
-    match schema {
-        Value::Object(schema) => schema.clone(),
-        _ => {
-            let mut schema = Map::new();
-            schema.insert("type".into(), Value::String("object".into()));
-            schema
-        }
     }
 }
 

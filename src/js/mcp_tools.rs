@@ -1,0 +1,214 @@
+//! The `Tool` objects of a loadMcp source: built from the session's current listings (again
+//! after a server's tools changed), each with an `execute` that calls into Rust.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::abort::{self, Watch};
+use super::convert;
+use crate::connect::session::{LiveServer, Session};
+
+/// A tool that came from loadMcp: which live server serves it, under which original name.
+/// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
+pub struct McpToolRef {
+    pub session: Arc<Session>,
+    pub server: Arc<LiveServer>,
+    /// The original name.
+    pub tool: String,
+    /// The tool as its server listed it (`ToolInfo`), so a gateway re-serves it unchanged.
+    pub listing: Value,
+}
+
+pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
+
+/// Each tool's live server and its listing (`ToolInfo`), in tool order.
+type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
+
+/// The session's tools as they are now: the `Tool` objects' JSON (in config order, then each
+/// server's listing order), each tool's live server and listing, and naming warnings.
+pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
+    let mut pairs = Vec::new();
+    let mut tools = Vec::new();
+    for live in &session.servers {
+        for tool in live.listing() {
+            let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
+            pairs.push((live.name.clone(), original.to_string()));
+            tools.push((live.clone(), tool));
+        }
+    }
+    let pair_refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .collect();
+    let (names, warnings) = crate::connect::naming::assign(&pair_refs);
+    let mut tool_objects = Vec::with_capacity(tools.len());
+    for ((_, info), name) in tools.iter().zip(names) {
+        let mut schema = info
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        let mut tool = json!({
+            "name": name,
+            "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
+            "inputSchema": schema,
+            "source": "mcp",
+        });
+        for key in crate::serve::LISTING_EXTRAS {
+            if let Some(value) = info.get(key) {
+                tool[key] = value.clone();
+            }
+        }
+        tool_objects.push(tool);
+    }
+    (Value::Array(tool_objects).to_string(), tools, warnings)
+}
+
+/// The session's current tools as an array of `Tool` objects with their `execute`.
+pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Result<Unknown<'env>> {
+    let (json, refs, _) = tool_set(session);
+    let array = convert::parse_json(env, &json)?;
+    let tools: Object = unsafe { array.cast() }?;
+    for (i, (server, listing)) in refs.into_iter().enumerate() {
+        let mut tool_obj: Object = tools.get_element(i as u32)?;
+        let tool = listing
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let tool_ref = Arc::new(McpToolRef {
+            session: session.clone(),
+            server,
+            tool,
+            listing,
+        });
+        let execute = {
+            let tool_ref = tool_ref.clone();
+            env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>(
+                "execute",
+                move |ctx| execute(ctx, &tool_ref),
+            )?
+        };
+        tool_obj.set_named_property("execute", execute)?;
+        convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
+    }
+    Ok(array)
+}
+
+/// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
+/// metadata: {server}}`, never rejects.
+fn execute(
+    ctx: FunctionCallContext,
+    tool: &Arc<McpToolRef>,
+) -> Result<PromiseRaw<'static, Unknown<'static>>> {
+    let env = &*ctx.env;
+    let args: Option<Unknown> = ctx.get(0).ok();
+    let call_ctx: Option<Object> = ctx
+        .get::<Unknown>(1)
+        .ok()
+        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
+        .and_then(|v| unsafe { v.cast() }.ok());
+    let server_name = tool.server.name.clone();
+    let arguments = match args {
+        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
+            Ok(Map::new())
+        }
+        None => Ok(Map::new()),
+        Some(v) => match convert::json_value(env, v, "", "arguments") {
+            Ok(Value::Object(arguments)) => Ok(arguments),
+            Ok(_) => Err("toolnexus: tool arguments must be an object".to_string()),
+            Err(e) => Err(e.reason.clone()),
+        },
+    };
+    // A bad `ctx.timeout` is this call's error, like bad arguments: a call never rejects.
+    let timeout = match call_ctx.as_ref() {
+        Some(c) => convert::millis_option(c, "ctx", &["timeout"]),
+        None => Ok(None),
+    };
+    let arguments =
+        arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
+    let signal = call_ctx
+        .as_ref()
+        .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
+        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
+        .and_then(|v| unsafe { v.cast::<Object>() }.ok());
+    let watch = abort::watch(env, signal)?;
+    let tool = tool.clone();
+    let (watch, cancel) = match watch {
+        Watch::Watching(w) => {
+            let token = w.token().clone();
+            (Some(w), token)
+        }
+        Watch::AlreadyAborted(_) => {
+            let token = CancellationToken::new();
+            token.cancel();
+            (None, token)
+        }
+    };
+    let future = async move {
+        let outcome = match arguments {
+            Err(message) => (message, true, None),
+            Ok((arguments, timeout)) => {
+                let closed = tool.session.closed_token().clone();
+                let call = tool
+                    .server
+                    .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
+                // A call never rejects: even a panic is an error result.
+                match convert::contain_future(call).await {
+                    Ok(out) => {
+                        // The parts as the server sent them travel as JSON text: JSON.parse on
+                        // the JavaScript thread is the cheapest way to build big values (images)
+                        // there.
+                        let parts = out.raw.as_ref().map(|raw| {
+                            let content = raw.get("content").map(Value::to_string);
+                            let structured = raw.get("structuredContent").map(Value::to_string);
+                            (content, structured)
+                        });
+                        (out.output, out.is_error, parts)
+                    }
+                    Err(message) => (message, true, None),
+                }
+            }
+        };
+        Ok(outcome)
+    };
+    let promise =
+        env.spawn_future_with_callback(future, move |env, (output, is_error, parts)| {
+            if let Some(watch) = watch {
+                watch.release(env);
+            }
+            convert::contain(|| {
+                let mut result = Object::new(env)?;
+                result.set_named_property("output", output)?;
+                result.set_named_property("isError", is_error)?;
+                if let Some((content, structured)) = parts {
+                    if let Some(content) = content {
+                        result
+                            .set_named_property("content", convert::parse_json(env, &content)?)?;
+                    }
+                    if let Some(structured) = structured {
+                        result.set_named_property(
+                            "structuredContent",
+                            convert::parse_json(env, &structured)?,
+                        )?;
+                    }
+                }
+                let mut metadata = Object::new(env)?;
+                metadata.set_named_property("server", server_name.as_str())?;
+                result.set_named_property("metadata", metadata)?;
+                Ok(result.to_unknown())
+            })
+        })?;
+    // SAFETY: the promise is handed to JavaScript as this call's return value at once.
+    Ok(unsafe {
+        std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(
+            promise,
+        )
+    })
+}
