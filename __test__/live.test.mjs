@@ -135,6 +135,37 @@ test("gateway: list_changed reaches loadMcp clients of both eras (2026-07-28 thr
   assert.ok(performance.now() - started < 3000, `stop took ${Math.round(performance.now() - started)} ms with a listener open`)
 })
 
+test("toolkit.reload: starts, closes and restarts only the servers whose entries changed; one reload at a time", T, async () => {
+  const [pidA, pidB, pidC] = [tmpFile("a.pid"), tmpFile("b.pid"), tmpFile("c.pid")]
+  const seen = []
+  const toolkit = await createToolkit({ mcpConfig: { mcpServers: { a: fixtureServer(["ping"], pidA), b: fixtureServer(["echo"], pidB) } }, onToolsChanged: (tools) => seen.push(names(tools)) })
+  defer(() => toolkit.close())
+  const [a, b] = [readPid(pidA), readPid(pidB)]
+  assert.deepEqual(await toolkit.reload({ mcpServers: { a: fixtureServer(["ping"], pidA), b: fixtureServer(["echo"], pidB) } }), { added: [], removed: [], restarted: [] })
+  assert.deepEqual(seen, [], "no change, no announcement")
+
+  // Two reloads at once run one after the other: the second sees what the first did.
+  const first = toolkit.reload({ mcpServers: { a: fixtureServer(["ping"], pidA), c: fixtureServer(["add"], pidC) } })
+  const second = toolkit.reload({ mcpServers: { c: fixtureServer(["add"], pidC), a: fixtureServer(["ping", "echo"], pidA) } })
+  assert.deepEqual(await first, { added: ["c"], removed: ["b"], restarted: [] })
+  assert.deepEqual(await second, { added: [], removed: [], restarted: ["a"] })
+  assert.deepEqual(Object.keys(toolkit.mcpStatus()), ["c", "a"], "config order of the last reload")
+  assert.deepEqual(names(toolkit.tools()), ["c_add", "a_ping", "a_echo"])
+  assert.deepEqual(seen, [["a_ping", "c_add"], ["c_add", "a_ping", "a_echo"]])
+  assert.equal(isAlive(b), false, "b was closed")
+  await waitFor(() => !isAlive(a), { message: "the old a is gone" })
+  assert.notEqual(readPid(pidA), a, "a was started again")
+  assert.equal((await toolkit.execute("c_add", { a: 1, b: 2 })).output, "3")
+
+  // A config that cannot be read changes nothing.
+  await assert.rejects(toolkit.reload("{ nope"), /invalid MCP config/)
+  assert.deepEqual(names(toolkit.tools()), ["c_add", "a_ping", "a_echo"])
+  await toolkit.close()
+  await assert.rejects(toolkit.reload({ mcpServers: {} }), { message: "toolnexus: this toolkit is closed" })
+  const left = [readPid(pidA), readPid(pidC)].filter(isAlive)
+  assert.deepEqual(left, [], `left running: ${describePids(left)}`)
+})
+
 /** Starts `toolnexus ...args` with piped stdio; `exited` resolves at its exit. */
 function startCli(args, { stdin = "ignore" } = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, stdio: [stdin, "pipe", "pipe"] })

@@ -287,6 +287,39 @@
     rebuild(true)
 
     const merged = (key) => Object.assign({}, ...[...sources.values()].map((source) => source[key]))
+
+    // Reads the config again and applies the difference; one at a time (see `reload`).
+    const reloadOnce = async (config) => {
+      if (closed) throw new Error("toolnexus: this toolkit is closed")
+      const next = native.parseMcpConfig(config ?? mcpConfig ?? {})
+      const same = (name) => name in specs && JSON.stringify(specs[name]) === JSON.stringify(next[name])
+      const added = Object.keys(next).filter((name) => !(name in specs))
+      const removed = Object.keys(specs).filter((name) => !(name in next))
+      const restarted = Object.keys(next).filter((name) => name in specs && !same(name))
+      if (added.length + removed.length + restarted.length === 0) return { added, removed, restarted }
+      const previous = specs
+      specs = next
+      let started
+      try {
+        started = await load([...added, ...restarted])
+      } catch (error) {
+        specs = previous
+        throw error
+      }
+      if (closed) {
+        // close() came while these were starting: they are not the toolkit's to keep.
+        await Promise.all(started.map(([, source]) => source.close()))
+        throw new Error("toolnexus: this toolkit is closed")
+      }
+      const retired = [...removed, ...restarted].map((name) => sources.get(name)).filter(Boolean)
+      for (const name of removed) sources.delete(name)
+      inOrder(started)
+      rebuild(true)
+      announce()
+      await Promise.all(retired.map((source) => source.close()))
+      return { added, removed, restarted }
+    }
+    let reloading = Promise.resolve()
     const toolkit = {
       tools: () => tools.slice(),
       get: (name) => byName.get(name),
@@ -304,30 +337,10 @@
       // Reads `config` (default: the mcpConfig the toolkit was made with) again: servers it
       // no longer has are closed, new ones started, changed ones restarted; unchanged ones
       // keep running. Served clients are told when the tool set changed.
-      async reload(config) {
-        if (closed) throw new Error("toolnexus: this toolkit is closed")
-        const next = native.parseMcpConfig(config ?? mcpConfig ?? {})
-        const same = (name) => name in specs && JSON.stringify(specs[name]) === JSON.stringify(next[name])
-        const added = Object.keys(next).filter((name) => !(name in specs))
-        const removed = Object.keys(specs).filter((name) => !(name in next))
-        const restarted = Object.keys(next).filter((name) => name in specs && !same(name))
-        if (added.length + removed.length + restarted.length === 0) return { added, removed, restarted }
-        const previous = specs
-        specs = next
-        let started
-        try {
-          started = await load([...added, ...restarted])
-        } catch (error) {
-          specs = previous
-          throw error
-        }
-        const retired = [...removed, ...restarted].map((name) => sources.get(name)).filter(Boolean)
-        for (const name of removed) sources.delete(name)
-        inOrder(started)
-        rebuild(true)
-        announce()
-        await Promise.all(retired.map((source) => source.close()))
-        return { added, removed, restarted }
+      reload(config) {
+        const run = reloading.then(() => reloadOnce(config))
+        reloading = run.catch(() => {})
+        return run
       },
       async serve(addr, serveOpts) {
         const { mcp, onCall, stateless, allowedHosts, allowedOrigins } = serveOpts ?? {}
@@ -357,6 +370,7 @@
       },
       close() {
         closed ??= (async () => {
+          await reloading // a reload that was starting servers closes them itself
           const running = [...services]
           services.clear()
           for (const { service } of running) service.close()
