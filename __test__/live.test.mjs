@@ -79,6 +79,21 @@ test("loadMcp: the config's tools filter applies to re-listed tools too; onTools
   await assert.rejects(loadMcp({ mcpServers: {} }, { onToolsChanged: 5 }), { name: "TypeError", message: "toolnexus: opts.onToolsChanged must be a function" })
 })
 
+test("loadMcp: an onToolsChanged that throws is a ToolnexusWarning, and the source keeps following", T, async () => {
+  const warnings = []
+  const onWarning = (w) => w.name === "ToolnexusWarning" && warnings.push(w.message)
+  process.on("warning", onWarning)
+  defer(() => process.off("warning", onWarning))
+  const source = await loadMcp({ mcpServers: { fix: fixtureServer(["grow"]) } }, { onToolsChanged: () => { throw new Error("app bug") } })
+  defer(() => source.close())
+  await source.tools[0].execute({ name: "one" })
+  await waitFor(() => warnings.length === 1, { message: "the warning" })
+  assert.deepEqual(warnings, ["toolnexus: onToolsChanged threw: app bug"])
+  await source.tools[0].execute({ name: "two" })
+  await waitFor(() => source.tools.length === 3, { message: "still following" })
+  assert.deepEqual(names(source.tools), ["fix_grow", "fix_one", "fix_two"])
+})
+
 test("gateway: a server's list_changed reaches the toolkit and every client of its endpoint", T, async () => {
   const toolkitChanges = []
   const toolkit = await createToolkit({ mcpConfig: { mcpServers: { fix: fixtureServer(["grow", "ping"]) } }, onToolsChanged: (tools) => toolkitChanges.push(names(tools)) })

@@ -43,6 +43,17 @@
     return { output, isError: true }
   }
 
+  // An app's callback that throws must not break the engine: its error becomes a warning.
+  function guardCallback(fn, name) {
+    return (...args) => {
+      try {
+        fn(...args)
+      } catch (error) {
+        process.emitWarning(`toolnexus: ${name} threw: ${error?.message ?? error}`, "ToolnexusWarning")
+      }
+    }
+  }
+
   // A loadMcp source's `tools` follow its servers' list changes: read, they are rebuilt (by
   // `rebuild`, in Rust) when the session's `generation` moved on since the last read. Assigning
   // `source.tools` replaces the live list with a plain value.
@@ -247,13 +258,7 @@
     // Served endpoints and the app hear of every change to the tool set.
     const announce = () => {
       for (const { service, cfg } of services) service.setTools(servedTools(exposedMcpTools(tools, cfg)))
-      if (onToolsChanged) {
-        try {
-          onToolsChanged(tools.slice())
-        } catch (error) {
-          process.emitWarning(`toolnexus: onToolsChanged threw: ${error?.message ?? error}`, "ToolnexusWarning")
-        }
-      }
+      if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
     }
     const following = (source) => () => {
       if (closed || ![...sources.values()].includes(source)) return
@@ -383,5 +388,5 @@
     return toolkit
   }
 
-  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit, followTools }
+  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit, followTools, guardCallback }
 })

@@ -61,7 +61,11 @@ fn load<'env>(
         Ok(w) => w.flatten().map(Arc::new),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
-    let on_tools_changed = match opts.as_ref().map(on_tools_changed_option).transpose() {
+    let on_tools_changed = match opts
+        .as_ref()
+        .map(|o| on_tools_changed_option(env, o))
+        .transpose()
+    {
         Ok(hook) => hook.flatten(),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
@@ -95,15 +99,31 @@ fn load<'env>(
 }
 
 /// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed
-/// (`source.tools` already shows them); a throw in it is the caller's and is ignored.
-fn on_tools_changed_option(opts: &Object) -> std::result::Result<Option<ToolsHook>, String> {
+/// (`source.tools` already shows them); a throw in it becomes a `ToolnexusWarning`.
+fn on_tools_changed_option(
+    env: &Env,
+    opts: &Object,
+) -> std::result::Result<Option<ToolsHook>, String> {
     let value: Unknown = opts
         .get_named_property("onToolsChanged")
         .map_err(|e| e.reason.clone())?;
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let f: Function<Value, ()> = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            let name = "onToolsChanged"
+                .into_unknown(env)
+                .map_err(|e| e.reason.clone())?;
+            let guarded = super::glue::call(
+                env,
+                "guardCallback",
+                (
+                    value,
+                    name,
+                    ().into_unknown(env).map_err(|e| e.reason.clone())?,
+                ),
+            )
+            .map_err(|e| e.reason.clone())?;
+            let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
             let tsfn: OnToolsChanged = f
                 .build_threadsafe_function()
                 .weak::<true>()
