@@ -41,7 +41,8 @@ NO_COLOR is not set.
 `
 
 const TIMEOUT = { timeout: { type: "string" } }
-// `arity`: how many positionals; `missing[n]`: what is missing when only n were given.
+// `arity`: how many positionals; `missing[n]`: what is missing when only n were given (when
+// the least is not 0).
 const COMMANDS = {
   list: { run: list, help: LIST_HELP, arity: [0, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
   diff: { run: diff, help: DIFF_HELP, arity: [1, 2], missing: ["<snapshot.json>"], options: { json: { type: "boolean" }, ...TIMEOUT } },
@@ -117,7 +118,7 @@ function parse(argv) {
   if (parsed.values.help) return { help: cmd.help }
   const [min, max] = cmd.arity
   const n = parsed.positionals.length
-  if (n < min) throw new Usage(`toolnexus ${first}: missing ${cmd.missing[n]}`, cmd.help)
+  if (n < min) throw new Usage(`toolnexus ${first}: missing ${cmd.missing?.[n] ?? "argument"}`, cmd.help)
   if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"`, cmd.help)
   const { values } = parsed
   if (values.timeout !== undefined) {

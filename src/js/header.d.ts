@@ -222,7 +222,8 @@ export interface LoadOptions extends ListOptions {
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /**
    * Called after a server's tools changed and were listed again; `source.tools` already
-   * shows them. A list that fails to load keeps the previous tools and calls nothing.
+   * shows them. A list that fails to load keeps the previous tools and calls nothing. A throw
+   * in it becomes a `ToolnexusWarning`.
    */
   onToolsChanged?: (change: ToolsChange) => void
 }
