@@ -3,6 +3,7 @@
 // Argument parsing, help and exit statuses live here; each command lives in ./cli/.
 import fs from "node:fs"
 import { parseArgs } from "node:util"
+import { AUTH_HELP, auth } from "./cli/auth.mjs"
 import { DIFF_HELP, diff } from "./cli/diff.mjs"
 import { UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
 import { LIST_HELP, list } from "./cli/list.mjs"
@@ -21,6 +22,8 @@ Commands:
       compare the live tools with a saved \`list --json\` output; exit 1 on drift
   serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n] [--stateless]
       serve every server's tools as one MCP server over streamable HTTP
+  auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
+      authorise a remote server by OAuth once; list or forget stored credentials
 
 Options:
   -h, --help     show this help (\`toolnexus <command> --help\` for a command's)
@@ -33,6 +36,12 @@ NO_COLOR is not set.
 
 const TIMEOUT = { timeout: { type: "string" } }
 const COMMANDS = {
+  auth: {
+    run: auth,
+    help: AUTH_HELP,
+    arity: [0, 2],
+    options: { "no-browser": { type: "boolean" }, list: { type: "boolean" }, logout: { type: "string" }, ...TIMEOUT },
+  },
   list: { run: list, help: LIST_HELP, arity: [1, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
   diff: { run: diff, help: DIFF_HELP, arity: [2, 2], options: { json: { type: "boolean" }, ...TIMEOUT } },
   serve: {

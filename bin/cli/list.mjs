@@ -1,4 +1,5 @@
 // `toolnexus list <config> [--json] [--timeout ms]`: what does this config give me?
+import { withConfig } from "./auth.mjs"
 import { liveInventory, readConfig } from "./inventory.mjs"
 import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term.mjs"
 
@@ -102,7 +103,8 @@ export async function list({ positionals, values }, { signal, warnings }) {
     ;({ inventory } = await liveInventory(servers, {
       deadline: values.timeout,
       signal,
-      onSettle: (name, result) => view.settle(name, result),
+      // A server that needs authorisation is shown with the command that authorises it.
+      onSettle: (name, result) => view.settle(name, result.error ? { ...result, error: withConfig(result.error, config) } : result),
     }))
   } finally {
     view.stop()

@@ -48,6 +48,7 @@ pub async fn open(
         Ok(conn) => conn,
         Err(reason) => return Opened::Failed(reason),
     };
+    conn.use_oauth(entry, &handler.auth, warnings);
     let timeout = Duration::from_millis(entry.timeout_ms);
     let result = tokio::select! {
         biased;
@@ -142,11 +143,13 @@ pub async fn list_all(
     config: &Config,
     cancel: &CancellationToken,
     deadline: Option<Duration>,
+    handler: impl Fn(&str) -> ClientSide,
 ) -> Result<Vec<ServerInventory>, Interrupted> {
-    let (servers, interrupted) =
-        for_each_server(config, cancel, deadline, |entry, stop| async move {
+    let (servers, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| {
+        let handler = handler(&entry.name);
+        async move {
             let mut warnings = Vec::new();
-            let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
+            let opened = open(&entry, handler, &stop, &mut warnings).await;
             let mut info = None;
             let (status, tools, error) = match opened {
                 Opened::Disabled => ("disabled", Vec::new(), None),
@@ -166,8 +169,9 @@ pub async fn list_all(
                 info,
                 warnings,
             }
-        })
-        .await;
+        }
+    })
+    .await;
     match interrupted {
         Some(why) => Err(why),
         None => Ok(servers

@@ -189,12 +189,12 @@
   }
 
   async function createToolkit(opts) {
-    const { mcpConfig, extraTools = [], signal, waitFor } = opts ?? {}
+    const { mcpConfig, extraTools = [], signal, waitFor, authorize, tokenStore } = opts ?? {}
     if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
     const source =
       mcpConfig === undefined || mcpConfig === null
         ? undefined
-        : await native.loadMcp(mcpConfig, { signal, waitFor })
+        : await native.loadMcp(mcpConfig, { signal, waitFor, authorize, tokenStore })
     const tools = []
     const byName = new Map()
     for (const tool of [...(source?.tools ?? []), ...extraTools]) {

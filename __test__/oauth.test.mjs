@@ -1,0 +1,263 @@
+// OAuth end to end: an OAuth-protected streamable-HTTP MCP server on 127.0.0.1 (the TypeScript
+// SDK's authorisation-server router and bearer middleware, __test__/fixtures/oauth-server.mjs),
+// authorised through `opts.authorize` (fetching the URL follows the server's redirect to the
+// loopback listener, as a browser would), then reused from the store, refreshed, forgotten;
+// and the `toolnexus auth` command as a real subprocess. The token store lives in a temporary
+// XDG_CONFIG_HOME / HOME, never the user's.
+import { test } from "node:test"
+import assert from "node:assert/strict"
+import fs from "node:fs"
+import path from "node:path"
+import { spawn } from "node:child_process"
+import { forgetCredentials, listMcpTools, loadMcp, storedCredentials } from "toolnexus"
+import { repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
+import { startOAuthServer } from "./fixtures/oauth-server.mjs"
+
+const home = tmpDir()
+process.env.HOME = home
+process.env.XDG_CONFIG_HOME = path.join(home, "config")
+const credentialsFile = path.join(home, "config", "toolnexus", "credentials.json")
+
+const T = { timeout: 60_000 }
+
+/** What a browser does with the URL: follow the redirects, here back to toolnexus's listener. */
+function fetchingAuthorize() {
+  const urls = []
+  const authorize = async (url) => {
+    urls.push(url)
+    const answer = await fetch(url)
+    assert.equal(answer.status, 200, `the redirect listener answered ${answer.status}`)
+  }
+  return { authorize, urls }
+}
+
+/** Captures ToolnexusWarnings emitted while `work` runs. */
+async function withWarnings(work) {
+  const warnings = []
+  const onWarning = (w) => warnings.push(String(w.message))
+  process.on("warning", onWarning)
+  try {
+    return { result: await work(), warnings }
+  } finally {
+    process.off("warning", onWarning)
+  }
+}
+
+function assertNoToken(text, server) {
+  for (const token of server.tokens) assert.ok(!text.includes(token), `a token leaked into: ${text}`)
+}
+
+test("OAuth: authorise once, reuse from the store, refresh after expiry, fail in words, logout", T, async () => {
+  const server = await startOAuthServer()
+  try {
+    const config = { mcpServers: { secure: { type: "http", url: server.url, timeout: 10_000 } } }
+
+    // Without authorize and without a token: failed, saying how to authorise and why.
+    const before = await listMcpTools(config)
+    assert.equal(before.status.secure, "failed")
+    assert.equal(before.errors.secure, 'authorization required: run "toolnexus auth <config> secure" (no token is stored for this server)')
+    assert.equal(server.stats.authorizations, 0)
+
+    // First authorisation: authorize is called once, with the server's authorisation endpoint.
+    const first = fetchingAuthorize()
+    const { result: authorised, warnings } = await withWarnings(() => listMcpTools(config, { authorize: first.authorize }))
+    assert.equal(authorised.status.secure, "connected", authorised.errors.secure)
+    assert.deepEqual(authorised.tools.secure.map((t) => t.name), ["whoami"])
+    assert.equal(first.urls.length, 1)
+    const asked = new URL(first.urls[0])
+    assert.equal(`${asked.origin}${asked.pathname}`, new URL("/authorize", server.url).href)
+    assert.equal(asked.searchParams.get("code_challenge_method"), "S256")
+    assert.equal(asked.searchParams.get("resource"), server.url)
+    assert.match(asked.searchParams.get("redirect_uri"), /^http:\/\/127\.0\.0\.1:\d+\/callback$/)
+    assert.equal(server.stats.codeExchanges, 1)
+
+    // Stored in a file only its owner can read, keyed by the server URL; never shown in full.
+    assert.equal(fs.statSync(credentialsFile).mode & 0o777, 0o600)
+    const file = JSON.parse(fs.readFileSync(credentialsFile, "utf8"))
+    assert.deepEqual(Object.keys(file.servers), [server.url])
+    const [listed] = storedCredentials()
+    assert.equal(listed.server, "secure")
+    assert.equal(listed.url, server.url)
+    assert.equal(listed.issuer, new URL("/", server.url).href)
+    assert.equal(listed.refreshable, true)
+    assertNoToken(JSON.stringify(storedCredentials()), server)
+    assertNoToken(JSON.stringify(authorised) + warnings.join("\n"), server)
+
+    // Reuse: a second call (a fresh connection) needs no authorisation.
+    let askedAgain = 0
+    const reused = await listMcpTools(config, { authorize: async () => void askedAgain++ })
+    assert.equal(reused.status.secure, "connected", reused.errors.secure)
+    assert.equal(askedAgain, 0)
+    assert.equal(server.stats.authorizations, 1)
+
+    // The server forgets its access tokens (they expired): one refresh, no user, and the tool works.
+    server.expireAccessTokens()
+    const source = await loadMcp(config)
+    try {
+      assert.equal(source.status.secure, "connected", source.errors.secure)
+      assert.equal(server.stats.refreshes, 1)
+      const result = await source.tools.find((t) => t.name === "secure_whoami").execute({})
+      assert.equal(result.output, "you are ada@example.com")
+      assert.equal(result.isError, false)
+      assertNoToken(JSON.stringify(result), server)
+    } finally {
+      await source.close()
+    }
+    assert.equal(server.stats.authorizations, 1)
+
+    // Expired and not refreshable (the refresh token revoked too): failed, saying so.
+    server.expireAccessTokens()
+    server.revokeRefreshTokens()
+    const expired = await listMcpTools(config)
+    assert.equal(expired.status.secure, "failed")
+    assert.equal(
+      expired.errors.secure,
+      'authorization required: run "toolnexus auth <config> secure" (the stored token expired and cannot be refreshed)',
+    )
+    assertNoToken(JSON.stringify(expired), server)
+
+    // Logout: forgotten, and the next call is back to "no token".
+    assert.equal(forgetCredentials("secure"), 1)
+    assert.deepEqual(storedCredentials(), [])
+    const after = await listMcpTools(config)
+    assert.equal(after.errors.secure, 'authorization required: run "toolnexus auth <config> secure" (no token is stored for this server)')
+  } finally {
+    await server.close()
+  }
+})
+
+test("OAuth: an app's tokenStore gets the record, and a static Authorization header skips OAuth", T, async () => {
+  const server = await startOAuthServer()
+  try {
+    const records = new Map()
+    const calls = []
+    // A class-based store: its methods use `this`.
+    class Keychain {
+      items = records
+      async get(key) {
+        calls.push(`get ${key}`)
+        return this.items.get(key)
+      }
+      async set(key, record) {
+        calls.push(`set ${key}`)
+        this.items.set(key, record)
+      }
+      async delete(key) {
+        calls.push(`delete ${key}`)
+        this.items.delete(key)
+      }
+    }
+    const tokenStore = new Keychain()
+    const config = { mcpServers: { secure: { url: server.url, timeout: 10_000 } } }
+    const { authorize } = fetchingAuthorize()
+    const inv = await listMcpTools(config, { authorize, tokenStore })
+    assert.equal(inv.status.secure, "connected", inv.errors.secure)
+    assert.deepEqual([...records.keys()], [server.url])
+    assert.equal(records.get(server.url).server, "secure")
+    assert.ok(calls.includes(`set ${server.url}`))
+    const inFile = fs.existsSync(credentialsFile) ? Object.keys(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).servers) : []
+    assert.deepEqual(inFile, [], "the app's store is used instead of the file")
+
+    // The record reused through the app's store, with no authorisation.
+    const again = await listMcpTools(config, { tokenStore })
+    assert.equal(again.status.secure, "connected", again.errors.secure)
+    assert.equal(server.stats.authorizations, 1)
+
+    // A static Authorization header is the credential: toolnexus neither refreshes nor asks.
+    const unauthorizedBefore = server.stats.unauthorized
+    const headers = { Authorization: "Bearer not-a-token" }
+    const fixed = await listMcpTools({ mcpServers: { secure: { url: server.url, headers, timeout: 10_000 } } }, { authorize, tokenStore })
+    assert.equal(fixed.status.secure, "failed")
+    assert.equal(fixed.errors.secure, `HTTP 401 Unauthorized at ${server.url}`)
+    assert.equal(server.stats.authorizations, 1)
+    assert.equal(server.stats.unauthorized, unauthorizedBefore + 1, "one request, no legacy SSE retry")
+
+    // A store that throws fails the server with its message, not a crash.
+    const broken = { get: async () => { throw new Error("keychain locked") }, set: async () => {}, delete: async () => {} }
+    const failed = await listMcpTools(config, { tokenStore: broken })
+    assert.equal(failed.status.secure, "failed")
+    console.log(failed.errors.secure)
+    await assert.rejects(listMcpTools(config, { tokenStore: { get: 1 } }), {
+      name: "TypeError",
+      message: "toolnexus: opts.tokenStore.get must be a function",
+    })
+  } finally {
+    await server.close()
+  }
+})
+
+/** Runs the CLI with the temporary home; `onLine` sees stdout lines as they come. */
+function cli(args, { onLine } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bin", "toolnexus.mjs"), ...args], {
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    let stdout = ""
+    let stderr = ""
+    let pending = ""
+    child.stdout.setEncoding("utf8").on("data", (d) => {
+      stdout += d
+      pending += d
+      const lines = pending.split("\n")
+      pending = lines.pop()
+      for (const line of lines) onLine?.(line)
+    })
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+test("toolnexus auth --no-browser, auth --list, list marks the server, auth --logout", T, async () => {
+  const server = await startOAuthServer()
+  try {
+    const config = tmpConfig({ mcpServers: { secure: { url: server.url, timeout: 10_000 } } })
+
+    const needs = await cli(["list", config])
+    assert.equal(needs.code, 1)
+    assert.match(needs.stdout, new RegExp(`secure +authorization required: run "toolnexus auth ${config.replaceAll("/", "\\/")} secure" \\(no token is stored for this server\\)`))
+
+    // The printed URL is "opened" by fetching it, as the user's browser would.
+    let opened
+    const authorised = await cli(["auth", config, "secure", "--no-browser"], {
+      onLine: (line) => {
+        if (line.startsWith("http")) opened = fetch(line)
+      },
+    })
+    assert.equal(authorised.code, 0, authorised.stderr)
+    assert.equal((await opened).status, 200)
+    const issuer = new URL("/", server.url).href
+    assert.match(authorised.stdout, /Open this URL to authorise secure:\nhttp:\/\/127\.0\.0\.1:\d+\/authorize\?/)
+    assert.match(authorised.stdout, new RegExp(`authorised secure as client [\\w-]+ at ${issuer.replaceAll("/", "\\/")} \\(1 tools\\)`))
+    assertNoToken(authorised.stdout + authorised.stderr, server)
+
+    const listed = await cli(["auth", "--list"])
+    assert.equal(listed.code, 0)
+    assert.match(listed.stdout, new RegExp(`^secure  ${server.url}\\n  issuer ${issuer} · client `))
+    assert.match(listed.stdout, /refreshable/)
+    assertNoToken(listed.stdout, server)
+
+    const connected = await cli(["list", config])
+    assert.equal(connected.code, 0, connected.stdout + connected.stderr)
+    assert.equal(server.stats.authorizations, 1)
+
+    const out = await cli(["auth", "--logout", "secure"])
+    assert.equal(out.code, 0)
+    assert.equal(out.stdout, "forgot the credentials of secure\n")
+    const none = await cli(["auth", "--list"])
+    assert.match(none.stdout, /^no stored credentials/)
+    const again = await cli(["auth", "--logout", "secure"])
+    assert.equal(again.code, 1)
+
+    const usage = await cli(["auth", config])
+    assert.equal(usage.code, 2)
+    assert.match(usage.stderr, /expected <config> <name>/)
+  } finally {
+    await server.close()
+  }
+})

@@ -1,0 +1,291 @@
+//! OAuth for remote servers. Every streamable-HTTP connection without a static `Authorization`
+//! header goes through [`ServerAuth`]: it sends a stored token when there is one (refreshed
+//! when near expiry), and when the server answers 401, or 403 `insufficient_scope`, it refreshes
+//! once, then runs the authorisation flow if the caller gave `authorize` — at most
+//! [`MAX_AUTHORIZATIONS`] times per connection — or fails with the command that would
+//! authorise it. Tokens and secrets never appear in a reason.
+
+pub mod flow;
+pub mod http;
+pub mod loopback;
+pub mod store;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures::future::BoxFuture;
+use rmcp::transport::auth::AuthorizationManager;
+
+use crate::config::auth::OAuthSettings;
+use store::{ServerCredentials, TokenStore};
+
+/// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
+/// server that keeps refusing.
+pub const MAX_AUTHORIZATIONS: u32 = 3;
+
+/// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
+pub type Authorize = Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
+/// What the caller of one listMcpTools / loadMcp / createToolkit supplies for all its servers.
+#[derive(Clone, Default)]
+pub struct AuthContext {
+    pub authorize: Option<Authorize>,
+    /// `None`: the default file store, opened when a server first needs it.
+    pub store: Option<Arc<dyn TokenStore>>,
+    /// The config as the `toolnexus auth` command names it (its path, or `<config>`).
+    pub config: Option<String>,
+}
+
+impl AuthContext {
+    fn store(&self) -> Option<Arc<dyn TokenStore>> {
+        if let Some(store) = &self.store {
+            return Some(store.clone());
+        }
+        store::FileStore::default_location().map(|s| Arc::new(Arc::new(s)) as Arc<dyn TokenStore>)
+    }
+}
+
+/// Why a server that needs the user could not be used without them.
+enum Missing {
+    NoToken,
+    Expired,
+    Scope(String),
+}
+
+/// One connection's OAuth state.
+pub struct ServerAuth {
+    url: String,
+    name: String,
+    settings: OAuthSettings,
+    context: AuthContext,
+    credentials: Option<ServerCredentials>,
+    state: tokio::sync::Mutex<State>,
+    authorizations: AtomicU32,
+    /// The reason the last recovery failed, in words, for the connection's failure reason.
+    failure: std::sync::Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+struct State {
+    loaded: bool,
+    /// Stored credentials existed (so a missing token means it expired, not that none was ever got).
+    had_stored: bool,
+    manager: Option<Arc<AuthorizationManager>>,
+    /// Reading the store failed: that, not a missing token, is why there is none.
+    store_error: Option<String>,
+}
+
+impl ServerAuth {
+    pub fn new(url: &str, name: &str, settings: OAuthSettings, context: AuthContext) -> Self {
+        let credentials = context.store().map(|store| ServerCredentials {
+            key: store::canonical_url(url),
+            server: name.to_string(),
+            store,
+        });
+        Self {
+            url: url.to_string(),
+            name: name.to_string(),
+            settings,
+            context,
+            credentials,
+            state: Default::default(),
+            authorizations: AtomicU32::new(0),
+            failure: Default::default(),
+        }
+    }
+
+    /// Why recovering authorisation failed, if it did.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn fail(&self, reason: String) -> String {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.clone());
+        reason
+    }
+
+    /// The token to send, if any: the stored one on first use, refreshed when near expiry.
+    pub async fn token(&self) -> Option<String> {
+        let manager = {
+            let mut state = self.state.lock().await;
+            self.load(&mut state).await;
+            state.manager.clone()?
+        };
+        manager.get_access_token().await.ok()
+    }
+
+    async fn load(&self, state: &mut State) {
+        if state.loaded {
+            return;
+        }
+        state.loaded = true;
+        let Some(credentials) = &self.credentials else {
+            return;
+        };
+        match credentials.stored().await {
+            Ok(stored) => state.had_stored = stored.is_some(),
+            Err(e) => state.store_error = Some(format!("could not be read: {e}")),
+        }
+        if state.had_stored {
+            match flow::from_store(&self.url, &self.settings, credentials).await {
+                Ok(manager) => state.manager = manager.map(Arc::new),
+                Err(e) => state.store_error = Some(format!("could not be used: {e}")),
+            }
+        }
+    }
+
+    /// After a 401 (`insufficient` `None`) or a 403 asking for more scope: a token to retry
+    /// with, or the reason there is none.
+    pub async fn recover(
+        &self,
+        challenge: &str,
+        sent: Option<&str>,
+        insufficient: Option<&str>,
+    ) -> Result<String, String> {
+        let mut state = self.state.lock().await;
+        self.load(&mut state).await;
+        if let Some(manager) = state.manager.clone() {
+            // Another request of this connection recovered while this one waited.
+            if let Ok(token) = manager.get_access_token().await
+                && Some(token.as_str()) != sent
+                && insufficient.is_none()
+            {
+                return Ok(token);
+            }
+            // A rejected token is refreshed once before asking the user.
+            if insufficient.is_none()
+                && sent.is_some()
+                && manager.refresh_token().await.is_ok()
+                && let Ok(fresh) = manager.get_access_token().await
+                && Some(fresh.as_str()) != sent
+            {
+                return Ok(fresh);
+            }
+        }
+        if let Some(e) = &state.store_error
+            && self.context.authorize.is_none()
+        {
+            return Err(self.fail(format!(
+                "authorization required, but the stored credentials {e}"
+            )));
+        }
+        let missing = match insufficient {
+            Some(scope) => Missing::Scope(scope.to_string()),
+            None if state.had_stored || state.manager.is_some() => Missing::Expired,
+            None => Missing::NoToken,
+        };
+        let Some(ask_user) = &self.context.authorize else {
+            return Err(self.fail(self.required(&missing)));
+        };
+        let Some(credentials) = &self.credentials else {
+            return Err(self.fail(
+                "authorization required, but there is no config directory to keep its tokens in (pass opts.tokenStore)".into(),
+            ));
+        };
+        if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
+            let tail = match &missing {
+                Missing::Scope(scope) => format!(" (it asks for scope {})", quote_scope(scope)),
+                _ => String::new(),
+            };
+            return Err(self.fail(format!(
+                "authorization refused: the server still refuses after {MAX_AUTHORIZATIONS} authorizations{tail}"
+            )));
+        }
+        let scopes = match (&missing, &state.manager) {
+            (Missing::Scope(required), manager) => {
+                let mut scopes = match manager {
+                    Some(manager) => manager.get_current_scopes().await,
+                    None => self.settings.scopes.clone(),
+                };
+                for scope in required.split_whitespace() {
+                    if !scopes.iter().any(|s| s == scope) {
+                        scopes.push(scope.to_string());
+                    }
+                }
+                scopes
+            }
+            _ => self.settings.scopes.clone(),
+        };
+        let authorized = flow::authorize(
+            &self.url,
+            &self.settings,
+            credentials,
+            Some(challenge),
+            scopes,
+            ask_user,
+        )
+        .await
+        .map_err(|reason| self.fail(reason))?;
+        let token = authorized
+            .get_access_token()
+            .await
+            .map_err(|e| self.fail(flow::words(&e)))?;
+        state.manager = Some(Arc::new(authorized));
+        state.had_stored = true;
+        Ok(token)
+    }
+
+    /// `authorization required: run "toolnexus auth <config> <name>" (why)`.
+    fn required(&self, missing: &Missing) -> String {
+        let why = match missing {
+            Missing::NoToken => "no token is stored for this server".to_string(),
+            Missing::Expired => "the stored token expired and cannot be refreshed".to_string(),
+            Missing::Scope(scope) => format!(
+                "the server refused the granted scope; it asks for {}",
+                quote_scope(scope)
+            ),
+        };
+        // A config given as an object has no path to name: a placeholder stands in.
+        let config = match self.context.config.as_deref() {
+            Some(path) => shell_word(path),
+            None => "<config>".to_string(),
+        };
+        format!(
+            "authorization required: run \"toolnexus auth {config} {}\" ({why})",
+            shell_word(&self.name)
+        )
+    }
+}
+
+fn quote_scope(scope: &str) -> String {
+    crate::config::quote::quote(scope, 100)
+}
+
+/// A word as a shell reads it back: bare when safe, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let word = crate::config::quote::shorten(word, 200);
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_names_the_command_and_the_kind() {
+        let context = AuthContext {
+            config: Some("my mcp.json".into()),
+            store: Some(Arc::new(Arc::new(
+                store::FileStore::default_location().unwrap(),
+            ))),
+            ..Default::default()
+        };
+        let auth = ServerAuth::new("https://x/mcp", "github", OAuthSettings::default(), context);
+        assert_eq!(
+            auth.required(&Missing::NoToken),
+            "authorization required: run \"toolnexus auth 'my mcp.json' github\" (no token is stored for this server)"
+        );
+        assert!(
+            auth.required(&Missing::Scope("repo".into()))
+                .ends_with("it asks for \"repo\")")
+        );
+    }
+}
