@@ -9,8 +9,8 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { spawn } from "node:child_process"
-import { forgetCredentials, listMcpTools, loadMcp, storedCredentials } from "toolnexus"
-import { repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
+import { createToolkit, forgetCredentials, listMcpTools, loadMcp, storedCredentials } from "toolnexus"
+import { fixture, repoRoot, runNode, tmpConfig, tmpDir } from "./helpers.mjs"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 
 const home = tmpDir()
@@ -105,6 +105,33 @@ test("OAuth: authorise once, reuse from the store, refresh after expiry, fail in
     }
     assert.equal(server.stats.authorizations, 1)
 
+    // Expired by toolnexus's own clock (received two hours ago, valid for one): refreshed before
+    // it is sent (the server would still have taken it, so only that clock can ask for this).
+    const stored = JSON.parse(fs.readFileSync(credentialsFile, "utf8"))
+    stored.servers[server.url].credentials.token_received_at -= 7200
+    fs.writeFileSync(credentialsFile, JSON.stringify(stored))
+    const early = await listMcpTools(config)
+    assert.equal(early.status.secure, "connected", early.errors.secure)
+    assert.equal(server.stats.refreshes, 2)
+
+    // Two agents (processes) find the token rejected at once. Refresh tokens rotate (each works
+    // once): under the store's cross-process lock the second takes the first one's fresh token,
+    // or refreshes with its successor, never with the spent one; both connect.
+    server.expireAccessTokens()
+    server.slowRefreshes(500)
+    const refreshesBefore = server.stats.refreshes
+    const shared = tmpConfig(config)
+    const agents = await Promise.all([1, 2].map(() => runNode(fixture("oauth-lister.mjs"), { args: [shared], timeout: 30_000 })))
+    for (const agent of agents) {
+      assert.equal(agent.code, 0, agent.stderr)
+      assert.deepEqual(JSON.parse(agent.stdout), { status: { secure: "connected" }, errors: {} })
+      assertNoToken(agent.stdout + agent.stderr, server)
+    }
+    server.slowRefreshes(0)
+    assert.equal(server.stats.spentRefreshes, 0)
+    assert.ok([1, 2].includes(server.stats.refreshes - refreshesBefore), `${server.stats.refreshes - refreshesBefore} refreshes`)
+    assert.equal(server.stats.authorizations, 1)
+
     // Expired and not refreshable (the refresh token revoked too): failed, saying so.
     server.expireAccessTokens()
     server.revokeRefreshTokens()
@@ -162,6 +189,14 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
     const again = await listMcpTools(config, { tokenStore })
     assert.equal(again.status.secure, "connected", again.errors.secure)
     assert.equal(server.stats.authorizations, 1)
+
+    // createToolkit passes authorize and tokenStore on to its servers.
+    const toolkit = await createToolkit({ mcpConfig: config, tokenStore })
+    try {
+      assert.deepEqual(toolkit.tools().map((t) => t.name), ["secure_whoami"])
+    } finally {
+      await toolkit.close()
+    }
 
     // A static Authorization header is the credential: toolnexus neither refreshes nor asks.
     const unauthorizedBefore = server.stats.unauthorized
