@@ -84,6 +84,7 @@ export async function list({ positionals, values }, { signal, warnings }) {
 
   if (values.json) {
     const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
+    for (const [name, reason] of Object.entries(inventory.errors)) inventory.errors[name] = withConfig(reason, config)
     out.write(`${JSON.stringify(inventory, null, 2)}\n`)
     return Object.keys(inventory.errors).length > 0 ? 1 : 0
   }
