@@ -207,6 +207,21 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
     assert.equal(server.stats.authorizations, 1)
     assert.equal(server.stats.unauthorized, unauthorizedBefore + 1, "one request, no legacy SSE retry")
 
+    // The user says no: the authorisation server redirects with an error, reported in words.
+    const empty = new Map()
+    const fresh = { get: async (k) => empty.get(k), set: async (k, v) => void empty.set(k, v), delete: async (k) => void empty.delete(k) }
+    const refuse = async (url) => {
+      const asked = new URL(url)
+      const back = new URL(asked.searchParams.get("redirect_uri"))
+      back.search = new URLSearchParams({ error: "access_denied", error_description: "the user said no", state: asked.searchParams.get("state") })
+      await fetch(back)
+    }
+    const refused = await listMcpTools(config, { authorize: refuse, tokenStore: fresh })
+    assert.equal(refused.errors.secure, "the authorisation server refused (access_denied: the user said no)")
+    const throwing = await listMcpTools(config, { authorize: () => Promise.reject(new Error("no browser here")), tokenStore: fresh })
+    assert.equal(throwing.errors.secure, "opts.authorize failed: no browser here")
+    assert.equal(empty.size, 0)
+
     // A store that throws fails the server with its message, not a crash.
     const broken = { get: async () => { throw new Error("keychain locked") }, set: async () => {}, delete: async () => {} }
     const failed = await listMcpTools(config, { tokenStore: broken })
