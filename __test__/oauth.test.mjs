@@ -80,6 +80,7 @@ test("OAuth: authorise once, reuse from the store, refresh after expiry, fail in
     assert.equal(listed.url, server.url)
     assert.equal(listed.issuer, new URL("/", server.url).href)
     assert.equal(listed.refreshable, true)
+    assert.equal(listed.subject, "ada@example.com", "from the userinfo endpoint")
     assertNoToken(JSON.stringify(storedCredentials()), server)
     assertNoToken(JSON.stringify(authorised) + warnings.join("\n"), server)
 
@@ -113,6 +114,7 @@ test("OAuth: authorise once, reuse from the store, refresh after expiry, fail in
     const early = await listMcpTools(config)
     assert.equal(early.status.secure, "connected", early.errors.secure)
     assert.equal(server.stats.refreshes, 2)
+    assert.equal(storedCredentials()[0].subject, "ada@example.com", "a refresh keeps whom the grant is for")
 
     // Two agents (processes) find the token rejected at once. Refresh tokens rotate (each works
     // once): under the store's cross-process lock the second takes the first one's fresh token,
@@ -283,12 +285,12 @@ test("toolnexus auth --no-browser, auth --list, list marks the server, auth --lo
     assert.equal((await opened).status, 200)
     const issuer = new URL("/", server.url).href
     assert.match(authorised.stdout, /Open this URL to authorise secure:\nhttp:\/\/127\.0\.0\.1:\d+\/authorize\?/)
-    assert.match(authorised.stdout, new RegExp(`authorised secure as client [\\w-]+ at ${issuer.replaceAll("/", "\\/")} \\(1 tools\\)`))
+    assert.match(authorised.stdout, /authorised secure as ada@example\.com \(1 tools\)\n$/)
     assertNoToken(authorised.stdout + authorised.stderr, server)
 
     const listed = await cli(["auth", "--list"])
     assert.equal(listed.code, 0)
-    assert.match(listed.stdout, new RegExp(`^secure  ${server.url}\\n  issuer ${issuer} · client `))
+    assert.match(listed.stdout, new RegExp(`^secure  ${server.url}  as ada@example\\.com\\n  issuer ${issuer} · client `))
     assert.match(listed.stdout, /refreshable/)
     assertNoToken(listed.stdout, server)
 

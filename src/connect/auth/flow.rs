@@ -89,6 +89,12 @@ pub async fn authorize(
         .resolve_metadata_from_challenge(challenge)
         .await
         .map_err(|e| words(&e))?;
+    let userinfo = resolution
+        .metadata
+        .additional_fields
+        .get("userinfo_endpoint")
+        .and_then(|v| v.as_str())
+        .map(String::from);
     manager.set_metadata(resolution.metadata);
     let mut request =
         AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(CLIENT_NAME);
@@ -131,7 +137,37 @@ pub async fn authorize(
                 )
                 .await
                 .map_err(|e| words(&e))?;
-            Ok(session.auth_manager)
+            let manager = session.auth_manager;
+            if let Some(endpoint) = userinfo
+                && let Ok(token) = manager.get_access_token().await
+                && let Some(subject) = userinfo_subject(&endpoint, &token).await
+            {
+                // Only for saying whom the server was authorised as: a failure costs nothing.
+                let _ = credentials.note_subject(&subject).await;
+            }
+            Ok(manager)
         }
     }
+}
+
+/// Who the token belongs to, as the OpenID `userinfo` endpoint says (`email`, else
+/// `preferred_username`, `name` or `sub`); `None` when it does not answer in time or at all.
+async fn userinfo_subject(endpoint: &str, token: &str) -> Option<String> {
+    let request = crate::connect::http::client()
+        .get(endpoint)
+        .bearer_auth(token)
+        .timeout(std::time::Duration::from_secs(5));
+    let claims: serde_json::Value = request
+        .send()
+        .await
+        .ok()?
+        .error_for_status()
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    ["email", "preferred_username", "name", "sub"]
+        .iter()
+        .find_map(|k| claims.get(*k).and_then(|v| v.as_str()))
+        .map(|s| crate::config::quote::shorten(s, 200))
 }

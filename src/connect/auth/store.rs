@@ -236,6 +236,19 @@ impl ServerCredentials {
     }
 }
 
+impl ServerCredentials {
+    /// Records whom the credentials were granted to (shown by `toolnexus auth --list`).
+    pub async fn note_subject(&self, subject: &str) -> Result<(), String> {
+        let Some(mut record) = self.store.get(&self.key).await? else {
+            return Ok(());
+        };
+        if let Some(record) = record.as_object_mut() {
+            record.insert("subject".into(), subject.into());
+        }
+        self.store.set(&self.key, record).await
+    }
+}
+
 #[async_trait::async_trait]
 impl CredentialStore for ServerCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
@@ -243,7 +256,14 @@ impl CredentialStore for ServerCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let record = json!({
+        // A refresh keeps whom the grant was for (the same issuer's grant, refreshed).
+        let subject = match self.store.get(&self.key).await {
+            Ok(Some(old)) if old.get("issuer") == Some(&json!(credentials.issuer)) => {
+                old.get("subject").cloned()
+            }
+            _ => None,
+        };
+        let mut record = json!({
             "server": self.server,
             "url": self.key,
             "issuer": credentials.issuer,
@@ -253,6 +273,9 @@ impl CredentialStore for ServerCredentials {
             "credentials": serde_json::to_value(&credentials)
                 .map_err(|e| store_error(e.to_string()))?,
         });
+        if let (Some(subject), Some(record)) = (subject, record.as_object_mut()) {
+            record.insert("subject".into(), subject);
+        }
         self.store.set(&self.key, record).await.map_err(store_error)
     }
 
@@ -294,7 +317,11 @@ pub fn summary(key: &str, record: &Value) -> Value {
         "scopes": credentials.and_then(|c| c.get("granted_scopes")),
         "expiresAt": received.zip(expires_in).map(|(at, within)| (at + within) * 1000),
         "refreshable": token.is_some_and(|t| t.get("refresh_token").is_some_and(|r| !r.is_null())),
-        "subject": id_token.or(access).and_then(jwt_subject),
+        "subject": record
+            .get("subject")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .or_else(|| id_token.or(access).and_then(jwt_subject)),
     })
 }
 
