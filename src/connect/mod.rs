@@ -156,27 +156,9 @@ impl Connection {
         context: &auth::AuthContext,
         warnings: &mut Vec<String>,
     ) {
-        let Endpoint::Remote { url, headers, .. } = &self.endpoint else {
-            return;
-        };
-        if headers.contains_key(reqwest::header::AUTHORIZATION) {
-            return;
+        if let Endpoint::Remote { url, headers, .. } = &self.endpoint {
+            self.oauth = auth::ServerAuth::for_remote(entry, url, headers, context, warnings);
         }
-        let mut missing = Vec::new();
-        let settings = entry
-            .auth
-            .clone()
-            .unwrap_or_default()
-            .expanded(&mut |s| crate::config::vars::expand(s, &mut missing));
-        for name in missing {
-            warnings.push(format!(
-                "toolnexus: environment variable {} is not set (server {}); using \"\"",
-                crate::config::quote::shorten(&name, crate::config::quote::QUOTE_CHARS),
-                crate::config::quote::quote(&entry.name, crate::config::quote::QUOTE_CHARS)
-            ));
-        }
-        let server = auth::ServerAuth::new(url, &entry.name, settings, context.clone());
-        self.oauth = Some(std::sync::Arc::new(server));
     }
 
     /// The name a timeout in [`Connection::initialize`] gives its phase.

@@ -94,6 +94,39 @@ impl ServerAuth {
         }
     }
 
+    /// For a remote server without a static `Authorization` header; `entry.auth` is expanded
+    /// here (a missing variable is a warning, as everywhere in a config).
+    pub fn for_remote(
+        entry: &crate::config::ServerEntry,
+        url: &str,
+        headers: &reqwest::header::HeaderMap,
+        context: &AuthContext,
+        warnings: &mut Vec<String>,
+    ) -> Option<Arc<Self>> {
+        if headers.contains_key(reqwest::header::AUTHORIZATION) {
+            return None;
+        }
+        let mut missing = Vec::new();
+        let settings = entry
+            .auth
+            .clone()
+            .unwrap_or_default()
+            .expanded(&mut |s| crate::config::vars::expand(s, &mut missing));
+        for name in missing {
+            warnings.push(format!(
+                "toolnexus: environment variable {} is not set (server {}); using \"\"",
+                crate::config::quote::shorten(&name, crate::config::quote::QUOTE_CHARS),
+                crate::config::quote::quote(&entry.name, crate::config::quote::QUOTE_CHARS)
+            ));
+        }
+        Some(Arc::new(Self::new(
+            url,
+            &entry.name,
+            settings,
+            context.clone(),
+        )))
+    }
+
     /// Why recovering authorisation failed, if it did.
     pub fn failure(&self) -> Option<String> {
         self.failure
