@@ -8,8 +8,8 @@ use rmcp::transport::auth::{
 };
 
 use super::Authorize;
+use super::credentials::ServerCredentials;
 use super::loopback::{Listener, Redirect};
-use super::store::ServerCredentials;
 use crate::config::auth::OAuthSettings;
 
 /// The name dynamic registration gives the client.

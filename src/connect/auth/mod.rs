@@ -5,6 +5,7 @@
 //! [`MAX_AUTHORIZATIONS`] times per connection — or fails with the command that would
 //! authorise it. Tokens and secrets never appear in a reason.
 
+pub mod credentials;
 pub mod flow;
 pub mod http;
 pub mod loopback;
@@ -17,7 +18,8 @@ use futures::future::BoxFuture;
 use rmcp::transport::auth::AuthorizationManager;
 
 use crate::config::auth::OAuthSettings;
-use store::{ServerCredentials, TokenStore};
+use credentials::ServerCredentials;
+use store::TokenStore;
 
 /// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
 /// server that keeps refusing.
@@ -77,10 +79,8 @@ struct State {
 
 impl ServerAuth {
     pub fn new(url: &str, name: &str, settings: OAuthSettings, context: AuthContext) -> Self {
-        let credentials = context.store().map(|store| ServerCredentials {
-            key: store::canonical_url(url),
-            server: name.to_string(),
-            store,
+        let credentials = context.store().map(|store| {
+            ServerCredentials::new(store::canonical_url(url), name.to_string(), store)
         });
         Self {
             url: url.to_string(),

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::transport::auth::{
-    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
-};
+
 use serde_json::{Map, Value, json};
 
 pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, String>>;
@@ -208,88 +206,6 @@ impl TokenStore for Arc<FileStore> {
                 .lock_file(&name)
                 .map(|file| Box::new(file) as Box<dyn Send>)
         }))
-    }
-}
-
-/// One server's credentials in a [`TokenStore`], as rmcp's `CredentialStore`.
-#[derive(Clone)]
-pub struct ServerCredentials {
-    pub key: String,
-    pub server: String,
-    pub store: Arc<dyn TokenStore>,
-}
-
-fn store_error(e: String) -> AuthError {
-    AuthError::CredentialStoreError(e)
-}
-
-impl ServerCredentials {
-    /// The stored credentials, if a record holds any.
-    pub async fn stored(&self) -> Result<Option<StoredCredentials>, String> {
-        let Some(record) = self.store.get(&self.key).await? else {
-            return Ok(None);
-        };
-        Ok(record
-            .get("credentials")
-            .cloned()
-            .and_then(|c| serde_json::from_value(c).ok()))
-    }
-}
-
-impl ServerCredentials {
-    /// Records whom the credentials were granted to (shown by `toolnexus auth --list`).
-    pub async fn note_subject(&self, subject: &str) -> Result<(), String> {
-        let Some(mut record) = self.store.get(&self.key).await? else {
-            return Ok(());
-        };
-        if let Some(record) = record.as_object_mut() {
-            record.insert("subject".into(), subject.into());
-        }
-        self.store.set(&self.key, record).await
-    }
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for ServerCredentials {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.stored().await.map_err(store_error)
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        // A refresh keeps whom the grant was for (the same issuer's grant, refreshed).
-        let subject = match self.store.get(&self.key).await {
-            Ok(Some(old)) if old.get("issuer") == Some(&json!(credentials.issuer)) => {
-                old.get("subject").cloned()
-            }
-            _ => None,
-        };
-        let mut record = json!({
-            "server": self.server,
-            "url": self.key,
-            "issuer": credentials.issuer,
-            "savedAt": std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-            "credentials": serde_json::to_value(&credentials)
-                .map_err(|e| store_error(e.to_string()))?,
-        });
-        if let (Some(subject), Some(record)) = (subject, record.as_object_mut()) {
-            record.insert("subject".into(), subject);
-        }
-        self.store.set(&self.key, record).await.map_err(store_error)
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.store.delete(&self.key).await.map_err(store_error)
-    }
-
-    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
-        let guard = self
-            .store
-            .refresh_lock(&self.key)
-            .await
-            .map_err(store_error)?;
-        Ok(Some(CredentialRefreshGuard::new(guard)))
     }
 }
 
