@@ -72,7 +72,12 @@ struct State {
     loaded: bool,
     /// Stored credentials existed (so a missing token means it expired, not that none was ever got).
     had_stored: bool,
+    /// The stored credentials: their access token is sent as it is while fresh, with no
+    /// discovery (it is checked again on every request).
+    stored: Option<rmcp::transport::auth::StoredCredentials>,
+    /// Built from the store (discovery included) only once a refresh or a 401 needs it.
     manager: Option<Arc<AuthorizationManager>>,
+    manager_tried: bool,
     /// Reading the store failed: that, not a missing token, is why there is none.
     store_error: Option<String>,
 }
@@ -145,9 +150,31 @@ impl ServerAuth {
         let manager = {
             let mut state = self.state.lock().await;
             self.load(&mut state).await;
+            if state.manager.is_none()
+                && let Some(token) = state.stored.as_ref().and_then(fresh_access_token)
+            {
+                return Some(token);
+            }
+            self.ensure_manager(&mut state).await;
             state.manager.clone()?
         };
         manager.get_access_token().await.ok()
+    }
+
+    /// The manager that refreshes the stored credentials (rmcp's discovery runs here).
+    async fn ensure_manager(&self, state: &mut State) {
+        if state.manager.is_some() || state.manager_tried || !state.had_stored {
+            return;
+        }
+        state.manager_tried = true;
+        state.stored = None;
+        let Some(credentials) = &self.credentials else {
+            return;
+        };
+        match flow::from_store(&self.url, &self.settings, credentials).await {
+            Ok(manager) => state.manager = manager.map(Arc::new),
+            Err(e) => state.store_error = Some(format!("could not be used: {e}")),
+        }
     }
 
     async fn load(&self, state: &mut State) {
@@ -159,14 +186,11 @@ impl ServerAuth {
             return;
         };
         match credentials.stored().await {
-            Ok(stored) => state.had_stored = stored.is_some(),
-            Err(e) => state.store_error = Some(format!("could not be read: {e}")),
-        }
-        if state.had_stored {
-            match flow::from_store(&self.url, &self.settings, credentials).await {
-                Ok(manager) => state.manager = manager.map(Arc::new),
-                Err(e) => state.store_error = Some(format!("could not be used: {e}")),
+            Ok(stored) => {
+                state.had_stored = stored.is_some();
+                state.stored = stored;
             }
+            Err(e) => state.store_error = Some(format!("could not be read: {e}")),
         }
     }
 
@@ -180,6 +204,7 @@ impl ServerAuth {
     ) -> Result<String, String> {
         let mut state = self.state.lock().await;
         self.load(&mut state).await;
+        self.ensure_manager(&mut state).await;
         if let Some(manager) = state.manager.clone() {
             // Another request of this connection recovered while this one waited.
             if let Ok(token) = manager.get_access_token().await
@@ -283,6 +308,29 @@ impl ServerAuth {
     }
 }
 
+/// Seconds before its expiry at which a token counts as stale (rmcp refreshes in the same
+/// window: 30 s, or half the lifetime of a shorter-lived token).
+const REFRESH_MARGIN_SECS: u64 = 30;
+
+/// The stored access token, unless it expires within the margin (a token without an expiry
+/// counts as fresh, as rmcp takes it).
+fn fresh_access_token(stored: &rmcp::transport::auth::StoredCredentials) -> Option<String> {
+    let token = serde_json::to_value(stored.token_response.as_ref()?).ok()?;
+    let access = token.get("access_token")?.as_str()?.to_string();
+    let (Some(lifetime), Some(received)) = (
+        token.get("expires_in").and_then(|v| v.as_u64()),
+        stored.token_received_at,
+    ) else {
+        return Some(access);
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let margin = REFRESH_MARGIN_SECS.min(lifetime / 2).max(1);
+    let remaining = (received + lifetime).saturating_sub(now);
+    (remaining > margin).then_some(access)
+}
+
 fn quote_scope(scope: &str) -> String {
     crate::config::quote::quote(scope, 100)
 }
@@ -301,6 +349,45 @@ fn shell_word(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stored(
+        expires_in: Option<u64>,
+        received_secs_ago: u64,
+    ) -> rmcp::transport::auth::StoredCredentials {
+        let mut token = serde_json::json!({"access_token": "at", "token_type": "bearer"});
+        if let Some(lifetime) = expires_in {
+            token["expires_in"] = lifetime.into();
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        rmcp::transport::auth::StoredCredentials::new(
+            "client".into(),
+            Some(serde_json::from_value(token).unwrap()),
+            vec![],
+            Some(now - received_secs_ago),
+        )
+    }
+
+    #[test]
+    fn a_stored_token_is_sent_as_it_is_only_while_fresh() {
+        assert_eq!(
+            fresh_access_token(&stored(Some(3600), 60)).as_deref(),
+            Some("at")
+        );
+        assert_eq!(
+            fresh_access_token(&stored(Some(3600), 3580)),
+            None,
+            "within 30 s of expiry"
+        );
+        assert_eq!(fresh_access_token(&stored(Some(3600), 7200)), None);
+        assert_eq!(
+            fresh_access_token(&stored(None, 7200)).as_deref(),
+            Some("at"),
+            "no expiry given"
+        );
+    }
 
     #[test]
     fn the_reason_names_the_command_and_the_kind() {
