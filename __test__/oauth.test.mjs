@@ -218,6 +218,19 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
       back.search = new URLSearchParams({ error: "access_denied", error_description: "the user said no", state: asked.searchParams.get("state") })
       await fetch(back)
     }
+    // A redirect that is not for this authorisation (another state) is refused and the wait goes on.
+    let stray
+    const strayFirst = async (url) => {
+      const back = new URL(new URL(url).searchParams.get("redirect_uri"))
+      back.search = new URLSearchParams({ code: "forged", state: "not-this-one" })
+      stray = (await fetch(back)).status
+      await fetch(url)
+    }
+    const patient = await listMcpTools(config, { authorize: strayFirst, tokenStore: fresh })
+    assert.equal(stray, 400)
+    assert.equal(patient.status.secure, "connected", patient.errors.secure)
+    empty.clear()
+
     const refused = await listMcpTools(config, { authorize: refuse, tokenStore: fresh })
     assert.equal(refused.errors.secure, "the authorisation server refused (access_denied: the user said no)")
     const throwing = await listMcpTools(config, { authorize: () => Promise.reject(new Error("no browser here")), tokenStore: fresh })

@@ -115,13 +115,20 @@ pub async fn authorize(
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| words(&e))?;
+    let authorization_url = session.get_authorization_url().to_string();
+    let state = reqwest::Url::parse(&authorization_url).ok().and_then(|u| {
+        u.query_pairs()
+            .find(|(k, _)| k == "state")
+            .map(|(_, v)| v.into_owned())
+    });
+    listener.expect_state(state);
     let redirect = listener.redirect();
     tokio::pin!(redirect);
     // The app may settle `authorize` before the redirect (it opened a browser) or after it (it
     // fetched the URL and followed the redirect).
     let redirect = tokio::select! {
         redirect = &mut redirect => redirect?,
-        asked = ask_user(session.get_authorization_url().to_string()) => {
+        asked = ask_user(authorization_url) => {
             asked.map_err(|e| format!("opts.authorize failed: {e}"))?;
             redirect.await?
         }

@@ -25,6 +25,9 @@ pub enum Redirect {
 
 pub struct Listener {
     pub redirect_uri: String,
+    /// The `state` of the authorisation this listener waits for: a redirect with another one
+    /// (a stale tab, another local program) is refused without ending the wait.
+    expected: Expected,
     received: oneshot::Receiver<Redirect>,
     /// Ends the accept loop when the flow is over, whatever its outcome.
     stop: tokio_util::sync::DropGuard,
@@ -42,6 +45,8 @@ impl Listener {
         let port = listener.local_addr().map_err(|e| e.to_string())?.port();
         let (sender, received) = oneshot::channel();
         let sender = Arc::new(Mutex::new(Some(sender)));
+        let expected = Expected::default();
+        let wanted = expected.clone();
         let stop = tokio_util::sync::CancellationToken::new();
         let stopped = stop.clone();
         tokio::spawn(async move {
@@ -52,9 +57,10 @@ impl Listener {
                 };
                 let Ok((socket, _)) = accepted else { continue };
                 let sender = sender.clone();
+                let wanted = wanted.clone();
                 let service = service_fn(move |request| {
-                    let sender = sender.clone();
-                    async move { Ok::<_, Infallible>(answer(&request, &sender)) }
+                    let (sender, wanted) = (sender.clone(), wanted.clone());
+                    async move { Ok::<_, Infallible>(answer(&request, &sender, &wanted)) }
                 });
                 let stopped = stopped.clone();
                 tokio::spawn(async move {
@@ -69,12 +75,18 @@ impl Listener {
         });
         Ok(Self {
             redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+            expected,
             received,
             stop: stop.drop_guard(),
         })
     }
 
-    /// The first redirect that reaches the callback path.
+    /// Accept only redirects carrying `state` (taken from the authorisation URL).
+    pub fn expect_state(&self, state: Option<String>) {
+        *self.expected.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// The first redirect that reaches the callback path with the expected state.
     pub async fn redirect(self) -> Result<Redirect, String> {
         let _stop = self.stop;
         self.received
@@ -84,8 +96,9 @@ impl Listener {
 }
 
 type Sender = Arc<Mutex<Option<oneshot::Sender<Redirect>>>>;
+type Expected = Arc<Mutex<Option<String>>>;
 
-fn answer<B>(request: &Request<B>, sender: &Sender) -> Response<Full<Bytes>> {
+fn answer<B>(request: &Request<B>, sender: &Sender, expected: &Expected) -> Response<Full<Bytes>> {
     let page = |status: StatusCode, text: &str| {
         Response::builder()
             .status(status)
@@ -109,6 +122,13 @@ fn answer<B>(request: &Request<B>, sender: &Sender) -> Response<Full<Bytes>> {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
     };
+    let wanted = expected.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if wanted.is_some() && field("state") != wanted {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "This answer is not for the authorisation in progress.",
+        );
+    }
     let redirect = if let Some(error) = field("error") {
         let description = field("error_description")
             .map(|d| format!(": {}", crate::config::quote::shorten(&d, 200)))
