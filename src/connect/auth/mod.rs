@@ -7,6 +7,7 @@
 
 pub mod credentials;
 pub mod flow;
+mod hint;
 pub mod http;
 pub mod loopback;
 pub mod store;
@@ -19,6 +20,7 @@ use rmcp::transport::auth::AuthorizationManager;
 
 use crate::config::auth::OAuthSettings;
 use credentials::ServerCredentials;
+use hint::{Missing, quote_scope};
 use store::TokenStore;
 
 /// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
@@ -45,13 +47,6 @@ impl AuthContext {
         }
         store::FileStore::default_location().map(|s| Arc::new(Arc::new(s)) as Arc<dyn TokenStore>)
     }
-}
-
-/// Why a server that needs the user could not be used without them.
-enum Missing {
-    NoToken,
-    Expired,
-    Scope(String),
 }
 
 /// One connection's OAuth state.
@@ -288,23 +283,7 @@ impl ServerAuth {
 
     /// `authorization required: run "toolnexus auth <config> <name>" (why)`.
     fn required(&self, missing: &Missing) -> String {
-        let why = match missing {
-            Missing::NoToken => "no token is stored for this server".to_string(),
-            Missing::Expired => "the stored token expired and cannot be refreshed".to_string(),
-            Missing::Scope(scope) => format!(
-                "the server refused the granted scope; it asks for {}",
-                quote_scope(scope)
-            ),
-        };
-        // A config given as an object has no path to name: a placeholder stands in.
-        let config = match self.context.config.as_deref() {
-            Some(path) => shell_word(path),
-            None => "<config>".to_string(),
-        };
-        format!(
-            "authorization required: run \"toolnexus auth {config} {}\" ({why})",
-            shell_word(&self.name)
-        )
+        hint::required(self.context.config.as_deref(), &self.name, missing)
     }
 }
 
@@ -329,21 +308,6 @@ fn fresh_access_token(stored: &rmcp::transport::auth::StoredCredentials) -> Opti
     let margin = REFRESH_MARGIN_SECS.min(lifetime / 2).max(1);
     let remaining = (received + lifetime).saturating_sub(now);
     (remaining > margin).then_some(access)
-}
-
-fn quote_scope(scope: &str) -> String {
-    crate::config::quote::quote(scope, 100)
-}
-
-/// A word as a shell reads it back: bare when safe, else in single quotes.
-fn shell_word(word: &str) -> String {
-    let word = crate::config::quote::shorten(word, 200);
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 #[cfg(test)]
@@ -386,26 +350,6 @@ mod tests {
             fresh_access_token(&stored(None, 7200)).as_deref(),
             Some("at"),
             "no expiry given"
-        );
-    }
-
-    #[test]
-    fn the_reason_names_the_command_and_the_kind() {
-        let context = AuthContext {
-            config: Some("my mcp.json".into()),
-            store: Some(Arc::new(Arc::new(
-                store::FileStore::default_location().unwrap(),
-            ))),
-            ..Default::default()
-        };
-        let auth = ServerAuth::new("https://x/mcp", "github", OAuthSettings::default(), context);
-        assert_eq!(
-            auth.required(&Missing::NoToken),
-            "authorization required: run \"toolnexus auth 'my mcp.json' github\" (no token is stored for this server)"
-        );
-        assert!(
-            auth.required(&Missing::Scope("repo".into()))
-                .ends_with("it asks for \"repo\")")
         );
     }
 }
