@@ -62,7 +62,7 @@ test("OAuth: authorise once, reuse from the store, refresh after expiry, fail in
     const first = fetchingAuthorize()
     const { result: authorised, warnings } = await withWarnings(() => listMcpTools(config, { authorize: first.authorize }))
     assert.equal(authorised.status.secure, "connected", authorised.errors.secure)
-    assert.deepEqual(authorised.tools.secure.map((t) => t.name), ["whoami"])
+    assert.deepEqual(authorised.tools.secure.map((t) => t.name), ["whoami", "admin"])
     assert.equal(first.urls.length, 1)
     const asked = new URL(first.urls[0])
     assert.equal(`${asked.origin}${asked.pathname}`, new URL("/authorize", server.url).href)
@@ -195,7 +195,7 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
     // createToolkit passes authorize and tokenStore on to its servers.
     const toolkit = await createToolkit({ mcpConfig: config, tokenStore })
     try {
-      assert.deepEqual(toolkit.tools().map((t) => t.name), ["secure_whoami"])
+      assert.deepEqual(toolkit.tools().map((t) => t.name), ["secure_whoami", "secure_admin"])
     } finally {
       await toolkit.close()
     }
@@ -251,6 +251,55 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
   }
 })
 
+test("OAuth step-up: a 403 insufficient_scope in the middle of a call authorises again with the union of scopes, or says so", T, async () => {
+  const server = await startOAuthServer()
+  try {
+    const records = new Map()
+    const tokenStore = { get: async (k) => records.get(k), set: async (k, v) => void records.set(k, v), delete: async (k) => void records.delete(k) }
+    const config = { mcpServers: { secure: { url: server.url, timeout: 10_000 } } }
+    const { authorize, urls } = fetchingAuthorize()
+
+    const first = await loadMcp(config, { authorize, tokenStore })
+    try {
+      assert.equal(first.status.secure, "connected", first.errors.secure)
+      assert.deepEqual(server.stats.requestedScopes, [["mcp:tools"]])
+      const whoami = await first.tools.find((t) => t.name === "secure_whoami").execute({})
+      assert.equal(whoami.isError, false)
+      // With authorize, the same connection steps up: asked again, the call retried and answered.
+      const admin = await first.tools.find((t) => t.name === "secure_admin").execute({})
+      assert.equal(admin.output, "granted mcp:tools mcp:admin")
+      assert.equal(admin.isError, false)
+      assert.equal(urls.length, 2)
+      assert.deepEqual(server.stats.requestedScopes, [["mcp:tools"], ["mcp:tools", "mcp:admin"]])
+    } finally {
+      await first.close()
+    }
+
+    // A fresh token store with only the first grant, and no authorize: the call says the scope was refused.
+    server.expireAccessTokens()
+    records.clear()
+    const narrow = await loadMcp(config, { authorize: fetchingAuthorize().authorize, tokenStore })
+    await narrow.close()
+    const plain = await loadMcp(config, { tokenStore })
+    try {
+      const admin = await plain.tools.find((t) => t.name === "secure_admin").execute({})
+      assert.equal(admin.isError, true)
+      assert.match(
+        admin.output,
+        /authorization required: run "toolnexus auth <config> secure" \(the server refused the granted scope; it asks for "mcp:admin"\)/,
+      )
+      assertNoToken(JSON.stringify(admin), server)
+      // The connection stays usable for what the grant does allow.
+      const whoami = await plain.tools.find((t) => t.name === "secure_whoami").execute({})
+      assert.equal(whoami.output, "you are ada@example.com")
+    } finally {
+      await plain.close()
+    }
+  } finally {
+    await server.close()
+  }
+})
+
 /** Runs the CLI with the temporary home; `onLine` sees stdout lines as they come. */
 function cli(args, { onLine } = {}) {
   return new Promise((resolve, reject) => {
@@ -298,7 +347,7 @@ test("toolnexus auth --no-browser, auth --list, list marks the server, auth --lo
     assert.equal((await opened).status, 200)
     const issuer = new URL("/", server.url).href
     assert.match(authorised.stdout, /Open this URL to authorise secure:\nhttp:\/\/127\.0\.0\.1:\d+\/authorize\?/)
-    assert.match(authorised.stdout, /authorised secure as ada@example\.com \(1 tools\)\n$/)
+    assert.match(authorised.stdout, /authorised secure as ada@example\.com \(2 tools\)\n$/)
     assertNoToken(authorised.stdout + authorised.stderr, server)
 
     const listed = await cli(["auth", "--list"])

@@ -7,7 +7,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage,
+};
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -78,6 +80,29 @@ impl Authorized {
     }
 }
 
+/// A tool call whose authorisation could not be recovered gets that reason as its JSON-RPC
+/// error, so the connection (and the server's other tools) stays usable; any other request
+/// fails the transport with it (the reason of a failed connection).
+fn answer_refusal(
+    message: &ClientJsonRpcMessage,
+    error: Error,
+) -> Result<StreamableHttpPostResponse, Error> {
+    let StreamableHttpError::Auth(AuthError::AuthorizationFailed(reason)) = &error else {
+        return Err(error);
+    };
+    match message {
+        JsonRpcMessage::Request(request)
+            if matches!(request.request, ClientRequest::CallToolRequest(_)) =>
+        {
+            let refusal = ErrorData::new(ErrorCode(-32001), reason.clone(), None);
+            let answer =
+                JsonRpcMessage::Error(JsonRpcError::new(Some(request.id.clone()), refusal));
+            Ok(StreamableHttpPostResponse::Json(answer, None))
+        }
+        _ => Err(error),
+    }
+}
+
 impl StreamableHttpClient for Authorized {
     type Error = reqwest::Error;
 
@@ -99,6 +124,7 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
+        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -121,6 +147,7 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
+        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn post_message_with_response_limits(
@@ -143,6 +170,7 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
+        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn delete_session(
