@@ -47,7 +47,8 @@ export interface ListOptions {
   /**
    * Called with the authorisation URL when a remote server needs the user to authorise it
    * (OAuth): open it in a browser, show it, or fetch it. The redirect comes back to a listener
-   * on 127.0.0.1; the wait counts in the server's `timeout`. Without it, such a server fails
+   * on 127.0.0.1 within 5 minutes (a wait outside the server's `timeout`; a step-up in the
+   * middle of a tool call counts in the call's). Without it, such a server fails
    * with `authorization required: run "toolnexus auth <config> <name>" (why)`.
    */
   authorize?: (url: string) => void | Promise<void>

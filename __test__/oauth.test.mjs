@@ -231,6 +231,16 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
     assert.equal(patient.status.secure, "connected", patient.errors.secure)
     empty.clear()
 
+    // A user slower than the server's timeout: the wait for them is not part of it.
+    const slowUser = async (url) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      await fetch(url)
+    }
+    const quick = { mcpServers: { secure: { url: server.url, timeout: 1000 } } }
+    const slow = await listMcpTools(quick, { authorize: slowUser, tokenStore: fresh })
+    assert.equal(slow.status.secure, "connected", slow.errors.secure)
+    empty.clear()
+
     const refused = await listMcpTools(config, { authorize: refuse, tokenStore: fresh })
     assert.equal(refused.errors.secure, "the authorisation server refused (access_denied: the user said no)")
     const throwing = await listMcpTools(config, { authorize: () => Promise.reject(new Error("no browser here")), tokenStore: fresh })

@@ -16,7 +16,7 @@ else ~/.config/toolnexus), in a file only its owner can read, and refreshed as t
 
 Options:
   --no-browser     print the authorisation URL instead of opening a browser
-  --timeout ms     how long to wait for the authorisation (default 300000)
+  --timeout ms     give up after this long (the authorisation itself waits at most 5 minutes)
   --list           show the stored credentials: server, issuer, client, scopes, expiry
   --logout <name>  forget the credentials stored for a server name or URL
   -h, --help       show this help
@@ -24,8 +24,6 @@ Options:
 Exit status: 0 authorised (or listed, or forgotten), 1 authorisation failed or nothing
 to forget, 2 usage or config error.
 `
-
-const DEFAULT_WAIT_MS = 300_000
 
 /** `toolnexus auth <config> <name>` as a user retypes it: the path quoted only when it must be. */
 export function authCommand(config, name) {
@@ -83,7 +81,6 @@ export async function auth({ positionals, values }, { signal }) {
   if (entry.type !== "remote") throw new UsageError(`toolnexus auth: server "${name}" is not a remote server; it needs no OAuth`)
   // A fresh authorisation: what was stored before (another account, fewer scopes) goes.
   tn.forgetCredentials(entry.url)
-  const wait = values.timeout ?? DEFAULT_WAIT_MS
   const authorize = async (url) => {
     if (values["no-browser"]) {
       out.write(`Open this URL to authorise ${name}:\n${url}\nwaiting for the authorisation…\n`)
@@ -92,10 +89,9 @@ export async function auth({ positionals, values }, { signal }) {
       out.write(`Opened the browser to authorise ${name}. If it did not open, visit:\n${url}\n`)
     }
   }
-  const inventory = await tn.listMcpTools(
-    { mcpServers: { [name]: { ...entry, timeout: Math.max(entry.timeout ?? 0, wait) } } },
-    { authorize, signal },
-  )
+  const opts = { authorize, signal }
+  if (values.timeout !== undefined) opts.deadline = values.timeout
+  const inventory = await tn.listMcpTools({ mcpServers: { [name]: entry } }, opts)
   if (inventory.status[name] !== "connected") {
     process.stderr.write(`toolnexus auth: ${name}: ${withConfig(inventory.errors[name] ?? "failed", config)}\n`)
     return 1

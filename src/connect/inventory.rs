@@ -55,7 +55,15 @@ pub async fn open(
         _ = stop.cancelled() => None,
         result = async {
             let startup = conn.startup_phase();
-            phase(startup, timeout, conn.initialize(handler, timeout)).await?;
+            let mut started = phase(startup, timeout, conn.initialize(handler.clone(), timeout)).await;
+            // A server that needs the user to authorise it: asked outside the timed attempt.
+            if started.is_err()
+                && let Some(asked) = conn.authorize_deferred().await
+            {
+                asked?;
+                started = phase(startup, timeout, conn.initialize(handler, timeout)).await;
+            }
+            started?;
             conn.list_tools(timeout).await
         } => Some(result),
     };

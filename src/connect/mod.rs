@@ -203,7 +203,17 @@ impl Connection {
         };
         let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
+        if let Some(oauth) = &self.oauth {
+            oauth.connected();
+        }
         negotiated
+    }
+
+    /// After a failed [`Connection::initialize`]: the OAuth authorisation it needed from the
+    /// user, run outside the server's timeout (see [`auth::USER_WAIT`]); `None` when it needed
+    /// none. On `Ok`, initialise again.
+    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
+        self.oauth.as_ref()?.authorize_deferred().await
     }
 
     /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the

@@ -27,6 +27,10 @@ use store::TokenStore;
 /// server that keeps refusing.
 pub const MAX_AUTHORIZATIONS: u32 = 3;
 
+/// How long the user has to authorise a server while it connects. The wait does not count in
+/// the server's own `timeout`, which bounds each attempt to connect.
+pub const USER_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
 pub type Authorize = Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
@@ -58,8 +62,18 @@ pub struct ServerAuth {
     credentials: Option<ServerCredentials>,
     state: tokio::sync::Mutex<State>,
     authorizations: AtomicU32,
+    /// Until connected, an authorisation is not run inside the timed attempt to connect but
+    /// left for [`ServerAuth::authorize_deferred`], after it.
+    connecting: std::sync::atomic::AtomicBool,
+    deferred: std::sync::Mutex<Option<Deferred>>,
     /// The reason the last recovery failed, in words, for the connection's failure reason.
     failure: std::sync::Mutex<Option<String>>,
+}
+
+/// An authorisation a connection attempt needs: the challenge and the scopes to ask for.
+struct Deferred {
+    challenge: String,
+    scopes: Vec<String>,
 }
 
 #[derive(Default)]
@@ -90,6 +104,8 @@ impl ServerAuth {
             credentials,
             state: Default::default(),
             authorizations: AtomicU32::new(0),
+            connecting: std::sync::atomic::AtomicBool::new(true),
+            deferred: Default::default(),
             failure: Default::default(),
         }
     }
@@ -233,11 +249,21 @@ impl ServerAuth {
         let Some(ask_user) = &self.context.authorize else {
             return Err(self.fail(self.required(&missing)));
         };
-        let Some(credentials) = &self.credentials else {
+        if self.credentials.is_none() {
             return Err(self.fail(
                 "authorization required, but there is no config directory to keep its tokens in (pass opts.tokenStore)".into(),
             ));
+        }
+        let waiting = "authorization required: waiting for the user";
+        let pending = || {
+            self.deferred
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
         };
+        if self.connecting.load(Ordering::SeqCst) && pending() {
+            return Err(self.fail(waiting.into()));
+        }
         if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
             let tail = match &missing {
                 Missing::Scope(scope) => format!(" (it asks for scope {})", quote_scope(scope)),
@@ -262,6 +288,25 @@ impl ServerAuth {
             }
             _ => self.settings.scopes.clone(),
         };
+        if self.connecting.load(Ordering::SeqCst) {
+            *self.deferred.lock().unwrap_or_else(|e| e.into_inner()) = Some(Deferred {
+                challenge: challenge.to_string(),
+                scopes,
+            });
+            return Err(self.fail(waiting.into()));
+        }
+        self.run_flow(&mut state, challenge, scopes, ask_user).await
+    }
+
+    /// The authorisation flow, its manager kept for the connection; the new access token.
+    async fn run_flow(
+        &self,
+        state: &mut State,
+        challenge: &str,
+        scopes: Vec<String>,
+        ask_user: &Authorize,
+    ) -> Result<String, String> {
+        let credentials = self.credentials.as_ref().ok_or("no token store")?;
         let authorized = flow::authorize(
             &self.url,
             &self.settings,
@@ -278,7 +323,33 @@ impl ServerAuth {
             .map_err(|e| self.fail(flow::words(&e)))?;
         state.manager = Some(Arc::new(authorized));
         state.had_stored = true;
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(token)
+    }
+
+    /// Runs the authorisation a failed attempt to connect left pending, bounded by
+    /// [`USER_WAIT`]; `None` when none is.
+    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
+        let deferred = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        let ask_user = self.context.authorize.as_ref()?;
+        let mut state = self.state.lock().await;
+        let flow = self.run_flow(&mut state, &deferred.challenge, deferred.scopes, ask_user);
+        Some(match tokio::time::timeout(USER_WAIT, flow).await {
+            Ok(result) => result.map(|_| ()),
+            Err(_) => Err(self.fail(format!(
+                "authorization required: no authorization arrived within {} s",
+                USER_WAIT.as_secs()
+            ))),
+        })
+    }
+
+    /// Connected: from now on an authorisation (a step-up) runs where it is needed.
+    pub fn connected(&self) {
+        self.connecting.store(false, Ordering::SeqCst);
     }
 
     /// `authorization required: run "toolnexus auth <config> <name>" (why)`.
