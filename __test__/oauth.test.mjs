@@ -10,7 +10,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { createToolkit, forgetCredentials, listMcpTools, loadMcp, storedCredentials } from "toolnexus"
-import { fixture, repoRoot, runNode, tmpConfig, tmpDir } from "./helpers.mjs"
+import { fixture, repoRoot, runNode, tmpConfig, tmpDir, waitFor } from "./helpers.mjs"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 
 const home = tmpDir()
@@ -230,6 +230,24 @@ test("OAuth: an app's tokenStore gets the record, and a static Authorization hea
     assert.equal(stray, 400)
     assert.equal(patient.status.secure, "connected", patient.errors.secure)
     empty.clear()
+
+    // Aborted while waiting for the user: rejects with the reason, and the listener is gone.
+    const controller = new AbortController()
+    let listener
+    const goAway = async (url) => {
+      listener = new URL(url).searchParams.get("redirect_uri")
+      controller.abort(new Error("the user went away"))
+    }
+    await assert.rejects(listMcpTools(config, { authorize: goAway, tokenStore: fresh, signal: controller.signal }), { message: "the user went away" })
+    const closed = async () => {
+      try {
+        await fetch(listener)
+        return false
+      } catch {
+        return true
+      }
+    }
+    await waitFor(closed, { timeout: 5000, message: "the redirect listener closed" })
 
     // A user slower than the server's timeout: the wait for them is not part of it.
     const slowUser = async (url) => {
