@@ -5,14 +5,28 @@
 //
 //   npm run build && npm run bench          # release build; also runs bench/serve.mjs
 //   BENCH_ONLY=seq,concurrent node bench/bench.mjs
+//   TOOLNEXUS=/path/to/another/checkout node bench/bench.mjs
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { execFile } from "node:child_process"
+import { EventEmitter } from "node:events"
 import { promisify } from "node:util"
-import { listMcpTools, loadMcp } from "toolnexus"
-import { alternate, FloorClient, header, median, root, row, serverCommand, time } from "./lib.mjs"
+import path from "node:path"
+import { pathToFileURL } from "node:url"
+import { alternate, FloorClient, header, root, row, serverCommand, time } from "./lib.mjs"
+
+// TOOLNEXUS=<checkout> measures another build (a baseline) against the same SDK and floor.
+const TOOLNEXUS = path.resolve(process.env.TOOLNEXUS ?? root)
+const { listMcpTools, loadMcp } = await import(pathToFileURL(path.join(TOOLNEXUS, "index.js")).href)
+// BASELINE=<checkout> adds an older build to the call rows, as a fourth contestant (printed on a
+// line of its own), so a change is measured within one run.
+const baseline = process.env.BASELINE
+  ? await import(pathToFileURL(path.join(path.resolve(process.env.BASELINE), "index.js")).href)
+  : undefined
 
 const run = promisify(execFile)
+// The SDK adds a "drain" listener per write it waits on: 2000 in flight are not a leak.
+EventEmitter.defaultMaxListeners = 0
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000)
 const BIG_TOOLS = 20000
@@ -50,25 +64,30 @@ async function callRows() {
   const sdk = await sdkConnect(command)
   const floor = await FloorClient.connect(command)
   const args = { message: "m" }
-  const ours = () => echo.execute(args).then((r) => {
+  const check = (r) => {
     if (r.isError) throw new Error(r.output)
-  })
+  }
+  const ours = () => echo.execute(args).then(check)
+  const old = baseline && (await baseline.loadMcp({ s: { command } }))
+  const oldEcho = old?.tools.find((t) => t.name === "s_echo")
+  const before = () => oldEcho.execute(args).then(check)
+  const withBaseline = (contestants, make) => (old ? { ...contestants, baseline: make(before) } : contestants)
   const theirs = () => sdk.callTool({ name: "echo", arguments: args })
   const bare = () => floor.callTool("echo", args)
-  for (let i = 0; i < 2000; i++) await Promise.all([ours(), theirs(), bare()])
+  for (let i = 0; i < 2000; i++) await Promise.all([ours(), theirs(), bare(), old && before()])
   const sequential = (call) => async () => {
     for (let i = 0; i < CALLS; i++) await call()
   }
   const concurrent = (call) => () => Promise.all(Array.from({ length: CALLS }, call))
   if (wanted("seq")) {
-    row(`${CALLS} sequential \`tools/call\``, await alternate(ROUNDS, {
+    row(`${CALLS} sequential \`tools/call\``, await alternate(ROUNDS, withBaseline({
       toolnexus: sequential(ours), sdk: sequential(theirs), floor: sequential(bare),
-    }))
+    }, sequential)))
   }
   if (wanted("concurrent")) {
-    row(`${CALLS} concurrent \`tools/call\``, await alternate(ROUNDS, {
+    row(`${CALLS} concurrent \`tools/call\``, await alternate(ROUNDS, withBaseline({
       toolnexus: concurrent(ours), sdk: concurrent(theirs), floor: concurrent(bare),
-    }))
+    }, concurrent)))
   }
   if (wanted("abort")) {
     // A call the server never answers, aborted once it is surely on the wire: time from
@@ -97,6 +116,7 @@ async function callRows() {
     }))
   }
   await source.close()
+  await old?.close()
   await sdk.close()
   await floor.close()
 }
@@ -131,7 +151,7 @@ async function importRow() {
   const node = (code) => () => time(() => run(process.execPath, ["--input-type=module", "-e", code], { cwd: root }))
   const samples = await alternate(ROUNDS * 2, {
     bare: node(""),
-    toolnexus: node('await import("toolnexus")'),
+    toolnexus: node(`await import(${JSON.stringify(pathToFileURL(path.join(TOOLNEXUS, "index.js")).href)})`),
     sdk: node('await import("@modelcontextprotocol/sdk/client/index.js"); await import("@modelcontextprotocol/sdk/client/stdio.js")'),
   })
   row('`import("toolnexus")` above bare node', { toolnexus: samples.toolnexus - samples.bare, sdk: samples.sdk - samples.bare })
@@ -140,7 +160,7 @@ async function importRow() {
 /** Resident memory of a fresh node holding 50 connected servers (bench/rss.mjs). */
 async function rssRow(servers) {
   const rss = (who) => async () => {
-    const { stdout } = await run(process.execPath, [`${root}/bench/rss.mjs`, who, String(servers)], { cwd: root })
+    const { stdout } = await run(process.execPath, [`${root}/bench/rss.mjs`, who, String(servers), TOOLNEXUS], { cwd: root })
     return Number(stdout.trim())
   }
   const samples = await alternate(3, { bare: rss("bare"), toolnexus: rss("toolnexus"), sdk: rss("sdk"), floor: rss("floor") })

@@ -123,8 +123,11 @@ const fmt = (v, unit) => (v === undefined ? "–" : `${v >= 100 ? v.toFixed(0) :
 const ratio = (a, b) => (a === undefined || b === undefined ? "–" : (a / b).toFixed(2))
 
 /** Prints a Markdown table row: job | toolnexus | SDK | floor | ours/SDK | ours/floor. */
-export function row(job, { toolnexus, sdk, floor }, unit = "ms") {
+export function row(job, { toolnexus, sdk, floor, baseline }, unit = "ms") {
   console.log(`| ${job} | ${fmt(toolnexus, unit)} | ${fmt(sdk, unit)} | ${fmt(floor, unit)} | ${ratio(toolnexus, sdk)} | ${ratio(toolnexus, floor)} |`)
+  if (baseline !== undefined) {
+    console.log(`| ↳ baseline build | ${fmt(baseline, unit)} | | | ${ratio(baseline, sdk)} | ${ratio(baseline, floor)} |`)
+  }
 }
 
 export function header() {

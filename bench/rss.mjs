@@ -1,13 +1,15 @@
 // Prints the resident memory (MB) of this process once `who` holds `n` connected servers:
-//   node bench/rss.mjs toolnexus|sdk|floor|bare 50
-import { serverCommand, FloorClient } from "./lib.mjs"
+//   node bench/rss.mjs toolnexus|sdk|floor|bare 50 [toolnexusCheckout]
+import path from "node:path"
+import { pathToFileURL } from "node:url"
+import { serverCommand, FloorClient, root } from "./lib.mjs"
 
-const [who, count] = process.argv.slice(2)
+const [who, count, checkout = root] = process.argv.slice(2)
 const n = Number(count)
 const command = serverCommand()
 let close = async () => {}
 if (who === "toolnexus") {
-  const { loadMcp } = await import("toolnexus")
+  const { loadMcp } = await import(pathToFileURL(path.join(checkout, "index.js")).href)
   const source = await loadMcp(Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, { command }])))
   if (source.tools.length !== 3 * n) throw new Error(JSON.stringify(source.errors))
   close = () => source.close()

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod glue;
 pub mod load;
 pub mod serve;
+pub mod settle;
 
 use std::time::Duration;
 
