@@ -116,6 +116,14 @@ async function callRows() {
     }))
   }
   await source.close()
+  if (wanted("hop")) {
+    // What bounds the sequential row: a call of a closed source does everything but I/O (the
+    // JavaScript thread hands the call to the runtime, which answers at once and wakes the
+    // JavaScript thread with the result).
+    const closed = () => echo.execute(args)
+    for (let i = 0; i < 2000; i++) await closed()
+    row(`bound: ${CALLS} sequential calls, no I/O (closed source)`, await alternate(ROUNDS, { toolnexus: sequential(closed) }))
+  }
   await old?.close()
   await sdk.close()
   await floor.close()
@@ -195,7 +203,7 @@ async function hungRow() {
 
 console.log(`node ${process.version}; raw Python stdio server; medians of ${ROUNDS} alternating rounds\n`)
 header()
-if (wanted("seq") || wanted("concurrent") || wanted("abort")) await callRows()
+if (["seq", "concurrent", "abort", "hop"].some(wanted)) await callRows()
 if (wanted("big")) await listRow(`list one server, ${BIG_TOOLS} tools in ${BIG_TOOLS / BIG_PAGE} pages`, 1,
   serverCommand("--tools", String(BIG_TOOLS), "--page-size", String(BIG_PAGE)), BIG_TOOLS)
 if (wanted("list10")) await listRow("list 10 stdio servers", 10, serverCommand(), 3)
