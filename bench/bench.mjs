@@ -159,7 +159,8 @@ async function importRow() {
   const node = (code) => () => time(() => run(process.execPath, ["--input-type=module", "-e", code], { cwd: root }))
   const samples = await alternate(ROUNDS * 2, {
     bare: node(""),
-    toolnexus: node(`await import(${JSON.stringify(pathToFileURL(path.join(TOOLNEXUS, "index.js")).href)})`),
+    // As a user imports it: through package.json's "exports" (the ESM entry, index.mjs).
+    toolnexus: node(TOOLNEXUS === root ? 'await import("toolnexus")' : `await import(${JSON.stringify(pathToFileURL(path.join(TOOLNEXUS, "index.js")).href)})`),
     sdk: node('await import("@modelcontextprotocol/sdk/client/index.js"); await import("@modelcontextprotocol/sdk/client/stdio.js")'),
   })
   row('`import("toolnexus")` above bare node', { toolnexus: samples.toolnexus - samples.bare, sdk: samples.sdk - samples.bare })
