@@ -296,8 +296,8 @@ pub fn call_mcp_tool(
             (None, token)
         }
     };
-    let settle = super::settle::begin(env, watch)?;
-    let id = settle.id();
+    let completion = super::settle::begin(env, watch)?;
+    let id = completion.id();
     let tool = tool.clone();
     napi::bindgen_prelude::spawn(async move {
         let result = match arguments {
@@ -314,7 +314,7 @@ pub fn call_mcp_tool(
                 }
             }
         };
-        settle.deliver(result);
+        completion.deliver(result);
     });
     Ok(id)
 }

@@ -48,12 +48,12 @@ thread_local! {
 
 /// Where a finished call's result goes; sendable to the runtime.
 #[derive(Clone)]
-pub struct Settle {
+pub struct Completion {
     id: u32,
     queue: Arc<Queue>,
 }
 
-impl Settle {
+impl Completion {
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -98,7 +98,7 @@ pub fn install(receive: Function<String, ()>) -> Result<()> {
 
 /// Starts tracking a call (on the JavaScript thread); `watch` is its abort listener, removed
 /// when the call settles.
-pub fn begin(env: &Env, watch: Option<AbortWatch>) -> Result<Settle> {
+pub fn begin(env: &Env, watch: Option<AbortWatch>) -> Result<Completion> {
     THREAD.with(|thread| {
         let mut thread = thread.borrow_mut();
         let thread = thread
@@ -113,7 +113,7 @@ pub fn begin(env: &Env, watch: Option<AbortWatch>) -> Result<Settle> {
         if let Some(watch) = watch {
             thread.watches.insert(id, watch);
         }
-        Ok(Settle {
+        Ok(Completion {
             id,
             queue: thread.queue.clone(),
         })
