@@ -519,18 +519,26 @@ fn tool_info(tool: rmcp::model::Tool) -> Value {
         Ok(Value::Object(info)) => info,
         _ => Map::new(),
     };
-    let mut schema: Map<String, Value> = (*tool.input_schema).clone();
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::String("object".into()));
-    schema
-        .entry("properties")
+    // The schema as serialised just now, completed in place (not cloned from the typed tool: a
+    // big listing spends a good part of its time copying schemas).
+    let schema = info
+        .entry("inputSchema")
         .or_insert_with(|| Value::Object(Map::new()));
+    if !schema.is_object() {
+        *schema = Value::Object(Map::new());
+    }
+    if let Value::Object(schema) = schema {
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::String("object".into()));
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
     info.insert("name".into(), Value::String(tool.name.into_owned()));
     info.insert(
         "description".into(),
         Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
     );
-    info.insert("inputSchema".into(), Value::Object(schema));
     Value::Object(info)
 }

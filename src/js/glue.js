@@ -7,6 +7,25 @@
 
   const MCP_TOOL_REF = native.mcpToolRefKey
 
+  // loadMcp tools' calls in flight, by number: the native side starts a call and answers it
+  // later, with others that finished meanwhile, as one JSON text (src/js/settle.rs).
+  const calls = new Map()
+
+  function settleCalls(batch) {
+    for (const [id, result] of JSON.parse(batch)) {
+      const resolve = calls.get(id)
+      calls.delete(id)
+      resolve?.(result)
+    }
+  }
+
+  // The `execute` of a loadMcp tool; `ref` is its native handle.
+  function mcpExecute(ref) {
+    return function execute(args, ctx) {
+      return new Promise((resolve) => calls.set(native.callMcpTool(ref, args, ctx), resolve))
+    }
+  }
+
   function isToolResult(value) {
     return (
       value !== null &&
@@ -388,5 +407,5 @@
     return toolkit
   }
 
-  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit, followTools, guardCallback }
+  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit, followTools, guardCallback, settleCalls, mcpExecute }
 })

@@ -4,7 +4,10 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use super::bounded::JsonValue;
+use super::mcp_tools::McpToolRef;
 
 const GLUE: &str = include_str!("glue.js");
 
@@ -68,7 +71,27 @@ pub fn install(env: &Env) -> Result<()> {
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(parsed) })
     })?;
     native.set_named_property("parseMcpConfig", parse)?;
+    let call_mcp_tool = env
+        .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown)>, _, _>(
+            "callMcpTool",
+            |ctx| {
+                super::convert::contain(|| {
+                    let tool: Unknown = ctx.get(0)?;
+                    // SAFETY: the glue passes the External that build_source made.
+                    let tool = unsafe {
+                        <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(
+                            ctx.env.raw(),
+                            tool.raw(),
+                        )?
+                    };
+                    let (args, call_ctx) = (ctx.get(1).ok(), ctx.get(2).ok());
+                    super::mcp_tools::call_mcp_tool(ctx.env, tool, args, call_ctx)
+                })
+            },
+        )?;
+    native.set_named_property("callMcpTool", call_mcp_tool)?;
     let api = factory.call(native)?;
+    super::settle::install(api.get_named_property("settleCalls")?)?;
     env.set_instance_data(
         Glue {
             api: api.create_ref()?,
@@ -77,6 +100,17 @@ pub fn install(env: &Env) -> Result<()> {
         |_| {},
     )?;
     Ok(())
+}
+
+/// One of the glue's functions, by name.
+pub(crate) fn function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
+    env: &'env Env,
+    name: &str,
+) -> Result<Function<'env, Args, Return>> {
+    let glue = env
+        .get_instance_data::<Glue>()?
+        .ok_or_else(|| Error::from_reason("toolnexus: not initialised"))?;
+    glue.api.get_value(env)?.get_named_property(name)
 }
 
 pub(super) fn call<'env>(

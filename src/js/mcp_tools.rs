@@ -75,6 +75,8 @@ pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Resu
     let (json, refs, _) = tool_set(session);
     let array = convert::parse_json(env, &json)?;
     let tools: Object = unsafe { array.cast() }?;
+    // `execute` is made by the glue around [`call_mcp_tool`], whose results settle in batches.
+    let bind: Function<Unknown, Unknown> = super::glue::function(env, "mcpExecute")?;
     for (i, (server, listing)) in refs.into_iter().enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
         let tool = listing
@@ -88,33 +90,25 @@ pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Resu
             tool,
             listing,
         });
-        let execute = {
-            let tool_ref = tool_ref.clone();
-            env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>(
-                "execute",
-                move |ctx| execute(ctx, &tool_ref),
-            )?
-        };
-        tool_obj.set_named_property("execute", execute)?;
+        let external = External::new(tool_ref.clone()).into_unknown(env)?;
+        tool_obj.set_named_property("execute", bind.call(external)?)?;
         convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
     }
     Ok(array)
 }
 
-/// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
-/// metadata: {server}}`, never rejects.
-fn execute(
-    ctx: FunctionCallContext,
+/// `native.callMcpTool(ref, args, ctx)`, behind a loadMcp tool's `execute`: starts the call and
+/// returns its number; its result `{output, isError, content?, structuredContent?, metadata:
+/// {server}}` arrives through [`super::settle`] (a call never rejects).
+pub fn call_mcp_tool(
+    env: &Env,
     tool: &Arc<McpToolRef>,
-) -> Result<PromiseRaw<'static, Unknown<'static>>> {
-    let env = &*ctx.env;
-    let args: Option<Unknown> = ctx.get(0).ok();
-    let call_ctx: Option<Object> = ctx
-        .get::<Unknown>(1)
-        .ok()
+    args: Option<Unknown>,
+    call_ctx: Option<Unknown>,
+) -> Result<u32> {
+    let call_ctx: Option<Object> = call_ctx
         .filter(|v| v.get_type().ok() == Some(ValueType::Object))
         .and_then(|v| unsafe { v.cast() }.ok());
-    let server_name = tool.server.name.clone();
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
             Ok(Map::new())
@@ -138,9 +132,7 @@ fn execute(
         .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
         .filter(|v| v.get_type().ok() == Some(ValueType::Object))
         .and_then(|v| unsafe { v.cast::<Object>() }.ok());
-    let watch = abort::watch(env, signal)?;
-    let tool = tool.clone();
-    let (watch, cancel) = match watch {
+    let (watch, cancel) = match abort::watch(env, signal)? {
         Watch::Watching(w) => {
             let token = w.token().clone();
             (Some(w), token)
@@ -151,9 +143,12 @@ fn execute(
             (None, token)
         }
     };
-    let future = async move {
-        let outcome = match arguments {
-            Err(message) => (message, true, None),
+    let completion = super::settle::begin(env, watch)?;
+    let id = completion.id();
+    let tool = tool.clone();
+    napi::bindgen_prelude::spawn(async move {
+        let result = match arguments {
+            Err(message) => result_json(&tool.server.name, message, true, None),
             Ok((arguments, timeout)) => {
                 let closed = tool.session.closed_token().clone();
                 let call = tool
@@ -161,54 +156,28 @@ fn execute(
                     .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
                 // A call never rejects: even a panic is an error result.
                 match convert::contain_future(call).await {
-                    Ok(out) => {
-                        // The parts as the server sent them travel as JSON text: JSON.parse on
-                        // the JavaScript thread is the cheapest way to build big values (images)
-                        // there.
-                        let parts = out.raw.as_ref().map(|raw| {
-                            let content = raw.get("content").map(Value::to_string);
-                            let structured = raw.get("structuredContent").map(Value::to_string);
-                            (content, structured)
-                        });
-                        (out.output, out.is_error, parts)
-                    }
-                    Err(message) => (message, true, None),
+                    Ok(out) => result_json(&tool.server.name, out.output, out.is_error, out.raw),
+                    Err(message) => result_json(&tool.server.name, message, true, None),
                 }
             }
         };
-        Ok(outcome)
-    };
-    let promise =
-        env.spawn_future_with_callback(future, move |env, (output, is_error, parts)| {
-            if let Some(watch) = watch {
-                watch.release(env);
+        completion.deliver(result);
+    });
+    Ok(id)
+}
+
+/// A call's result as the JSON text JavaScript parses: the server's parts as it sent them.
+fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>) -> String {
+    let mut result = Map::new();
+    result.insert("output".into(), Value::String(output));
+    result.insert("isError".into(), Value::Bool(is_error));
+    if let Some(Value::Object(mut raw)) = raw {
+        for key in ["content", "structuredContent"] {
+            if let Some(value) = raw.remove(key) {
+                result.insert(key.into(), value);
             }
-            convert::contain(|| {
-                let mut result = Object::new(env)?;
-                result.set_named_property("output", output)?;
-                result.set_named_property("isError", is_error)?;
-                if let Some((content, structured)) = parts {
-                    if let Some(content) = content {
-                        result
-                            .set_named_property("content", convert::parse_json(env, &content)?)?;
-                    }
-                    if let Some(structured) = structured {
-                        result.set_named_property(
-                            "structuredContent",
-                            convert::parse_json(env, &structured)?,
-                        )?;
-                    }
-                }
-                let mut metadata = Object::new(env)?;
-                metadata.set_named_property("server", server_name.as_str())?;
-                result.set_named_property("metadata", metadata)?;
-                Ok(result.to_unknown())
-            })
-        })?;
-    // SAFETY: the promise is handed to JavaScript as this call's return value at once.
-    Ok(unsafe {
-        std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(
-            promise,
-        )
-    })
+        }
+    }
+    result.insert("metadata".into(), json!({ "server": server }));
+    Value::Object(result).to_string()
 }

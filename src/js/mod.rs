@@ -9,6 +9,7 @@ pub mod glue;
 pub mod load;
 pub mod mcp_tools;
 pub mod serve;
+pub mod settle;
 
 use std::time::Duration;
 
