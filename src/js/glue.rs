@@ -18,6 +18,7 @@ pub fn install(env: &Env) -> Result<()> {
     let factory: Function<Object, Object> = env.run_script(GLUE)?;
     let mut native = Object::new(env)?;
     native.set_named_property("mcpToolRefKey", super::mcp_tools::TOOL_REF_KEY)?;
+    native.set_named_property("namedByToolkitKey", super::mcp_tools::NAMED_BY_TOOLKIT_KEY)?;
     let create_service = env
         .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, _, _>(
             "createService",
@@ -68,6 +69,18 @@ pub fn install(env: &Env) -> Result<()> {
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(parsed) })
     })?;
     native.set_named_property("parseMcpConfig", parse)?;
+    // Each toolkit gets its own namer: the names it gave are what it keeps.
+    let namer = env.create_function_from_closure::<(), _, _>("toolkitNamer", |ctx| {
+        let name_tools = super::mcp_tools::toolkit_namer(ctx.env)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe {
+            std::mem::transmute::<
+                Function<'_, Unknown<'_>, Unknown<'_>>,
+                Function<'static, Unknown<'static>, Unknown<'static>>,
+            >(name_tools)
+        })
+    })?;
+    native.set_named_property("toolkitNamer", namer)?;
     let api = factory.call(native)?;
     env.set_instance_data(
         Glue {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::abort::Watch;
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
-use super::mcp_tools::{tool_objects, tool_set};
+use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, tool_objects, tool_set};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
@@ -69,6 +69,10 @@ fn load<'env>(
         Ok(hook) => hook.flatten(),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
+    // A toolkit names the tools of all its sources together, and warns about names then.
+    let warn_names = !opts
+        .as_ref()
+        .is_some_and(|o| o.has_named_property(NAMED_BY_TOOLKIT_KEY).unwrap_or(false));
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -80,7 +84,7 @@ fn load<'env>(
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => {
-                let loaded = describe(loaded);
+                let loaded = describe(loaded, warn_names);
                 loaded.session.follow_tool_changes(on_tools_changed);
                 Settle::Value(loaded)
             }
@@ -191,7 +195,7 @@ fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
     })
 }
 
-fn describe(loaded: inventory::Loaded) -> Loaded {
+fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
     let inventory::Loaded {
         session,
         servers,
@@ -210,7 +214,9 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         }
     }
     let session = Arc::new(session);
-    warnings.extend(tool_set(&session).2);
+    if warn_names {
+        warnings.extend(tool_set(&session).2);
+    }
     let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
     Loaded {
         session,

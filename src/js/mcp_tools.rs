@@ -25,6 +25,9 @@ pub struct McpToolRef {
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 
+/// A loadMcp option the toolkit sets on its one-server sources: it names their tools itself.
+pub const NAMED_BY_TOOLKIT_KEY: &str = "__toolnexusNamedByToolkit";
+
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
 type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
 
@@ -210,5 +213,52 @@ fn execute(
         std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(
             promise,
         )
+    })
+}
+
+/// A toolkit's `nameTools(tools)`: `{ names, warnings }`, naming the loadMcp tools among `tools`
+/// (one source per server, in config order) as one loadMcp of all their servers would, and
+/// keeping each tool's name while other servers restart or re-list (see `naming::Namer`).
+/// Tools that did not come from loadMcp get `null`; warnings are for new names only.
+pub(super) fn toolkit_namer(env: &Env) -> Result<Function<'_, Unknown<'_>, Unknown<'_>>> {
+    let namer = std::sync::Mutex::new(crate::connect::naming::Namer::default());
+    env.create_function_from_closure::<Unknown, _, _>("nameTools", move |ctx| {
+        let tools: Array = ctx.get(0)?;
+        let mut pairs = Vec::with_capacity(tools.len() as usize);
+        for i in 0..tools.len() {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("toolnexus: a tool is missing"))?;
+            let mcp: Unknown = tool.get_named_property(TOOL_REF_KEY)?;
+            pairs.push(if mcp.get_type()? == ValueType::External {
+                let external = unsafe {
+                    <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(
+                        ctx.env.raw(),
+                        mcp.raw(),
+                    )?
+                };
+                Some((external.server.name.clone(), external.tool.clone()))
+            } else {
+                None
+            });
+        }
+        let named: Vec<(&str, &str)> = pairs
+            .iter()
+            .flatten()
+            .map(|(server, tool)| (server.as_str(), tool.as_str()))
+            .collect();
+        let (names, warnings) = namer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .assign(&named);
+        let mut names = names.into_iter();
+        let names: Vec<Option<String>> = pairs
+            .iter()
+            .map(|p| p.as_ref().and_then(|_| names.next()))
+            .collect();
+        let json = json!({ "names": names, "warnings": warnings }).to_string();
+        let result = convert::parse_json(ctx.env, &json)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(result) })
     })
 }
