@@ -842,6 +842,7 @@ module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
 module.exports.buildMcpServer = nativeBinding.buildMcpServer
 module.exports.createToolkit = nativeBinding.createToolkit
 module.exports.defineTool = nativeBinding.defineTool
+module.exports.describeContent = nativeBinding.describeContent
 module.exports.elicitationToRequest = nativeBinding.elicitationToRequest
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
 module.exports.exposedMcpTools = nativeBinding.exposedMcpTools

@@ -105,7 +105,7 @@ pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Resu
 }
 
 /// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
-/// metadata: {server}}`, never rejects.
+/// _meta?, metadata: {server}}` (the parts and `_meta` as the server sent them), never rejects.
 fn execute(
     ctx: FunctionCallContext,
     tool: &Arc<McpToolRef>,
@@ -169,9 +169,8 @@ fn execute(
                         // the JavaScript thread is the cheapest way to build big values (images)
                         // there.
                         let parts = out.raw.as_ref().map(|raw| {
-                            let content = raw.get("content").map(Value::to_string);
-                            let structured = raw.get("structuredContent").map(Value::to_string);
-                            (content, structured)
+                            ["content", "structuredContent", "_meta"]
+                                .map(|key| raw.get(key).map(|v| (key, v.to_string())))
                         });
                         (out.output, out.is_error, parts)
                     }
@@ -190,17 +189,8 @@ fn execute(
                 let mut result = Object::new(env)?;
                 result.set_named_property("output", output)?;
                 result.set_named_property("isError", is_error)?;
-                if let Some((content, structured)) = parts {
-                    if let Some(content) = content {
-                        result
-                            .set_named_property("content", convert::parse_json(env, &content)?)?;
-                    }
-                    if let Some(structured) = structured {
-                        result.set_named_property(
-                            "structuredContent",
-                            convert::parse_json(env, &structured)?,
-                        )?;
-                    }
+                for (key, json) in parts.into_iter().flatten().flatten() {
+                    result.set_named_property(key, convert::parse_json(env, &json)?)?;
                 }
                 let mut metadata = Object::new(env)?;
                 metadata.set_named_property("server", server_name.as_str())?;
