@@ -101,7 +101,7 @@ test("toolkit names stay put when another server is removed, restarted or re-lis
     await waitFor(() => toolkit.tools().length === 5, { message: "a re-listed" })
   })
   const renamed = toolkit.tools()[2].name
-  assert.match(renamed, /^a_b_x_[0-9a-f]{8}$/)
+  assert.equal(renamed, "a_b_x_94988936", "the name one loadMcp gives this newcomer too")
   assert.deepEqual(names(toolkit.tools()), ["a_b_echo", "a_grow", renamed, EXPECTED[2], "a_b_x"])
   assert.deepEqual(grown.warnings, [`toolnexus: tool "b_x" of server "a" collides with another tool named "a_b_x"; using "${renamed}"`])
   assert.equal((await toolkit.execute("a_b_x", {})).output, "x")
@@ -109,4 +109,27 @@ test("toolkit names stay put when another server is removed, restarted or re-lis
   await waitFor(async () => (await client.listTools()).tools.length === 5, { message: "the gateway re-listed" })
   assert.deepEqual(names((await client.listTools()).tools), names(toolkit.tools()))
   assert.equal(textOf(await client.callTool({ name: "a_b_x", arguments: {} })), "x")
+})
+
+test("a server that re-lists a name another server's tool has renames its newcomer, in loadMcp as in a toolkit", T, async () => {
+  const config = { mcpServers: { a: fixtureServer(["grow"]), a_b: fixtureServer(["x"]) } }
+  const source = await loadMcp(config)
+  defer(() => source.close())
+  const toolkit = await createToolkit({ mcpConfig: config })
+  defer(() => toolkit.close())
+  const grow = async (tools, count) => {
+    const { warnings } = await warningsOf(async () => {
+      assert.equal((await tools().find((t) => t.name === "a_grow").execute({ name: "b_x" })).output, "added b_x")
+      await waitFor(() => tools().length === count, { message: "a re-listed" })
+    })
+    return { names: names(tools()), warnings }
+  }
+  const loaded = await grow(() => source.tools, 3)
+  const served = await grow(() => toolkit.tools(), 3)
+  // a_b's x was a_b_x before a grew; it still is, and a's newcomer is the one renamed.
+  assert.deepEqual(loaded.names, ["a_grow", "a_b_x_94988936", "a_b_x"])
+  assert.deepEqual(served, { names: loaded.names, warnings: ['toolnexus: tool "b_x" of server "a" collides with another tool named "a_b_x"; using "a_b_x_94988936"'] })
+  assert.deepEqual(loaded.warnings, [], "loadMcp warns at load only")
+  assert.equal((await source.tools[2].execute({})).output, "x")
+  assert.equal((await toolkit.execute("a_b_x", {})).output, "x")
 })

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::abort::Watch;
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
-use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, tool_objects, tool_set};
+use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, tool_objects, tool_set};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
@@ -26,6 +26,7 @@ struct Loaded {
     /// `{ tools: [], status, errors, info }` as JSON text (`tools` filled in by `build_source`).
     json: String,
     warnings: Vec<String>,
+    names: SourceNames,
 }
 
 /// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
@@ -214,14 +215,17 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
         }
     }
     let session = Arc::new(session);
+    let names = SourceNames::default();
+    let naming_warnings = tool_set(&session, &names).2;
     if warn_names {
-        warnings.extend(tool_set(&session).2);
+        warnings.extend(naming_warnings);
     }
     let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
     Loaded {
         session,
         json,
         warnings,
+        names,
     }
 }
 
@@ -230,7 +234,7 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
 fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
-    source_obj.set_named_property("tools", tool_objects(env, &loaded.session)?)?;
+    source_obj.set_named_property("tools", tool_objects(env, &loaded.session, &loaded.names)?)?;
     let generation = {
         let session = loaded.session.clone();
         env.create_function_from_closure::<(), _, _>("generation", move |_| {
@@ -239,8 +243,9 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     };
     let rebuild = {
         let session = loaded.session.clone();
+        let names = loaded.names.clone();
         env.create_function_from_closure::<(), _, _>("rebuild", move |ctx| {
-            let tools = tool_objects(ctx.env, &session)?;
+            let tools = tool_objects(ctx.env, &session, &names)?;
             // SAFETY: handed to JavaScript as this call's return value at once.
             Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(tools) })
         })?

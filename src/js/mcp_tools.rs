@@ -31,9 +31,12 @@ pub const NAMED_BY_TOOLKIT_KEY: &str = "__toolnexusNamedByToolkit";
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
 type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
 
+/// The names a source gave its tools, kept while its servers re-list (see `naming::Namer`).
+pub(super) type SourceNames = Arc<std::sync::Mutex<crate::connect::naming::Namer>>;
+
 /// The session's tools as they are now: the `Tool` objects' JSON (in config order, then each
-/// server's listing order), each tool's live server and listing, and naming warnings.
-pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
+/// server's listing order), each tool's live server and listing, and warnings for new names.
+pub(super) fn tool_set(session: &Session, names: &SourceNames) -> (String, ToolRefs, Vec<String>) {
     let mut pairs = Vec::new();
     let mut tools = Vec::new();
     for live in &session.servers {
@@ -47,7 +50,10 @@ pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
         .iter()
         .map(|(s, t)| (s.as_str(), t.as_str()))
         .collect();
-    let (names, warnings) = crate::connect::naming::assign(&pair_refs);
+    let (names, warnings) = names
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .assign(&pair_refs);
     let mut tool_objects = Vec::with_capacity(tools.len());
     for ((_, info), name) in tools.iter().zip(names) {
         let mut schema = info
@@ -74,8 +80,12 @@ pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
 }
 
 /// The session's current tools as an array of `Tool` objects with their `execute`.
-pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Result<Unknown<'env>> {
-    let (json, refs, _) = tool_set(session);
+pub(super) fn tool_objects<'env>(
+    env: &'env Env,
+    session: &Arc<Session>,
+    names: &SourceNames,
+) -> Result<Unknown<'env>> {
+    let (json, refs, _) = tool_set(session, names);
     let array = convert::parse_json(env, &json)?;
     let tools: Object = unsafe { array.cast() }?;
     for (i, (server, listing)) in refs.into_iter().enumerate() {
