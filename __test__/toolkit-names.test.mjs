@@ -133,3 +133,12 @@ test("a server that re-lists a name another server's tool has renames its newcom
   assert.equal((await source.tools[2].execute({})).output, "x")
   assert.equal((await toolkit.execute("a_b_x", {})).output, "x")
 })
+
+test("an extra tool named like a server's tool is dropped with a warning; the server's tool keeps its name", T, async () => {
+  const extra = toolnexus.defineTool({ name: "a_b_echo", run: () => "extra" })
+  const built = await warningsOf(() => createToolkit({ mcpConfig: CONFIG, extraTools: [extra] }))
+  defer(() => built.value.close())
+  assert.deepEqual(names(built.value.tools()), EXPECTED)
+  assert.deepEqual(built.warnings, [...EXPECTED_WARNINGS, 'toolnexus: duplicate tool name "a_b_echo" (source native); keeping the first'])
+  assert.equal((await built.value.execute("a_b_echo", {})).output, "b.echo")
+})
