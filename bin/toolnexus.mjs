@@ -3,6 +3,7 @@
 // Argument parsing, help and exit statuses live here; each command lives in ./cli/.
 import fs from "node:fs"
 import { parseArgs } from "node:util"
+import { AUTH_HELP, auth } from "./cli/auth.mjs"
 import { CALL_HELP, call } from "./cli/call.mjs"
 import { DIFF_HELP, diff } from "./cli/diff.mjs"
 import { CONFIGS_HELP, configs } from "./cli/discover.mjs"
@@ -25,6 +26,8 @@ Commands:
       call one tool of one server and print its result
   serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
       serve every server's tools as one MCP server (streamable HTTP or stdio)
+  auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
+      authorise a remote server by OAuth once; list or forget stored credentials
   configs [--json]
       the MCP configs of the clients installed here, and their servers
 
@@ -44,6 +47,12 @@ const TIMEOUT = { timeout: { type: "string" } }
 // `arity`: how many positionals; `missing[n]`: what is missing when only n were given (when
 // the least is not 0).
 const COMMANDS = {
+  auth: {
+    run: auth,
+    help: AUTH_HELP,
+    arity: [0, 2],
+    options: { "no-browser": { type: "boolean" }, list: { type: "boolean" }, logout: { type: "string" }, ...TIMEOUT },
+  },
   list: { run: list, help: LIST_HELP, arity: [0, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
   diff: { run: diff, help: DIFF_HELP, arity: [1, 2], missing: ["<snapshot.json>"], options: { json: { type: "boolean" }, ...TIMEOUT } },
   call: {

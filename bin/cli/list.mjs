@@ -1,4 +1,5 @@
 // `toolnexus list [<config>] [--json] [--timeout ms]`: what does this config give me?
+import { withConfig } from "./auth.mjs"
 import { resolveServers } from "./discover.mjs"
 import { liveInventory } from "./inventory.mjs"
 import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term.mjs"
@@ -91,9 +92,12 @@ export async function list({ positionals, values }, { signal, warnings }) {
   const { servers, origins } = resolveServers(config)
   const names = Object.keys(servers)
   const out = process.stdout
+  // The config to name in an authorisation hint: the one given, or the file the server came from.
+  const configOf = (name) => config ?? origins?.[name]
 
   if (values.json) {
     const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
+    for (const [name, reason] of Object.entries(inventory.errors)) inventory.errors[name] = withConfig(reason, configOf(name))
     // Discovered servers say where they came from; a named config's output stays a snapshot.
     const shown = origins ? { ...inventory, sources: origins } : inventory
     out.write(`${JSON.stringify(shown, null, 2)}\n`)
@@ -116,7 +120,8 @@ export async function list({ positionals, values }, { signal, warnings }) {
     ;({ inventory } = await liveInventory(servers, {
       deadline: values.timeout,
       signal,
-      onSettle: (name, result) => view.settle(name, result),
+      // A server that needs authorisation is shown with the command that authorises it.
+      onSettle: (name, result) => view.settle(name, result.error ? { ...result, error: withConfig(result.error, configOf(name)) } : result),
     }))
   } finally {
     view.stop()

@@ -3,6 +3,7 @@
 //! Problems with the document as a whole (unreadable, malformed, not an object) are errors;
 //! problems with one server are data on that server, so the others still run.
 
+pub mod auth;
 mod entry;
 mod input;
 pub mod jsonc;
@@ -69,6 +70,8 @@ pub struct ServerEntry {
     pub tools: Option<Vec<(String, bool)>>,
     /// The `protocol` field as given; `None` leaves the era to the transport's default.
     pub protocol: Option<Protocol>,
+    /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
+    pub auth: Option<auth::OAuthSettings>,
     /// `Err(reason)` when a known field has the wrong type; the reason names the field path,
     /// e.g. `mcpServers.github.command must be a string or an array of strings`.
     pub spec: Result<ServerSpec, String>,
@@ -289,6 +292,9 @@ pub fn normalised_json(config: &Config) -> Value {
         o.insert("timeout".into(), server.timeout_ms.into());
         if let Some(protocol) = server.protocol {
             o.insert("protocol".into(), protocol.as_str().into());
+        }
+        if let Some(auth) = &server.auth {
+            o.insert("auth".into(), auth.to_json());
         }
         if let Some(tools) = &server.tools {
             let tools = tools.iter().map(|(k, on)| (k.clone(), Value::Bool(*on)));

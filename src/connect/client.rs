@@ -56,6 +56,8 @@ pub struct ClientSide {
     /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
     /// `initialize`).
     pub(crate) offered: ProtocolVersion,
+    /// How remote servers of this call are authorised (the app's `authorize`, its token store).
+    pub auth: super::auth::AuthContext,
 }
 
 impl Default for ClientSide {
@@ -65,6 +67,7 @@ impl Default for ClientSide {
             relays: Default::default(),
             tools_changed: Default::default(),
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
+            auth: Default::default(),
         }
     }
 }

@@ -48,13 +48,22 @@ pub async fn open(
         Ok(conn) => conn,
         Err(reason) => return Opened::Failed(reason),
     };
+    conn.use_oauth(entry, &handler.auth, warnings);
     let timeout = Duration::from_millis(entry.timeout_ms);
     let result = tokio::select! {
         biased;
         _ = stop.cancelled() => None,
         result = async {
             let startup = conn.startup_phase();
-            phase(startup, timeout, conn.initialize(handler, timeout)).await?;
+            let mut started = phase(startup, timeout, conn.initialize(handler.clone(), timeout)).await;
+            // A server that needs the user to authorise it: asked outside the timed attempt.
+            if started.is_err()
+                && let Some(asked) = conn.authorize_deferred().await
+            {
+                asked?;
+                started = phase(startup, timeout, conn.initialize(handler, timeout)).await;
+            }
+            started?;
             conn.list_tools(timeout).await
         } => Some(result),
     };
@@ -142,11 +151,13 @@ pub async fn list_all(
     config: &Config,
     cancel: &CancellationToken,
     deadline: Option<Duration>,
+    handler: impl Fn(&str) -> ClientSide,
 ) -> Result<Vec<ServerInventory>, Interrupted> {
-    let (servers, interrupted) =
-        for_each_server(config, cancel, deadline, |entry, stop| async move {
+    let (servers, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| {
+        let handler = handler(&entry.name);
+        async move {
             let mut warnings = Vec::new();
-            let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
+            let opened = open(&entry, handler, &stop, &mut warnings).await;
             let mut info = None;
             let (status, tools, error) = match opened {
                 Opened::Disabled => ("disabled", Vec::new(), None),
@@ -166,8 +177,9 @@ pub async fn list_all(
                 info,
                 warnings,
             }
-        })
-        .await;
+        }
+    })
+    .await;
     match interrupted {
         Some(why) => Err(why),
         None => Ok(servers

@@ -4,6 +4,7 @@
 //! always ended through [`Connection::shutdown`], whatever happened: success, failure, timeout,
 //! abort and deadline share that one teardown path.
 
+pub mod auth;
 pub mod client;
 pub mod elicit;
 pub mod http;
@@ -69,6 +70,8 @@ pub struct Connection {
     requests: tokio_util::sync::CancellationToken,
     /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
     lost_cause: http::LostCause,
+    /// OAuth for a remote server without a static `Authorization` header.
+    oauth: Option<std::sync::Arc<auth::ServerAuth>>,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -110,6 +113,7 @@ impl Connection {
                     protocol,
                     requests: Default::default(),
                     lost_cause: Default::default(),
+                    oauth: None,
                     process: Some(process),
                     service: None,
                 })
@@ -136,10 +140,24 @@ impl Connection {
                     protocol,
                     requests: Default::default(),
                     lost_cause: Default::default(),
+                    oauth: None,
                     process: None,
                     service: None,
                 })
             }
+        }
+    }
+
+    /// Authorises a remote server by OAuth when the server asks for it (see [`auth`]), unless
+    /// its headers carry an `Authorization` of their own. `entry.auth` is expanded here.
+    pub fn use_oauth(
+        &mut self,
+        entry: &crate::config::ServerEntry,
+        context: &auth::AuthContext,
+        warnings: &mut Vec<String>,
+    ) {
+        if let Endpoint::Remote { url, headers, .. } = &self.endpoint {
+            self.oauth = auth::ServerAuth::for_remote(entry, url, headers, context, warnings);
         }
     }
 
@@ -170,7 +188,7 @@ impl Connection {
                 transport,
                 headers,
             } => {
-                let http = (&self.requests, &self.lost_cause);
+                let http = (&self.requests, &self.lost_cause, &self.oauth);
                 connect_remote(
                     url,
                     *transport,
@@ -185,7 +203,17 @@ impl Connection {
         };
         let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
+        if let Some(oauth) = &self.oauth {
+            oauth.connected();
+        }
         negotiated
+    }
+
+    /// After a failed [`Connection::initialize`]: the OAuth authorisation it needed from the
+    /// user, run outside the server's timeout (see [`auth::USER_WAIT`]); `None` when it needed
+    /// none. On `Ok`, initialise again.
+    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
+        self.oauth.as_ref()?.authorize_deferred().await
     }
 
     /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the
@@ -409,14 +437,21 @@ async fn connect_remote(
     protocol: Option<Protocol>,
     handler: &ClientSide,
     timeout: Duration,
-    (requests, lost_cause): (&tokio_util::sync::CancellationToken, &http::LostCause),
+    (requests, lost_cause, oauth): (
+        &tokio_util::sync::CancellationToken,
+        &http::LostCause,
+        &Option<std::sync::Arc<auth::ServerAuth>>,
+    ),
 ) -> Result<Service, String> {
     let streamable = || async {
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(http::header_hash_map(headers));
         let fresh = |cancel| {
             StreamableHttpClientTransport::with_client(
-                http::Cancellable::new(cancel, lost_cause.clone()),
+                auth::http::Authorized::new(
+                    http::Cancellable::new(cancel, lost_cause.clone()),
+                    oauth.clone(),
+                ),
                 config.clone(),
             )
         };
@@ -457,11 +492,23 @@ async fn connect_remote(
             Ok(service) => Ok(service),
             // Pinned to 2026-07-28 there is nothing to fall back to: legacy SSE only shakes hands.
             Err(first) if protocol == Some(Protocol::Discover) => Err(first.at(url)),
+            // A server that asks for authorization is there; legacy SSE would only ask again.
+            Err(first) if asks_for_authorization(&first, oauth) => Err(first.at(url)),
             Err(first) => sse()
                 .await
                 .map_err(|second| Cause::both_at(&first, &second, url)),
         },
     }
+}
+
+fn asks_for_authorization(cause: &Cause, oauth: &Option<std::sync::Arc<auth::ServerAuth>>) -> bool {
+    matches!(
+        cause,
+        Cause::Http {
+            status: 401 | 403,
+            ..
+        }
+    ) || oauth.as_ref().is_some_and(|auth| auth.failure().is_some())
 }
 
 /// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema

@@ -225,7 +225,7 @@
   // A toolkit holds one loadMcp source per server, so `reload` can start, close or restart
   // servers one at a time while the others keep running; every served endpoint follows.
   async function createToolkit(opts) {
-    const { mcpConfig, extraTools = [], signal, waitFor, onToolsChanged } = opts ?? {}
+    const { mcpConfig, extraTools = [], signal, waitFor, onToolsChanged, authorize, tokenStore } = opts ?? {}
     if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
     if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
       throw new TypeError("toolnexus: onToolsChanged must be a function")
@@ -282,6 +282,8 @@
           source = await native.loadMcp({ mcpServers: { [name]: specs[name] } }, {
             signal,
             waitFor,
+            authorize,
+            tokenStore,
             onToolsChanged: onChange,
             [native.namedByToolkitKey]: true,
           })

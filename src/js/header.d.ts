@@ -44,6 +44,23 @@ export interface ListOptions {
   deadline?: number
   /** Alias of `deadline`. */
   timeout?: number
+  /**
+   * Called with the authorisation URL when a remote server needs the user to authorise it
+   * (OAuth): open it in a browser, show it, or fetch it. The redirect comes back to a listener
+   * on 127.0.0.1 within 5 minutes (a wait outside the server's `timeout`; a step-up in the
+   * middle of a tool call counts in the call's). Without it, such a server fails
+   * with `authorization required: run "toolnexus auth <config> <name>" (why)`.
+   */
+  authorize?: (url: string) => void | Promise<void>
+  /** Where OAuth tokens are kept, instead of the default file in the user's config directory. */
+  tokenStore?: TokenStore
+}
+
+/** An app's own place for OAuth credentials (a keychain, say): one JSON record per server URL. */
+export interface TokenStore {
+  get(key: string): Promise<object | undefined | null> | object | undefined | null
+  set(key: string, record: object): Promise<void> | void
+  delete(key: string): Promise<void> | void
 }
 
 /**
@@ -78,6 +95,19 @@ export interface RemoteServerConfig {
   tools?: Record<string, boolean>
   /** Only when the config gives it. */
   protocol?: McpProtocol
+  /** Only when the config gives it: a pre-registered OAuth client and what to ask for. */
+  auth?: OAuthConfig
+}
+
+/** An entry's `auth`: the client identity and scopes to use when the server asks for OAuth. */
+export interface OAuthConfig {
+  clientId?: string
+  clientSecret?: string
+  /** An HTTPS URL of a Client ID Metadata Document the app hosts, used when the server supports it. */
+  clientMetadataUrl?: string
+  scopes?: string[]
+  /** The 127.0.0.1 port of the redirect listener (default: any free port). */
+  redirectPort?: number
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */
@@ -339,6 +369,9 @@ export interface ToolkitOptions {
   extraTools?: Tool[]
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */
+  authorize?: ListOptions["authorize"]
+  tokenStore?: TokenStore
   /** toolnexus has no built-in tools; accepted for compatibility. */
   builtins?: false
   /**

@@ -74,14 +74,19 @@ fn load<'env>(
     let warn_names = !opts
         .as_ref()
         .is_some_and(|o| o.has_named_property(NAMED_BY_TOOLKIT_KEY).unwrap_or(false));
+    let auth = match super::auth::auth_context(opts.as_ref(), &input) {
+        Ok(auth) => auth,
+        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
             Ok(cfg) => cfg,
             Err(settle) => return settle,
         };
-        let handler = |server: &str| {
-            ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
+        let handler = |server: &str| ClientSide {
+            auth: auth.clone(),
+            ..ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => {

@@ -2,6 +2,7 @@
 //! here converts and wires; the work itself lives in `config` and `connect`.
 
 pub mod abort;
+pub mod auth;
 pub mod bounded;
 pub mod convert;
 pub mod glue;
@@ -15,6 +16,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::config;
+use crate::connect::client::ClientSide;
 use crate::connect::inventory::{self, Interrupted};
 use crate::connect::reaper;
 use convert::{ErrorKind, Settle};
@@ -149,13 +151,22 @@ fn list<'env>(
         }
         Err(settle) => return reject_now(env, settle),
     };
+    let auth = match auth::auth_context(opts.as_ref(), &input) {
+        Ok(auth) => auth,
+        Err(e) => return reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
     let token = watch.token().clone();
     let work = async move {
         let cfg = match load_config(input, &token).await {
             Ok(cfg) => cfg,
             Err(settle) => return settle,
         };
-        match inventory::list_all(&cfg, &token, deadline).await {
+        match inventory::list_all(&cfg, &token, deadline, |_| ClientSide {
+            auth: auth.clone(),
+            ..Default::default()
+        })
+        .await
+        {
             Ok(servers) => {
                 let mut warnings = cfg.warnings.clone();
                 for s in &servers {
