@@ -176,6 +176,8 @@ export interface ToolResult {
   /** The MCP content parts as the server sent them (images for vision models, resources, links). */
   content?: ContentPart[]
   structuredContent?: unknown
+  /** The result's `_meta` as the server sent it (MCP tools). */
+  _meta?: Record<string, unknown>
 }
 
 /** Per-call options for `Tool.execute`. */
@@ -520,6 +522,12 @@ export declare function credentialsPath(): string
  * becomes `{ output: message, isError: true }`.
  */
 export declare function defineTool(opts: DefineToolOptions): Tool
+
+/**
+ * MCP content parts in words, one after the other: text as it is; images, audio and resources
+ * summarised (`[image image/png, 1.2 kB]`) as a `ToolResult`'s `output` summarises them.
+ */
+export declare function describeContent(content: ContentPart[]): string
 
 /** Maps an MCP `elicitation/create` params object to the agent's `Request`. */
 export declare function elicitationToRequest(params: ElicitParams): ElicitationRequest

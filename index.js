@@ -843,6 +843,7 @@ module.exports.buildMcpServer = nativeBinding.buildMcpServer
 module.exports.createToolkit = nativeBinding.createToolkit
 module.exports.credentialsPath = nativeBinding.credentialsPath
 module.exports.defineTool = nativeBinding.defineTool
+module.exports.describeContent = nativeBinding.describeContent
 module.exports.elicitationToRequest = nativeBinding.elicitationToRequest
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
 module.exports.exposedMcpTools = nativeBinding.exposedMcpTools

@@ -16,6 +16,7 @@ export const {
   createToolkit,
   credentialsPath,
   defineTool,
+  describeContent,
   elicitationToRequest,
   expandEnvHeaders,
   exposedMcpTools,

@@ -4,6 +4,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import path from "node:path"
+import * as toolnexus from "toolnexus"
 import { deferredCleanup, isAlive, nodeFixture, readPid, repoRoot, runNode, serverEverything, tmpConfig, tmpFile } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
@@ -102,4 +103,51 @@ test("call: an unknown tool or server is exit 2 naming the close matches; an unr
   const notPair = await cli(["call", config, "everything", "echo", "a=1", "loose"])
   assert.equal(notPair.code, 2)
   assert.match(notPair.stderr, /argument "loose" is not key=value/)
+})
+
+test("call --json prints the result as the server sent it, _meta included; execute's result carries _meta", T, async () => {
+  const fix = { command: nodeFixture("stdio-server", "--tools", "meta,mixed") }
+  const config = tmpConfig({ mcpServers: { fix } })
+  const json = await cli(["call", config, "fix", "meta", "--json"])
+  assert.equal(json.code, 0, json.stderr)
+  const sent = {
+    content: [{ type: "text", text: "with meta" }],
+    structuredContent: { n: 1 },
+    isError: false,
+    _meta: { "example.com/trace": "t-1", nested: { ok: true } },
+  }
+  assert.deepEqual(JSON.parse(json.stdout), sent)
+  const text = await cli(["call", config, "fix", "meta"])
+  assert.deepEqual([text.code, text.stdout, text.stderr], [0, "with meta\n", ""])
+
+  const source = await toolnexus.loadMcp({ mcpServers: { fix } })
+  try {
+    const result = await source.tools.find((t) => t.name === "fix_meta").execute({})
+    assert.deepEqual(result._meta, sent._meta)
+    const mixed = await source.tools.find((t) => t.name === "fix_mixed").execute({})
+    assert.equal(mixed._meta, undefined, "no _meta when the server sent none")
+    // The CLI's summary is the library's: text in place, the image described between.
+    assert.equal(toolnexus.describeContent(mixed.content), "one\n[image image/png, 8 B]\ntwo")
+  } finally {
+    await source.close()
+  }
+})
+
+test("describeContent: each kind of part in words; a bad argument is a TypeError, not a crash", () => {
+  const { describeContent } = toolnexus
+  assert.equal(
+    describeContent([
+      { type: "text", text: "hello" },
+      { type: "audio", data: "A".repeat(4000), mimeType: "audio/wav" },
+      { type: "resource", resource: { uri: "file:///a.txt", text: "inside" } },
+      { type: "resource", resource: { uri: "file:///b.bin", blob: "AAAA" } },
+      { type: "resource_link", uri: "file:///c", name: "c" },
+      { type: "surprise" },
+    ]),
+    "hello\n[audio audio/wav, 3.0 kB]\n[resource file:///a.txt]\ninside\n[resource file:///b.bin]\n[resource link c: file:///c]\n[surprise]",
+  )
+  assert.equal(describeContent([]), "")
+  const circular = [{ type: "text" }]
+  circular[0].self = circular
+  assert.throws(() => describeContent(circular), { name: "TypeError", message: /circular/ })
 })

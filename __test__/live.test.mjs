@@ -75,6 +75,8 @@ test("loadMcp: the config's tools filter applies to re-listed tools too; onTools
   await source.tools[0].execute({ name: "shown" })
   await waitFor(() => source.tools.length === 2, { message: "shown tool listed" })
   assert.deepEqual(names(source.tools), ["fix_grow", "fix_shown"])
+  // onToolsChanged is called from the engine's thread: it may come a moment after source.tools moved.
+  await waitFor(() => changes.at(-1)?.tools.length === 2, { message: "onToolsChanged told of shown" })
   assert.deepEqual(names(changes.at(-1).tools), ["grow", "shown"])
   await assert.rejects(loadMcp({ mcpServers: {} }, { onToolsChanged: 5 }), { name: "TypeError", message: "toolnexus: opts.onToolsChanged must be a function" })
 })

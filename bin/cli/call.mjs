@@ -19,7 +19,7 @@ tools the server has.
 
 Options:
   --args json   the arguments as one JSON object
-  --json        print the whole MCP result ({ content, structuredContent?, isError })
+  --json        print the whole MCP result ({ content, structuredContent?, isError, _meta? })
   --timeout ms  bound on connecting and on the call (default: the server's timeout)
   -h, --help    show this help
 
@@ -102,32 +102,6 @@ export function closeMatches(wanted, names, limit = 3) {
     .map(({ name }) => name)
 }
 
-/** A content part in words: text as it is, anything else as the library's `output` names it. */
-export function describePart(part) {
-  const size = (b64) => {
-    const data = String(b64 ?? "").trimEnd()
-    const padding = Math.min((/=*$/.exec(data)?.[0].length ?? 0), 2)
-    const bytes = Math.max(Math.floor(data.length / 4) * 3 - padding, 0)
-    if (bytes < 1000) return `${bytes} B`
-    return bytes < 1e6 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`
-  }
-  switch (part?.type) {
-    case "text":
-      return part.text
-    case "image":
-    case "audio":
-      return `[${part.type} ${part.mimeType ?? "unknown type"}, ${size(part.data)}]`
-    case "resource": {
-      const uri = part.resource?.uri ?? "?"
-      return typeof part.resource?.text === "string" ? `[resource ${uri}]\n${part.resource.text}` : `[resource ${uri}]`
-    }
-    case "resource_link":
-      return part.name ? `[resource link ${part.name}: ${part.uri}]` : `[resource link ${part.uri}]`
-    default:
-      return `[${part?.type ?? "content"}]`
-  }
-}
-
 export async function call({ positionals, values }, { signal }) {
   const { config, server, tool, pairs } = splitCallArgs(positionals)
   const args = callArguments(values.args, pairs)
@@ -166,12 +140,16 @@ export async function call({ positionals, values }, { signal }) {
     const result = await found.execute(args, ctx)
     if (signal?.aborted) throw signal.reason
     if (values.json) {
+      // The result as the server sent it; a call that got no result (a timeout, a lost
+      // connection) shows its reason as a text part.
       const mcp = { content: result.content ?? [{ type: "text", text: result.output }] }
       if (result.structuredContent !== undefined) mcp.structuredContent = result.structuredContent
       mcp.isError = result.isError
+      if (result._meta !== undefined) mcp._meta = result._meta
       process.stdout.write(`${JSON.stringify(mcp, null, 2)}\n`)
     } else {
-      const text = result.isError || !Array.isArray(result.content) || result.content.length === 0 ? result.output : result.content.map(describePart).join("\n")
+      // Text, with images and resources summarised in place by the library.
+      const text = result.isError || !Array.isArray(result.content) || result.content.length === 0 ? result.output : tn.describeContent(result.content)
       const out = result.isError ? process.stderr : process.stdout
       out.write(text.endsWith("\n") || text === "" ? text : `${text}\n`)
     }

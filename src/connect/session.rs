@@ -278,8 +278,9 @@ pub fn output_of(raw: &Value) -> (String, bool) {
 }
 
 /// What came when a result has no text: `[image image/png, 1.2 kB]`, one bracket per part, so
-/// an agent reading `output` still learns what the `content` parts hold.
-fn describe_content(content: Option<&Value>) -> String {
+/// an agent reading `output` still learns what the `content` parts hold. Text parts are their
+/// text (the CLI shows whole results this way).
+pub fn describe_content(content: Option<&Value>) -> String {
     let parts = content
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -297,6 +298,9 @@ fn describe_content(content: Option<&Value>) -> String {
                     .map(str::to_string)
             };
             match kind {
+                "text" if part.get("text").is_some_and(Value::is_string) => {
+                    part["text"].as_str().unwrap_or_default().to_string()
+                }
                 "image" | "audio" => {
                     let data = part.get("data").and_then(Value::as_str).unwrap_or("");
                     let mime = mime(part).unwrap_or_else(|| "unknown type".into());
@@ -354,10 +358,11 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
             {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
             {"type": "resource_link", "uri": "file:///c", "name": "c"},
+            {"type": "text", "text": "last"},
         ]);
         assert_eq!(
             describe_content(Some(&content)),
-            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]"
+            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]\nlast"
         );
         assert_eq!(describe_content(Some(&json!([]))), "");
     }

@@ -256,10 +256,18 @@
     let byName = new Map()
     const services = new Set()
 
+    // The servers' tools are named across all sources, as one loadMcp of the config names them,
+    // and keep their names while other servers restart or re-list (SPEC §4).
+    const nameTools = native.toolkitNamer()
     const rebuild = (warn) => {
       tools = []
       byName = new Map()
       const mcpTools = [...sources.values()].flatMap((source) => source.tools)
+      const { names, warnings } = nameTools(mcpTools)
+      mcpTools.forEach((tool, i) => {
+        if (names[i] !== null) tool.name = names[i]
+      })
+      if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
       for (const tool of [...mcpTools, ...extraTools]) {
         if (byName.has(tool.name)) {
           if (warn) {
@@ -290,7 +298,14 @@
         names.map(async (name) => {
           let source
           const onChange = () => source && following(source)()
-          source = await native.loadMcp({ mcpServers: { [name]: specs[name] } }, { signal, waitFor, authorize, tokenStore, onToolsChanged: onChange })
+          source = await native.loadMcp({ mcpServers: { [name]: specs[name] } }, {
+            signal,
+            waitFor,
+            authorize,
+            tokenStore,
+            onToolsChanged: onChange,
+            [native.namedByToolkitKey]: true,
+          })
           return source
         }),
       )

@@ -21,6 +21,7 @@ pub fn install(env: &Env) -> Result<()> {
     let factory: Function<Object, Object> = env.run_script(GLUE)?;
     let mut native = Object::new(env)?;
     native.set_named_property("mcpToolRefKey", super::mcp_tools::TOOL_REF_KEY)?;
+    native.set_named_property("namedByToolkitKey", super::mcp_tools::NAMED_BY_TOOLKIT_KEY)?;
     let create_service = env
         .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, _, _>(
             "createService",
@@ -90,6 +91,18 @@ pub fn install(env: &Env) -> Result<()> {
             },
         )?;
     native.set_named_property("callMcpTool", call_mcp_tool)?;
+    // Each toolkit gets its own namer: the names it gave are what it keeps.
+    let namer = env.create_function_from_closure::<(), _, _>("toolkitNamer", |ctx| {
+        let name_tools = super::mcp_tools::toolkit_namer(ctx.env)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe {
+            std::mem::transmute::<
+                Function<'_, Unknown<'_>, Unknown<'_>>,
+                Function<'static, Unknown<'static>, Unknown<'static>>,
+            >(name_tools)
+        })
+    })?;
+    native.set_named_property("toolkitNamer", namer)?;
     let api = factory.call(native)?;
     super::settle::install(api.get_named_property("settleCalls")?)?;
     env.set_instance_data(

@@ -176,6 +176,8 @@ export interface ToolResult {
   /** The MCP content parts as the server sent them (images for vision models, resources, links). */
   content?: ContentPart[]
   structuredContent?: unknown
+  /** The result's `_meta` as the server sent it (MCP tools). */
+  _meta?: Record<string, unknown>
 }
 
 /** Per-call options for `Tool.execute`. */

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::abort::Watch;
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
-use super::mcp_tools::{tool_objects, tool_set};
+use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, tool_objects, tool_set};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
@@ -26,6 +26,7 @@ struct Loaded {
     /// `{ tools: [], status, errors, info }` as JSON text (`tools` filled in by `build_source`).
     json: String,
     warnings: Vec<String>,
+    names: SourceNames,
 }
 
 /// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
@@ -69,6 +70,10 @@ fn load<'env>(
         Ok(hook) => hook.flatten(),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
+    // A toolkit names the tools of all its sources together, and warns about names then.
+    let warn_names = !opts
+        .as_ref()
+        .is_some_and(|o| o.has_named_property(NAMED_BY_TOOLKIT_KEY).unwrap_or(false));
     let auth = match super::auth::auth_context(opts.as_ref(), &input) {
         Ok(auth) => auth,
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
@@ -85,7 +90,7 @@ fn load<'env>(
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => {
-                let loaded = describe(loaded);
+                let loaded = describe(loaded, warn_names);
                 loaded.session.follow_tool_changes(on_tools_changed);
                 Settle::Value(loaded)
             }
@@ -196,7 +201,7 @@ fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
     })
 }
 
-fn describe(loaded: inventory::Loaded) -> Loaded {
+fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
     let inventory::Loaded {
         session,
         servers,
@@ -215,12 +220,17 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         }
     }
     let session = Arc::new(session);
-    warnings.extend(tool_set(&session).2);
+    let names = SourceNames::default();
+    let naming_warnings = tool_set(&session, &names).2;
+    if warn_names {
+        warnings.extend(naming_warnings);
+    }
     let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
     Loaded {
         session,
         json,
         warnings,
+        names,
     }
 }
 
@@ -229,7 +239,7 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
 fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
-    source_obj.set_named_property("tools", tool_objects(env, &loaded.session)?)?;
+    source_obj.set_named_property("tools", tool_objects(env, &loaded.session, &loaded.names)?)?;
     let generation = {
         let session = loaded.session.clone();
         env.create_function_from_closure::<(), _, _>("generation", move |_| {
@@ -238,8 +248,9 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     };
     let rebuild = {
         let session = loaded.session.clone();
+        let names = loaded.names.clone();
         env.create_function_from_closure::<(), _, _>("rebuild", move |ctx| {
-            let tools = tool_objects(ctx.env, &session)?;
+            let tools = tool_objects(ctx.env, &session, &names)?;
             // SAFETY: handed to JavaScript as this call's return value at once.
             Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(tools) })
         })?

@@ -25,12 +25,18 @@ pub struct McpToolRef {
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 
+/// A loadMcp option the toolkit sets on its one-server sources: it names their tools itself.
+pub const NAMED_BY_TOOLKIT_KEY: &str = "__toolnexusNamedByToolkit";
+
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
 type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
 
+/// The names a source gave its tools, kept while its servers re-list (see `naming::Namer`).
+pub(super) type SourceNames = Arc<std::sync::Mutex<crate::connect::naming::Namer>>;
+
 /// The session's tools as they are now: the `Tool` objects' JSON (in config order, then each
-/// server's listing order), each tool's live server and listing, and naming warnings.
-pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
+/// server's listing order), each tool's live server and listing, and warnings for new names.
+pub(super) fn tool_set(session: &Session, names: &SourceNames) -> (String, ToolRefs, Vec<String>) {
     let mut pairs = Vec::new();
     let mut tools = Vec::new();
     for live in &session.servers {
@@ -44,7 +50,10 @@ pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
         .iter()
         .map(|(s, t)| (s.as_str(), t.as_str()))
         .collect();
-    let (names, warnings) = crate::connect::naming::assign(&pair_refs);
+    let (names, warnings) = names
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .assign(&pair_refs);
     let mut tool_objects = Vec::with_capacity(tools.len());
     for ((_, info), name) in tools.iter().zip(names) {
         let mut schema = info
@@ -71,8 +80,12 @@ pub(super) fn tool_set(session: &Session) -> (String, ToolRefs, Vec<String>) {
 }
 
 /// The session's current tools as an array of `Tool` objects with their `execute`.
-pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Result<Unknown<'env>> {
-    let (json, refs, _) = tool_set(session);
+pub(super) fn tool_objects<'env>(
+    env: &'env Env,
+    session: &Arc<Session>,
+    names: &SourceNames,
+) -> Result<Unknown<'env>> {
+    let (json, refs, _) = tool_set(session, names);
     let array = convert::parse_json(env, &json)?;
     let tools: Object = unsafe { array.cast() }?;
     // `execute` is made by the glue around [`call_mcp_tool`], whose results settle in batches.
@@ -98,8 +111,8 @@ pub(super) fn tool_objects<'env>(env: &'env Env, session: &Arc<Session>) -> Resu
 }
 
 /// `native.callMcpTool(ref, args, ctx)`, behind a loadMcp tool's `execute`: starts the call and
-/// returns its number; its result `{output, isError, content?, structuredContent?, metadata:
-/// {server}}` arrives through [`super::settle`] (a call never rejects).
+/// returns its number; its result `{output, isError, content?, structuredContent?, _meta?,
+/// metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through [`super::settle`] (a call never rejects).
 pub fn call_mcp_tool(
     env: &Env,
     tool: &Arc<McpToolRef>,
@@ -172,7 +185,7 @@ fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>)
     result.insert("output".into(), Value::String(output));
     result.insert("isError".into(), Value::Bool(is_error));
     if let Some(Value::Object(mut raw)) = raw {
-        for key in ["content", "structuredContent"] {
+        for key in ["content", "structuredContent", "_meta"] {
             if let Some(value) = raw.remove(key) {
                 result.insert(key.into(), value);
             }
@@ -180,4 +193,51 @@ fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>)
     }
     result.insert("metadata".into(), json!({ "server": server }));
     Value::Object(result).to_string()
+}
+
+/// A toolkit's `nameTools(tools)`: `{ names, warnings }`, naming the loadMcp tools among `tools`
+/// (one source per server, in config order) as one loadMcp of all their servers would, and
+/// keeping each tool's name while other servers restart or re-list (see `naming::Namer`).
+/// Tools that did not come from loadMcp get `null`; warnings are for new names only.
+pub(super) fn toolkit_namer(env: &Env) -> Result<Function<'_, Unknown<'_>, Unknown<'_>>> {
+    let namer = std::sync::Mutex::new(crate::connect::naming::Namer::default());
+    env.create_function_from_closure::<Unknown, _, _>("nameTools", move |ctx| {
+        let tools: Array = ctx.get(0)?;
+        let mut pairs = Vec::with_capacity(tools.len() as usize);
+        for i in 0..tools.len() {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("toolnexus: a tool is missing"))?;
+            let mcp: Unknown = tool.get_named_property(TOOL_REF_KEY)?;
+            pairs.push(if mcp.get_type()? == ValueType::External {
+                let external = unsafe {
+                    <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(
+                        ctx.env.raw(),
+                        mcp.raw(),
+                    )?
+                };
+                Some((external.server.name.clone(), external.tool.clone()))
+            } else {
+                None
+            });
+        }
+        let named: Vec<(&str, &str)> = pairs
+            .iter()
+            .flatten()
+            .map(|(server, tool)| (server.as_str(), tool.as_str()))
+            .collect();
+        let (names, warnings) = namer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .assign(&named);
+        let mut names = names.into_iter();
+        let names: Vec<Option<String>> = pairs
+            .iter()
+            .map(|p| p.as_ref().and_then(|_| names.next()))
+            .collect();
+        let json = json!({ "names": names, "warnings": warnings }).to_string();
+        let result = convert::parse_json(ctx.env, &json)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(result) })
+    })
 }

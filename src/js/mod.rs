@@ -78,6 +78,14 @@ pub fn parse_mcp_config<'env>(
     })
 }
 
+/// MCP content parts in words, one after the other: text as it is; images, audio and resources
+/// summarised (`[image image/png, 1.2 kB]`) as a `ToolResult`'s `output` summarises them.
+#[napi(ts_args_type = "content: ContentPart[]")]
+pub fn describe_content(env: &Env, content: Unknown) -> Result<String> {
+    let content = convert::json_value(env, content, "", "content")?;
+    Ok(crate::connect::session::describe_content(Some(&content)))
+}
+
 /// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment.
 #[napi(
     ts_args_type = "headers?: Record<string, string>",
