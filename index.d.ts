@@ -56,6 +56,23 @@ export interface ListOptions {
   deadline?: number
   /** Alias of `deadline`. */
   timeout?: number
+  /**
+   * Called with the authorisation URL when a remote server needs the user to authorise it
+   * (OAuth): open it in a browser, show it, or fetch it. The redirect comes back to a listener
+   * on 127.0.0.1 within 5 minutes (a wait outside the server's `timeout`; a step-up in the
+   * middle of a tool call counts in the call's). Without it, such a server fails
+   * with `authorization required: run "toolnexus auth <config> <name>" (why)`.
+   */
+  authorize?: (url: string) => void | Promise<void>
+  /** Where OAuth tokens are kept, instead of the default file in the user's config directory. */
+  tokenStore?: TokenStore
+}
+
+/** An app's own place for OAuth credentials (a keychain, say): one JSON record per server URL. */
+export interface TokenStore {
+  get(key: string): Promise<object | undefined | null> | object | undefined | null
+  set(key: string, record: object): Promise<void> | void
+  delete(key: string): Promise<void> | void
 }
 
 /**
@@ -90,6 +107,19 @@ export interface RemoteServerConfig {
   tools?: Record<string, boolean>
   /** Only when the config gives it. */
   protocol?: McpProtocol
+  /** Only when the config gives it: a pre-registered OAuth client and what to ask for. */
+  auth?: OAuthConfig
+}
+
+/** An entry's `auth`: the client identity and scopes to use when the server asks for OAuth. */
+export interface OAuthConfig {
+  clientId?: string
+  clientSecret?: string
+  /** An HTTPS URL of a Client ID Metadata Document the app hosts, used when the server supports it. */
+  clientMetadataUrl?: string
+  scopes?: string[]
+  /** The 127.0.0.1 port of the redirect listener (default: any free port). */
+  redirectPort?: number
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */
@@ -158,6 +188,8 @@ export interface ToolResult {
   /** The MCP content parts as the server sent them (images for vision models, resources, links). */
   content?: ContentPart[]
   structuredContent?: unknown
+  /** The result's `_meta` as the server sent it (MCP tools). */
+  _meta?: Record<string, unknown>
 }
 
 /** Per-call options for `Tool.execute`. */
@@ -179,6 +211,11 @@ export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSc
 
 /** Live tools from `loadMcp`; connections stay open until `close()`. */
 export interface McpSource {
+  /**
+   * The tools as the servers list them now: when a server sends
+   * `notifications/tools/list_changed` it is listed again and this array is replaced (read it
+   * again rather than keeping it). Assigning it replaces the live list with a plain value.
+   */
   tools: Tool[]
   status: Record<string, McpStatus>
   errors: Record<string, string>
@@ -216,9 +253,23 @@ export interface ElicitResult {
   content?: Record<string, unknown>
 }
 
+/** A server's new tool list, after it sent `notifications/tools/list_changed`. */
+export interface ToolsChange {
+  /** The server's name in the config. */
+  server: string
+  /** Its tools as it lists them now (after the config's `tools` filter), original names. */
+  tools: ToolInfo[]
+}
+
 export interface LoadOptions extends ListOptions {
   /** Answers servers' elicitation requests; without it they are declined. */
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /**
+   * Called after a server's tools changed and were listed again; `source.tools` already
+   * shows them. A list that fails to load keeps the previous tools and calls nothing. A throw
+   * in it becomes a `ToolnexusWarning`.
+   */
+  onToolsChanged?: (change: ToolsChange) => void
 }
 
 /** Options of `defineTool`. */
@@ -346,8 +397,27 @@ export interface ToolkitOptions {
   extraTools?: Tool[]
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */
+  authorize?: ListOptions["authorize"]
+  tokenStore?: TokenStore
   /** toolnexus has no built-in tools; accepted for compatibility. */
   builtins?: false
+  /**
+   * Called with the whole new tool set after it changed: a server's `list_changed`, or a
+   * `reload` that changed servers. Served endpoints are updated (and their clients sent
+   * `notifications/tools/list_changed`) before this runs.
+   */
+  onToolsChanged?: (tools: Tool[]) => void
+}
+
+/** What `toolkit.reload` did, by server name. */
+export interface ReloadResult {
+  /** Servers new in the config, now started. */
+  added: string[]
+  /** Servers gone from the config, now closed. */
+  removed: string[]
+  /** Servers whose entry changed, closed and started again. */
+  restarted: string[]
 }
 
 export interface ServeOptions {
@@ -389,8 +459,22 @@ export interface Toolkit {
   mcpStatus(): Record<string, McpStatus>
   /** Why each failed MCP server failed. */
   mcpErrors(): Record<string, string>
-  /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
+  /**
+   * Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). When the
+   * tool set changes, clients in a session are sent `notifications/tools/list_changed`.
+   */
   serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
+  /**
+   * Serves the toolkit's tools over this process's stdin/stdout (nothing else may write to
+   * stdout); resolves when the input ends or the toolkit is closed.
+   */
+  serveStdio(opts?: Pick<ServeOptions, "mcp" | "onCall">): Promise<void>
+  /**
+   * Reads the MCP config again (`mcpConfig` when given, else the one the toolkit was made
+   * with): servers no longer in it are closed, new ones started, changed ones restarted, the
+   * others left running. Rejects (and changes nothing) when the config cannot be read.
+   */
+  reload(mcpConfig?: string | object): Promise<ReloadResult>
   /** Stops every server this toolkit started and closes its MCP connections. */
   close(): Promise<void>
 }
@@ -433,6 +517,11 @@ export declare class NativeService {
   serveStdio(): Promise<void>
   /** Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0"). */
   serveHttp(addr: string, options?: HttpServeOptions | undefined | null): Promise<HttpServer>
+  /**
+   * Serves `tools` (as the glue's `servedTools` prepares them) from now on and tells every
+   * connected client with `notifications/tools/list_changed`.
+   */
+  setTools(tools: unknown[]): void
   close(): void
 }
 
@@ -452,12 +541,21 @@ export declare function buildMcpServer(tools: Tool[], cfg?: McpServerOptions, on
  */
 export declare function createToolkit(opts?: ToolkitOptions): Promise<Toolkit>
 
+/** Where the default store keeps its file. */
+export declare function credentialsPath(): string
+
 /**
  * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
  * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
  * becomes `{ output: message, isError: true }`.
  */
 export declare function defineTool(opts: DefineToolOptions): Tool
+
+/**
+ * MCP content parts in words, one after the other: text as it is; images, audio and resources
+ * summarised (`[image image/png, 1.2 kB]`) as a `ToolResult`'s `output` summarises them.
+ */
+export declare function describeContent(content: ContentPart[]): string
 
 /** Maps an MCP `elicitation/create` params object to the agent's `Request`. */
 export declare function elicitationToRequest(params: ElicitParams): ElicitationRequest
@@ -470,6 +568,9 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
  * ignored); absent, every tool.
  */
 export declare function exposedMcpTools(tools: Tool[], cfg?: { tools?: string[] }): Tool[]
+
+/** Removes stored credentials by server name or URL from the default store; how many went. */
+export declare function forgetCredentials(which: string): number
 
 /** `serve(addr, opts)` options that reach the native server. */
 export interface HttpServeOptions {
@@ -494,7 +595,23 @@ export declare function loadMcp(input: string | object, opts?: LoadOptions): Pro
  * Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
  * in config order, with variables left unexpanded. Throws on malformed input.
  */
-export declare function parseMcpConfig(input: string | object): McpConfig
+export declare function parseMcpConfig(input: string | object, opts?: ParseOptions): McpConfig
+
+/** Where `parseMcpConfig` finds the servers of a settings file. */
+export interface ParseOptions {
+  /**
+   * The key path of the server map (`["mcp", "servers"]` in VS Code's settings.json,
+   * `["context_servers"]` in Zed's); only that part of the document is read, and a
+   * document without it holds no servers. Absent: the usual wrapper keys are looked for.
+   */
+  at?: Array<string>
+}
 
 /** Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit). */
 export declare function sanitize(value: string): string
+
+/**
+ * Credentials in the default store (the user's config directory), without their secrets:
+ * `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
+ */
+export declare function storedCredentials(): Array<{ server: string | null; url: string; issuer: string | null; clientId: string | null; scopes: string[] | null; expiresAt: number | null; refreshable: boolean; subject: string | null }>

@@ -64,19 +64,29 @@ test("the unchanged entries of one scenario in each mode pass the gate", { timeo
   const server = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "tools-call-error"], () => {})
   assert.equal(server.code, 0, server.stdout + server.stderr)
   assert.match(server.stdout, /^server\s+2025-11-25\s+tools-call-error\s+pass\s+pass\s+2\/0\s+ok$/m)
-  const client = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "auth/metadata-default"], () => {})
+  const client = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call"], () => {})
   assert.equal(client.code, 0, client.stdout + client.stderr)
-  assert.match(client.stdout, /^client\s+2026-07-28\s+auth\/metadata-default\s+gap\s+fail\s+\d+\/[1-9]\d*\s+ok$/m)
-  assert.equal(closing(client.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
+  assert.match(client.stdout, /^client\s+2026-07-28\s+tools_call\s+pass\s+pass\s+\d+\/0\s+ok$/m)
+  assert.equal(closing(client.stdout), "conformance: 1 passed, 0 failed, 0 skipped")
 })
 
+// Every client scenario passes now, so a client that gives up at once stands in for a broken one.
+const brokenClient = path.join(here, "fixtures", "conformance-broken-client.mjs")
+
 test("a client scenario listed as pass that fails shows the checks and the client's own error", { timeout: 60_000 }, async () => {
-  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "auth/metadata-default"], (e) => {
-    e.client["auth/metadata-default"] = "pass"
-  })
+  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call", "--client", brokenClient], () => {})
   assert.equal(r.code, 1, r.stdout + r.stderr)
-  assert.match(r.stdout, /REGRESSION: client auth\/metadata-default at 2026-07-28 \(fail\)/)
+  assert.match(r.stdout, /REGRESSION: client tools_call at 2026-07-28 \(fail\)/)
   assert.match(r.stdout, /failed [a-z0-9-]+: /)
+})
+
+test("a client gap that fails stays a gap", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call", "--client", brokenClient], (e) => {
+    e.client.tools_call = "gap: pretend the client is broken"
+  })
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /^client\s+2026-07-28\s+tools_call\s+gap\s+fail\s+\d+\/[1-9]\d*\s+ok$/m)
+  assert.equal(closing(r.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
 })
 
 test("expected.json must classify every scenario of the pinned suite and nothing else", { timeout: 60_000 }, async () => {

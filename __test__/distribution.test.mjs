@@ -88,7 +88,7 @@ test("the installed packages hold the loader, types and addon, and nothing of th
   const installed = path.join(consumer, "node_modules")
   assert.deepEqual(fs.readdirSync(installed).filter((f) => !f.startsWith(".")).sort(), ["toolnexus", `toolnexus-${platform}`])
   const rootFiles = fs.readdirSync(path.join(installed, "toolnexus")).filter((f) => f !== "bin")
-  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "index.d.ts", "index.js", "package.json"])
+  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "index.d.ts", "index.js", "index.mjs", "package.json"])
   assert.deepEqual(fs.readdirSync(path.join(installed, `toolnexus-${platform}`)).sort(), [addonFile, "README.md", "package.json"].sort())
 
   const manifest = JSON.parse(fs.readFileSync(path.join(installed, "toolnexus", "package.json"), "utf8"))
@@ -111,7 +111,8 @@ console.log(JSON.stringify({ resolved: import.meta.resolve("toolnexus"), status:
 `,
   )
   assert.deepEqual(await runConsumer(script, [fixture("stdio-server")]), {
-    resolved: pathToFileURL(path.join(consumer, "node_modules", "toolnexus", "index.js")).href,
+    // The ESM entry, which loads index.js through require (see index.mjs).
+    resolved: pathToFileURL(path.join(consumer, "node_modules", "toolnexus", "index.mjs")).href,
     status: { fixture: "connected" },
     tools: ["alpha", "beta"],
   })

@@ -93,7 +93,9 @@ test("HTTP statuses in words: 401 with and without a challenge, 403, 500, 200 te
     const inv = await listMcpTools({ mcpServers: servers })
     assert.deepEqual(inv.errors, {
       unauthorized: `HTTP 401 Unauthorized at ${base}/unauthorized`,
-      challenge: `HTTP 401 Unauthorized at ${base}/challenge`,
+      // A Bearer challenge asks for OAuth: the reason says how to authorise (and legacy SSE is
+      // not tried, since it would only be asked the same).
+      challenge: `authorization required: run "toolnexus auth <config> challenge" (no token is stored for this server)`,
       forbidden: `HTTP 403 Forbidden at ${base}/forbidden`,
       broken: `HTTP 500 Internal Server Error at ${base}/broken`,
       page: `not an MCP endpoint (it answered with text/html) at ${base}/page`,

@@ -421,7 +421,8 @@ test("serve wire: unknown methods are -32601; server/discover answers the 2026-0
   const discovered = parseBody(probe.type, probe.text).result
   assert.ok(discovered.supportedVersions.includes("2026-07-28"), probe.text)
   assert.ok(discovered.supportedVersions.includes("2025-11-25"), probe.text)
-  assert.deepEqual(discovered.capabilities.tools, {})
+  // listChanged: a gateway tells clients in a session when its servers' tools change.
+  assert.deepEqual(discovered.capabilities.tools, { listChanged: true })
   assert.deepEqual(discovered._meta["io.modelcontextprotocol/serverInfo"], { name: "toolnexus", version: "0.1.0" })
   // A discover without the required _meta is an invalid request of that era, not a legacy method.
   const bare = await post(handle.url, { jsonrpc: "2.0", id: 10, method: "server/discover", params: {} })

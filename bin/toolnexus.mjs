@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// The `toolnexus` command: list, diff and serve the MCP servers of an mcp.json.
+// The `toolnexus` command: list, diff, call and serve the MCP servers of an mcp.json.
 // Argument parsing, help and exit statuses live here; each command lives in ./cli/.
 import fs from "node:fs"
 import { parseArgs } from "node:util"
+import { AUTH_HELP, auth } from "./cli/auth.mjs"
+import { CALL_HELP, call } from "./cli/call.mjs"
 import { DIFF_HELP, diff } from "./cli/diff.mjs"
-import { UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
+import { CONFIGS_HELP, configs } from "./cli/discover.mjs"
+import { ArgumentError, UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
 import { LIST_HELP, list } from "./cli/list.mjs"
 import { SERVE_HELP, serve } from "./cli/serve.mjs"
 import { routeWarnings } from "./cli/term.mjs"
@@ -15,31 +18,58 @@ Inspect, check and serve the MCP servers of an mcp.json (Claude, Cursor, VS Code
 Windsurf, Gemini, Zed, opencode and other dialects; comments allowed).
 
 Commands:
-  list <config> [--json] [--timeout ms]
+  list [<config>] [--json] [--timeout ms]
       every server's status and tools; --json prints the inventory as JSON
-  diff <config> <snapshot.json> [--json] [--timeout ms]
+  diff [<config>] <snapshot.json> [--json] [--timeout ms]
       compare the live tools with a saved \`list --json\` output; exit 1 on drift
-  serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n] [--stateless]
-      serve every server's tools as one MCP server over streamable HTTP
+  call [<config>] <server> <tool> [key=value …] [--args json] [--json]
+      call one tool of one server and print its result
+  serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
+      serve every server's tools as one MCP server (streamable HTTP or stdio)
+  auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
+      authorise a remote server by OAuth once; list or forget stored credentials
+  configs [--json]
+      the MCP configs of the clients installed here, and their servers
+
+Without <config>, a command reads the configs \`toolnexus configs\` lists.
 
 Options:
   -h, --help     show this help (\`toolnexus <command> --help\` for a command's)
   -v, --version  print the toolnexus version
 
-Exit status: 0 success, 1 a server failed (list), drift (diff) or serving could not
-start (serve), 2 usage or config error. Colours only when stdout is a terminal and
+Exit status: 0 success, 1 a server failed (list), drift (diff), the tool returned
+isError (call) or serving could not start (serve), 2 usage or config error, 3 the
+server could not be reached (call). Colours only when stdout is a terminal and
 NO_COLOR is not set.
 `
 
 const TIMEOUT = { timeout: { type: "string" } }
+// `arity`: how many positionals; `missing[n]`: what is missing when only n were given (when
+// the least is not 0).
 const COMMANDS = {
-  list: { run: list, help: LIST_HELP, arity: [1, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
-  diff: { run: diff, help: DIFF_HELP, arity: [2, 2], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  auth: {
+    run: auth,
+    help: AUTH_HELP,
+    arity: [0, 2],
+    options: { "no-browser": { type: "boolean" }, list: { type: "boolean" }, logout: { type: "string" }, ...TIMEOUT },
+  },
+  list: { run: list, help: LIST_HELP, arity: [0, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  diff: { run: diff, help: DIFF_HELP, arity: [1, 2], missing: ["<snapshot.json>"], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  call: {
+    run: call,
+    help: CALL_HELP,
+    arity: [2, Infinity],
+    missing: ["<server> and <tool>", "<tool>"],
+    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT },
+  },
+  configs: { run: configs, help: CONFIGS_HELP, arity: [0, 0], options: { json: { type: "boolean" } } },
   serve: {
     run: serve,
     help: SERVE_HELP,
-    arity: [1, 1],
+    arity: [0, 1],
     options: {
+      stdio: { type: "boolean" },
+      watch: { type: "boolean" },
       addr: { type: "string" },
       tools: { type: "string" },
       name: { type: "string" },
@@ -97,7 +127,7 @@ function parse(argv) {
   if (parsed.values.help) return { help: cmd.help }
   const [min, max] = cmd.arity
   const n = parsed.positionals.length
-  if (n < min) throw new Usage(`toolnexus ${first}: missing ${n === 0 ? "<config>" : "<snapshot.json>"}`, cmd.help)
+  if (n < min) throw new Usage(`toolnexus ${first}: missing ${cmd.missing?.[n] ?? "argument"}`, cmd.help)
   if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"`, cmd.help)
   const { values } = parsed
   if (values.timeout !== undefined) {
@@ -149,6 +179,11 @@ async function main(argv) {
   try {
     return await request.run(request, { signal, warnings })
   } catch (err) {
+    if (err instanceof ArgumentError) {
+      const usage = COMMANDS[request.command].help.split("\n")[0]
+      process.stderr.write(`${err.message}\n${usage}\nRun \`toolnexus ${request.command} --help\` for details.\n`)
+      return 2
+    }
     if (err instanceof UsageError) {
       process.stderr.write(`${err.message}\n`)
       return 2

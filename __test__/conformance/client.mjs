@@ -40,9 +40,27 @@ const waitFor = async (request) => {
   return { ok: true, data: {} }
 }
 
-const server = { type: "streamable-http", url: serverUrl, timeout: 10_000 }
+// OAuth: the suite's authorisation server approves at once, so fetching the authorisation URL
+// follows its redirect to toolnexus's loopback listener, as a browser would. Tokens stay in
+// memory (never the user's config directory). A pre-registered client comes from the context;
+// the Client ID Metadata Document URL is the one the suite expects a hosting app to give.
+const authorize = async (url) => {
+  console.log(`authorize: ${new URL(url).origin}`)
+  await fetch(url)
+}
+const tokens = new Map()
+const tokenStore = {
+  get: async (key) => tokens.get(key),
+  set: async (key, record) => void tokens.set(key, record),
+  delete: async (key) => void tokens.delete(key),
+}
+const auth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" }
+if (context.client_id) auth.clientId = context.client_id
+if (context.client_secret) auth.clientSecret = context.client_secret
+
+const server = { type: "streamable-http", url: serverUrl, timeout: 10_000, auth }
 if (protocol) server.protocol = protocol
-const source = await loadMcp({ mcpServers: { conformance: server } }, { waitFor })
+const source = await loadMcp({ mcpServers: { conformance: server } }, { waitFor, authorize, tokenStore })
 let failed = false
 try {
   if (source.status.conformance !== "connected") {

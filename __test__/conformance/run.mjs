@@ -18,7 +18,8 @@
 // if it is new enough, else the one scripts/setup-test-deps.sh installs under node22/).
 //
 //   node __test__/conformance/run.mjs [--mode server|client] [--era 2025-11-25] [--scenario NAME]
-//                                     [--expected FILE] [--keep] [--verbose]
+//                                     [--expected FILE] [--client FILE] [--keep] [--verbose]
+// --client runs another client script in client mode (the gate's own tests use a broken one).
 // Filters narrow a run for debugging (and skip the completeness check); --keep keeps the suite's
 // result files; --verbose prints why each gap failed. Exit 0 only when every scenario run matched
 // its entry.
@@ -48,6 +49,7 @@ const { values: flags } = parseArgs({
     era: { type: "string" },
     scenario: { type: "string" },
     expected: { type: "string", default: path.join(here, "expected.json") },
+    client: { type: "string", default: path.join(here, "client.mjs") },
     keep: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
   },
@@ -253,8 +255,8 @@ async function runClientScenario(node, cli, planned, outDir) {
   fs.mkdirSync(dir, { recursive: true })
   // The suite splits --command on spaces and runs it through a shell: `exec` makes the client the
   // process the suite kills on its timeout.
-  const command = `exec ${process.execPath} ${path.join(here, "client.mjs")}`
-  if (/\s/.test(process.execPath + here)) fail(`a path has whitespace, which the suite's --command cannot carry: ${command}`)
+  const command = `exec ${process.execPath} ${path.resolve(flags.client)}`
+  if (/\s/.test(process.execPath + path.resolve(flags.client))) fail(`a path has whitespace, which the suite's --command cannot carry: ${command}`)
   const args = [cli, "client", "--command", command, "--scenario", planned.name, "--spec-version", planned.era]
   args.push("--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir)
   const out = await run(node, args, { timeoutMs: CLIENT_RUN_TIMEOUT_MS })

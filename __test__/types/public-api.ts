@@ -7,7 +7,11 @@ import {
   loadMcp,
   parseMcpConfig,
   sanitize,
+  storedCredentials,
+  forgetCredentials,
   type Answer,
+  type TokenStore,
+  type OAuthConfig,
   type ElicitationRequest,
   type McpInventory,
   type McpProtocol,
@@ -59,4 +63,22 @@ export async function usage(): Promise<void> {
   const r = elicitationToRequest({ mode: "form", message: "m", requestedSchema: { type: "object" } })
   const e = answerToElicitResult({ ok: true })
   void [s, h, r, e.action]
+}
+
+// OAuth: an app is asked to open the URL, and may keep tokens in its own store.
+export async function oauth(): Promise<void> {
+  const records = new Map<string, object>()
+  const tokenStore: TokenStore = {
+    get: async (key) => records.get(key),
+    set: async (key, record) => void records.set(key, record),
+    delete: (key) => void records.delete(key),
+  }
+  const auth: OAuthConfig = { clientId: "id", clientSecret: "${SECRET}", scopes: ["repo"], redirectPort: 8787 }
+  const config = { mcpServers: { github: { url: "https://example.com/mcp", auth } } }
+  const inv = await listMcpTools(config, { authorize: async (url: string) => void new URL(url), tokenStore })
+  const source = await loadMcp(config, { authorize: (url: string) => console.log(url) })
+  await source.close()
+  const who: string | null | undefined = storedCredentials()[0]?.subject
+  const forgot: number = forgetCredentials("github")
+  void [inv.status, who, forgot]
 }

@@ -1,12 +1,14 @@
-// `toolnexus diff <config> <snapshot.json> [--json] [--timeout ms]`: has a tool surface drifted
+// `toolnexus diff [<config>] <snapshot.json> [--json] [--timeout ms]`: has a tool surface drifted
 // from a saved `toolnexus list --json` output?
 import fs from "node:fs"
-import { UsageError, liveInventory, readConfig } from "./inventory.mjs"
+import { resolveServers } from "./discover.mjs"
+import { UsageError, liveInventory } from "./inventory.mjs"
 import { colorEnabled, fit, palette } from "./term.mjs"
 
-export const DIFF_HELP = `Usage: toolnexus diff <config> <snapshot.json> [--json] [--timeout ms]
+export const DIFF_HELP = `Usage: toolnexus diff [<config>] <snapshot.json> [--json] [--timeout ms]
 
-Lists <config> live (as \`toolnexus list\` does) and compares it with <snapshot.json>,
+Lists <config> live (as \`toolnexus list\` does; without <config>, the client configs
+\`toolnexus configs\` finds) and compares it with <snapshot.json>,
 a saved \`toolnexus list --json\` output: status changes per server, and for servers
 connected on both sides, added, removed and changed tools. A tool has changed when
 its description or its inputSchema differs (a deep comparison: object key order is
@@ -140,8 +142,8 @@ function printHuman(out, result, snapshotFile, c) {
 }
 
 export async function diff({ positionals, values }, { signal }) {
-  const [config, snapshotFile] = positionals
-  const servers = readConfig(config)
+  const [config, snapshotFile] = positionals.length === 2 ? positionals : [undefined, positionals[0]]
+  const { servers } = resolveServers(config)
   const snapshot = readSnapshot(snapshotFile)
   const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
   const result = diffInventories(snapshot, inventory)

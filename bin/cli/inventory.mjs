@@ -9,6 +9,9 @@ export const tn = { ...(toolnexus.default ?? {}), ...toolnexus }
 /** A config (or snapshot) problem: exit status 2. */
 export class UsageError extends Error {}
 
+/** Arguments a command could not make sense of: exit status 2, with the command's usage. */
+export class ArgumentError extends UsageError {}
+
 export const messageOf = (err) => (err instanceof Error ? err.message : String(err))
 
 /** Parses and normalises `<config>`; a malformed or unreadable file is a `UsageError` (exit 2). */

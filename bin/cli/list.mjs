@@ -1,8 +1,10 @@
-// `toolnexus list <config> [--json] [--timeout ms]`: what does this config give me?
-import { liveInventory, readConfig } from "./inventory.mjs"
+// `toolnexus list [<config>] [--json] [--timeout ms]`: what does this config give me?
+import { withConfig } from "./auth.mjs"
+import { resolveServers } from "./discover.mjs"
+import { liveInventory } from "./inventory.mjs"
 import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term.mjs"
 
-export const LIST_HELP = `Usage: toolnexus list <config> [--json] [--timeout ms]
+export const LIST_HELP = `Usage: toolnexus list [<config>] [--json] [--timeout ms]
 
 Connects to every enabled server of <config> concurrently, lists its tools, then
 disconnects; nothing is left running. On a terminal, a live view shows one line per
@@ -10,7 +12,9 @@ server while they connect (✓ connected with tool count, time, server name and 
 protocol revision it speaks, ✗ failed with its reason, – disabled), then each
 server's tools with a one-line description.
 
-<config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers)
+<config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers).
+          Without it, the configs of the clients installed here (\`toolnexus configs\`):
+          each server is shown with the file it came from.
 
 Options:
   --json        print only the inventory, as JSON, on stdout (the shape listMcpTools
@@ -55,6 +59,14 @@ function statusLine(c, nameWidth) {
   }
 }
 
+/** "from <file>: a, b" per discovered file, so each server's origin is on screen. */
+function printOrigins(out, origins, c) {
+  const byFile = new Map()
+  for (const [name, file] of Object.entries(origins)) byFile.set(file, [...(byFile.get(file) ?? []), name])
+  for (const [file, names] of byFile) out.write(`${c.dim(`from ${file}:`)} ${names.join(", ")}\n`)
+  out.write("\n")
+}
+
 function printDetails(out, inventory, c, width) {
   for (const [server, status] of Object.entries(inventory.status)) {
     if (status === "connected") {
@@ -77,22 +89,28 @@ function printDetails(out, inventory, c, width) {
 
 export async function list({ positionals, values }, { signal, warnings }) {
   const [config] = positionals
-  const servers = readConfig(config)
+  const { servers, origins } = resolveServers(config)
   const names = Object.keys(servers)
   const out = process.stdout
+  // The config to name in an authorisation hint: the one given, or the file the server came from.
+  const configOf = (name) => config ?? origins?.[name]
 
   if (values.json) {
     const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
-    out.write(`${JSON.stringify(inventory, null, 2)}\n`)
+    for (const [name, reason] of Object.entries(inventory.errors)) inventory.errors[name] = withConfig(reason, configOf(name))
+    // Discovered servers say where they came from; a named config's output stays a snapshot.
+    const shown = origins ? { ...inventory, sources: origins } : inventory
+    out.write(`${JSON.stringify(shown, null, 2)}\n`)
     return Object.keys(inventory.errors).length > 0 ? 1 : 0
   }
 
   const c = palette(colorEnabled(out))
   const width = out.isTTY ? Math.max((out.columns || 80) - 1, 20) : Infinity
   if (names.length === 0) {
-    out.write(`${config}: no MCP servers\n`)
+    out.write(`${config ?? "the client configs found"}: no MCP servers\n`)
     return 0
   }
+  if (origins) printOrigins(out, origins, c)
   const render = statusLine(c, Math.max(...names.map((n) => n.length)))
   const view = LiveView.fits(out, names.length) ? new LiveView(out, names, render) : new OrderedLines(out, names, render, width)
   if (view instanceof LiveView) warnings.hold()
@@ -102,7 +120,8 @@ export async function list({ positionals, values }, { signal, warnings }) {
     ;({ inventory } = await liveInventory(servers, {
       deadline: values.timeout,
       signal,
-      onSettle: (name, result) => view.settle(name, result),
+      // A server that needs authorisation is shown with the command that authorises it.
+      onSettle: (name, result) => view.settle(name, result.error ? { ...result, error: withConfig(result.error, configOf(name)) } : result),
     }))
   } finally {
     view.stop()

@@ -1,22 +1,38 @@
-// `toolnexus serve <config> [--addr host:port] [--tools a,b] [--name n]`: one MCP gateway over
-// every server of a config, served as streamable HTTP until SIGINT/SIGTERM.
-import { messageOf, readConfig, tn } from "./inventory.mjs"
+// `toolnexus serve [<config>] [--addr host:port | --stdio] [--watch] [--tools a,b] [--name n]`:
+// one MCP gateway over every server of a config, served as streamable HTTP (or stdio) until
+// SIGINT/SIGTERM (or the end of stdin).
+import fs from "node:fs"
+import path from "node:path"
+import { configLocations, resolveServers } from "./discover.mjs"
+import { messageOf, tn } from "./inventory.mjs"
 import { MARK } from "./term.mjs"
 
-export const SERVE_HELP = `Usage: toolnexus serve <config> [--addr 127.0.0.1:8808] [--tools a,b] [--name n]
-                       [--stateless] [--allowed-hosts h1,h2] [--allowed-origins o1,o2]
+export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8808 | --stdio] [--watch]
+                       [--tools a,b] [--name n] [--stateless]
+                       [--allowed-hosts h1,h2] [--allowed-origins o1,o2]
 
-Connects to every enabled server of <config> and serves the union of their tools as
-one MCP server over streamable HTTP (POST <url>/mcp). Tools are named
-<server>_<tool>, as loadMcp names them. Prints one line on stdout once serving:
+Connects to every enabled server of <config> (without it, of the client configs
+\`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
+over streamable HTTP (POST <url>/mcp), or with --stdio over stdin/stdout, so one
+entry in Claude Desktop or Cursor stands for every server of the config:
+
+  { "mcpServers": { "all": { "command": "npx", "args": ["toolnexus", "serve", "--stdio"] } } }
+
+Tools are named <server>_<tool>, as loadMcp names them. Over HTTP, prints one line on
+stdout once serving:
 
   toolnexus: serving <N> tools at http://127.0.0.1:8808/mcp
 
-Server statuses (and one line per tool call) go to stderr. SIGINT or SIGTERM stops
-serving, closes every server (no child process is left) and exits 0.
+With --stdio nothing but the protocol goes to stdout. Server statuses (and one line
+per tool call) go to stderr. When a server's tools change, clients in a session are
+sent notifications/tools/list_changed. SIGINT or SIGTERM (or, with --stdio, the end
+of stdin) stops serving, closes every server (no child process is left) and exits 0.
 
 Options:
   --addr host:port  address to listen on (default 127.0.0.1:8808; port 0 picks a free one)
+  --stdio           serve over stdin/stdout instead of HTTP
+  --watch           reload the config file(s) when they change: new servers are started,
+                    removed ones closed, changed ones restarted, clients notified
   --tools a,b       expose only these tools (names as above; unknown names are ignored
                     with a warning)
   --name n          the server name announced to clients (default toolnexus)
@@ -31,17 +47,66 @@ Options:
                     https://app.example.com); other Origins are refused with 403
   -h, --help        show this help
 
-Exit status: 0 stopped by a signal, 1 could not start serving, 2 usage or config error.
+Exit status: 0 stopped by a signal (or end of input), 1 could not start serving, 2
+usage or config error.
 `
+
+const log = (line) => process.stderr.write(`${line}\n`)
+
+function reportStatuses(toolkit) {
+  const statuses = Object.entries(toolkit.mcpStatus())
+  const errors = toolkit.mcpErrors()
+  const width = Math.max(0, ...statuses.map(([server]) => server.length))
+  for (const [server, status] of statuses) {
+    const detail = status === "failed" ? errors[server] ?? status : status
+    log(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${detail}`)
+  }
+}
+
+/**
+ * Calls `onChange` (debounced) when any of `files` changes, is created or removed. Watches
+ * their folders, since editors replace a file rather than write it in place.
+ */
+function watchFiles(files, onChange) {
+  const names = new Map()
+  for (const file of files) {
+    const dir = path.dirname(path.resolve(file))
+    names.set(dir, [...(names.get(dir) ?? []), path.basename(file)])
+  }
+  let timer
+  const watchers = []
+  for (const [dir, basenames] of names) {
+    try {
+      watchers.push(
+        fs.watch(dir, (_event, name) => {
+          if (name !== null && !basenames.includes(String(name))) return
+          clearTimeout(timer)
+          timer = setTimeout(onChange, 150)
+        }),
+      )
+    } catch (err) {
+      log(`toolnexus: --watch: cannot watch ${dir}: ${messageOf(err)}`)
+    }
+  }
+  return () => {
+    clearTimeout(timer)
+    for (const w of watchers) w.close()
+  }
+}
 
 export async function serve({ positionals, values }) {
   const [config] = positionals
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
-  readConfig(config) // a malformed config is exit 2, before anything starts
+  // A malformed config is exit 2, before anything starts.
+  const resolved = resolveServers(config)
+  // Without <config>, every place a client keeps its config is watched (whose folder exists),
+  // so a config created later is read too.
+  const watched = config !== undefined ? [config] : [...new Set(configLocations().map((l) => l.file))].filter((f) => fs.existsSync(path.dirname(f)))
+  const mcpConfigOf = (r) => (config !== undefined ? config : { mcpServers: r.servers })
   if (typeof tn.createToolkit !== "function") {
-    process.stderr.write("toolnexus: this build of toolnexus has no createToolkit, so it cannot serve\n")
+    log("toolnexus: this build of toolnexus has no createToolkit, so it cannot serve")
     return 1
   }
 
@@ -52,7 +117,7 @@ export async function serve({ positionals, values }) {
   let shutdown = null
   const onSignal = (sig) => {
     if (stopping) {
-      process.stderr.write(`toolnexus: ${sig} again, exiting now\n`)
+      log(`toolnexus: ${sig} again, exiting now`)
       process.exit(1)
     }
     stopping = sig
@@ -64,49 +129,93 @@ export async function serve({ positionals, values }) {
 
   let toolkit
   try {
-    toolkit = await tn.createToolkit({ mcpConfig: config, builtins: false, signal: controller.signal })
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal })
   } catch (err) {
     if (stopping) return 0
-    process.stderr.write(`toolnexus: cannot load ${config}: ${messageOf(err)}\n`)
+    log(`toolnexus: cannot load ${config ?? "the client configs"}: ${messageOf(err)}`)
     return 1
   }
 
+  const mcp = {}
+  if (only !== undefined) mcp.tools = only
+  if (values.name !== undefined) mcp.name = values.name
+  const onCall = ({ name, ms, isError }) => log(`${isError ? MARK.failed : MARK.connected} ${name}  ${Math.round(ms)} ms`)
+
   let handle
+  let serving
   try {
-    const statuses = Object.entries(toolkit.mcpStatus())
-    const errors = toolkit.mcpErrors()
-    const width = Math.max(0, ...statuses.map(([server]) => server.length))
-    for (const [server, status] of statuses) {
-      const detail = status === "failed" ? errors[server] ?? status : status
-      process.stderr.write(`${MARK[status] ?? "?"} ${server.padEnd(width)}  ${detail}\n`)
-    }
+    reportStatuses(toolkit)
     const all = toolkit.tools().map((t) => t.name)
-    const exposed = only === undefined ? all : all.filter((name) => only.includes(name))
     for (const name of only ?? []) {
-      if (!all.includes(name)) process.stderr.write(`toolnexus: --tools: no tool named "${name}" (ignored)\n`)
+      if (!all.includes(name)) log(`toolnexus: --tools: no tool named "${name}" (ignored)`)
     }
-    if (!stopping) {
-      const mcp = {}
-      if (only !== undefined) mcp.tools = only
-      if (values.name !== undefined) mcp.name = values.name
+    const exposed = only === undefined ? all : all.filter((name) => only.includes(name))
+    if (!stopping && values.stdio) {
+      serving = toolkit.serveStdio({ mcp, onCall })
+      log(`toolnexus: serving ${exposed.length} tools over stdio`)
+    } else if (!stopping) {
       handle = await toolkit.serve(addr, {
         mcp,
         stateless: values.stateless === true,
         allowedHosts: list(values["allowed-hosts"]),
         allowedOrigins: list(values["allowed-origins"]),
-        onCall: ({ name, ms, isError }) => process.stderr.write(`${isError ? MARK.failed : MARK.connected} ${name}  ${Math.round(ms)} ms\n`),
+        onCall,
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)
     }
   } catch (err) {
-    process.stderr.write(`toolnexus: cannot serve at ${addr}: ${messageOf(err)}\n`)
+    log(`toolnexus: cannot serve at ${addr}: ${messageOf(err)}`)
     await toolkit.close()
     return 1
   }
 
-  if (!stopping) await new Promise((resolve) => (shutdown = resolve))
-  process.stderr.write(`toolnexus: ${stopping}, stopping\n`)
+  // --watch: one reload at a time; a change during a reload is read once that one ends.
+  let unwatch = () => {}
+  let reloading = Promise.resolve()
+  if (values.watch && !stopping) {
+    let again = false
+    let busy = false
+    const reload = async () => {
+      if (busy) {
+        again = true
+        return
+      }
+      busy = true
+      try {
+        do {
+          again = false
+          const next = config !== undefined ? config : mcpConfigOf(resolveServers(undefined))
+          const { added, removed, restarted } = await toolkit.reload(next)
+          if (added.length + removed.length + restarted.length === 0) continue
+          const said = [["added", added], ["removed", removed], ["restarted", restarted]].filter(([, names]) => names.length > 0)
+          log(`toolnexus: config changed: ${said.map(([what, names]) => `${what} ${names.join(", ")}`).join("; ")}`)
+          reportStatuses(toolkit)
+        } while (again && !stopping)
+      } catch (err) {
+        log(`toolnexus: config not reloaded: ${messageOf(err)}`)
+      } finally {
+        busy = false
+      }
+    }
+    unwatch = watchFiles(watched, () => {
+      if (!stopping) reloading = reload()
+    })
+    log(`toolnexus: watching ${config ?? `the client configs (${resolved.files.map((f) => f.file).join(", ")})`}`)
+  }
+
+  if (!stopping) {
+    await new Promise((resolve) => {
+      shutdown = resolve
+      serving?.then(resolve, (err) => {
+        log(`toolnexus: ${messageOf(err)}`)
+        resolve()
+      })
+    })
+  }
+  unwatch()
+  log(stopping ? `toolnexus: ${stopping}, stopping` : "toolnexus: end of input, stopping")
   try {
+    await reloading
     await handle?.stop()
   } finally {
     await toolkit.close()

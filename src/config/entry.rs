@@ -32,6 +32,7 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
     let tools = tools(obj, path);
     let spec = spec(obj, path);
     let protocol = protocol(obj, path, spec.as_ref().ok());
+    let auth = super::auth::parse(obj, path);
     let spec = spec.and_then(|spec| {
         // A bad command/url/type is the headline; other field errors follow in reading order.
         enabled
@@ -40,6 +41,7 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
             .or(timeout.as_ref().err())
             .or(tools.as_ref().err())
             .or(protocol.as_ref().err())
+            .or(auth.as_ref().err())
             .map_or(Ok(spec), |e| Err(e.clone()))
     });
     ServerEntry {
@@ -48,6 +50,7 @@ pub(super) fn normalise(name: &str, obj: &Map<String, Value>, path: &str) -> Ser
         timeout_ms: timeout.unwrap_or(DEFAULT_TIMEOUT_MS),
         tools: tools.unwrap_or(None),
         protocol: protocol.unwrap_or(None),
+        auth: auth.unwrap_or(None),
         spec,
     }
 }

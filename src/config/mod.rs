@@ -3,6 +3,7 @@
 //! Problems with the document as a whole (unreadable, malformed, not an object) are errors;
 //! problems with one server are data on that server, so the others still run.
 
+pub mod auth;
 mod entry;
 mod input;
 pub mod jsonc;
@@ -69,6 +70,8 @@ pub struct ServerEntry {
     pub tools: Option<Vec<(String, bool)>>,
     /// The `protocol` field as given; `None` leaves the era to the transport's default.
     pub protocol: Option<Protocol>,
+    /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
+    pub auth: Option<auth::OAuthSettings>,
     /// `Err(reason)` when a known field has the wrong type; the reason names the field path,
     /// e.g. `mcpServers.github.command must be a string or an array of strings`.
     pub spec: Result<ServerSpec, String>,
@@ -83,7 +86,54 @@ const INLINE: &str = "<inline JSON>";
 /// Parses (JSONC allowed for files and text), finds the server map and normalises every entry
 /// in config order.
 pub fn load(input: ConfigInput) -> Result<Config, ConfigError> {
-    let (value, source) = match input {
+    let (value, source) = read(input)?;
+    let Value::Object(top) = value else {
+        let of = source.map_or(String::new(), |s| format!(" {s}"));
+        return Err(type_error(format!(
+            "toolnexus: MCP config{of} must be an object, got {}",
+            type_name(&value)
+        )));
+    };
+    from_object(&top)
+}
+
+/// Like [`load`], for a file where the servers sit at one key path among other settings (VS
+/// Code's `["mcp", "servers"]`, Zed's `["context_servers"]`, a project's entry in
+/// `~/.claude.json`): only that part is read, so no other setting is taken for a server. A
+/// document without that path holds no servers.
+pub fn load_at(input: ConfigInput, at: &[String]) -> Result<Config, ConfigError> {
+    let (mut value, source) = read(input)?;
+    for (depth, key) in at.iter().enumerate() {
+        value = match value {
+            Value::Object(mut map) => match map.remove(key) {
+                Some(inner) => inner,
+                None => Value::Null,
+            },
+            Value::Null => Value::Null,
+            other => {
+                let of = source.map_or(String::new(), |s| format!(" in {s}"));
+                return Err(type_error(format!(
+                    "toolnexus: MCP config key {}{of} must be an object, got {}",
+                    at[..depth].join("."),
+                    type_name(&other)
+                )));
+            }
+        };
+    }
+    let prefix = at.join(".");
+    match value {
+        Value::Null => Ok(servers(std::iter::empty(), &prefix)),
+        Value::Object(map) => Ok(servers(map.iter(), &prefix)),
+        other => Err(type_error(format!(
+            "toolnexus: MCP config key {prefix:?} must be an object of servers, got {}",
+            type_name(&other)
+        ))),
+    }
+}
+
+/// The config document as JSON, and where it came from (for messages).
+fn read(input: ConfigInput) -> Result<(Value, Option<String>), ConfigError> {
+    Ok(match input {
         ConfigInput::Value(value) => (value, None),
         ConfigInput::Text(text) if text.len() as u64 > MAX_CONFIG_BYTES => {
             return Err(ConfigError {
@@ -100,15 +150,7 @@ pub fn load(input: ConfigInput) -> Result<Config, ConfigError> {
             let shown = input::shown_path(&path);
             (parse(&text, &shown)?, Some(shown))
         }
-    };
-    let Value::Object(top) = value else {
-        let of = source.map_or(String::new(), |s| format!(" {s}"));
-        return Err(type_error(format!(
-            "toolnexus: MCP config{of} must be an object, got {}",
-            type_name(&value)
-        )));
-    };
-    from_object(&top)
+    })
 }
 
 fn parse(text: &str, source: &str) -> Result<Value, ConfigError> {
@@ -250,6 +292,9 @@ pub fn normalised_json(config: &Config) -> Value {
         o.insert("timeout".into(), server.timeout_ms.into());
         if let Some(protocol) = server.protocol {
             o.insert("protocol".into(), protocol.as_str().into());
+        }
+        if let Some(auth) = &server.auth {
+            o.insert("auth".into(), auth.to_json());
         }
         if let Some(tools) = &server.tools {
             let tools = tools.iter().map(|(k, on)| (k.clone(), Value::Bool(*on)));

@@ -281,3 +281,56 @@ fn normalised_json_shape_and_round_trip() {
     assert_eq!(again.servers, c.servers);
     assert_eq!(normalised_json(&again), out);
 }
+
+/// A settings file read at one key path: only that part, however much else the file holds.
+#[test]
+fn settings_read_at_a_key_path() {
+    let at = |path: &[&str]| path.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let settings = r#"{
+        // VS Code's user settings: JSONC, servers under "mcp"."servers"
+        "editor.fontSize": 14,
+        "workbench": { "colorTheme": "x" },
+        "mcp": { "servers": { "gh": { "command": "gh-mcp" }, } },
+    }"#;
+    let config = load_at(ConfigInput::Text(settings.into()), &at(&["mcp", "servers"])).unwrap();
+    let names: Vec<_> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["gh"]);
+    // A settings file with no MCP part: read whole, its other objects would pass for servers.
+    let plain = r#"{ "editor.fontSize": 14, "workbench": { "colorTheme": "x" } }"#;
+    assert_eq!(
+        load(ConfigInput::Text(plain.into())).unwrap().servers.len(),
+        1
+    );
+    let none = load_at(ConfigInput::Text(plain.into()), &at(&["mcp", "servers"])).unwrap();
+    assert!(none.servers.is_empty() && none.warnings.is_empty());
+
+    // ~/.claude.json: one project's entry; another project's, or none, hold no servers.
+    let claude = json!({ "projects": { "/p": { "mcpServers": { "a": { "command": "a" } } } } });
+    let project = |p: &str| {
+        load_at(
+            ConfigInput::Value(claude.clone()),
+            &at(&["projects", p, "mcpServers"]),
+        )
+        .unwrap()
+        .servers
+        .len()
+    };
+    assert_eq!((project("/p"), project("/q")), (1, 0));
+
+    let bad = load_at(
+        ConfigInput::Value(json!({ "mcp": 5 })),
+        &at(&["mcp", "servers"]),
+    );
+    assert_eq!(
+        bad.unwrap_err().message,
+        "toolnexus: MCP config key mcp must be an object, got a number"
+    );
+    let bad = load_at(
+        ConfigInput::Value(json!({ "context_servers": [] })),
+        &at(&["context_servers"]),
+    );
+    assert_eq!(
+        bad.unwrap_err().message,
+        "toolnexus: MCP config key \"context_servers\" must be an object of servers, got an array"
+    );
+}

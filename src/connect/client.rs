@@ -14,6 +14,37 @@ use rmcp::model::{
 use rmcp::model::{CreateMessageRequestParams, CreateMessageResult};
 use rmcp::service::{RequestContext, RoleClient};
 
+/// Counts one server's `notifications/tools/list_changed`; a loadMcp session waits on it to
+/// re-list that server. A watch channel, so a burst of notifications costs one re-list.
+#[derive(Clone)]
+pub struct ToolsChanged {
+    sender: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Subscribed at creation, so a change sent while the server is still being listed counts.
+    first: tokio::sync::watch::Receiver<u64>,
+}
+
+impl Default for ToolsChanged {
+    fn default() -> Self {
+        let (sender, first) = tokio::sync::watch::channel(0);
+        Self {
+            sender: Arc::new(sender),
+            first,
+        }
+    }
+}
+
+impl ToolsChanged {
+    pub fn notify(&self) {
+        self.sender.send_modify(|count| *count += 1);
+    }
+
+    /// A receiver that sees every change since this connection's handler was made; it closes
+    /// when the connection's handler is dropped.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.first.clone()
+    }
+}
+
 /// Answers `elicitation/create` for one server.
 pub type Elicitor =
     Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<'static, ElicitResult> + Send + Sync>;
@@ -23,12 +54,15 @@ pub struct ClientSide {
     pub elicitor: Option<Elicitor>,
     /// The fronts of forwarded calls in flight, which get this server's messages about them.
     pub(crate) relays: super::relay::Relays,
+    pub(crate) tools_changed: ToolsChanged,
     /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
     /// `initialize`).
     pub(crate) offered: ProtocolVersion,
     /// Declares elicitation and sampling, answered by forwarded calls' front clients (a
     /// gateway's sources).
     pub relay_input: bool,
+    /// How remote servers of this call are authorised (the app's `authorize`, its token store).
+    pub auth: super::auth::AuthContext,
 }
 
 impl Default for ClientSide {
@@ -36,8 +70,10 @@ impl Default for ClientSide {
         Self {
             elicitor: None,
             relays: Default::default(),
+            tools_changed: Default::default(),
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
             relay_input: false,
+            auth: Default::default(),
         }
     }
 }
@@ -175,6 +211,10 @@ impl ClientHandler for ClientSide {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.relays.progress(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.tools_changed.notify();
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
-use super::session::Session;
+use super::session::{Joined, Session};
 use super::{Connection, phase};
 use crate::config::{Config, ServerEntry};
 
@@ -48,13 +48,22 @@ pub async fn open(
         Ok(conn) => conn,
         Err(reason) => return Opened::Failed(reason),
     };
+    conn.use_oauth(entry, &handler.auth, warnings);
     let timeout = Duration::from_millis(entry.timeout_ms);
     let result = tokio::select! {
         biased;
         _ = stop.cancelled() => None,
         result = async {
             let startup = conn.startup_phase();
-            phase(startup, timeout, conn.initialize(handler, timeout)).await?;
+            let mut started = phase(startup, timeout, conn.initialize(handler.clone(), timeout)).await;
+            // A server that needs the user to authorise it: asked outside the timed attempt.
+            if started.is_err()
+                && let Some(asked) = conn.authorize_deferred().await
+            {
+                asked?;
+                started = phase(startup, timeout, conn.initialize(handler, timeout)).await;
+            }
+            started?;
             conn.list_tools(timeout).await
         } => Some(result),
     };
@@ -142,11 +151,13 @@ pub async fn list_all(
     config: &Config,
     cancel: &CancellationToken,
     deadline: Option<Duration>,
+    handler: impl Fn(&str) -> ClientSide,
 ) -> Result<Vec<ServerInventory>, Interrupted> {
-    let (servers, interrupted) =
-        for_each_server(config, cancel, deadline, |entry, stop| async move {
+    let (servers, interrupted) = for_each_server(config, cancel, deadline, |entry, stop| {
+        let handler = handler(&entry.name);
+        async move {
             let mut warnings = Vec::new();
-            let opened = open(&entry, ClientSide::default(), &stop, &mut warnings).await;
+            let opened = open(&entry, handler, &stop, &mut warnings).await;
             let mut info = None;
             let (status, tools, error) = match opened {
                 Opened::Disabled => ("disabled", Vec::new(), None),
@@ -166,8 +177,9 @@ pub async fn list_all(
                 info,
                 warnings,
             }
-        })
-        .await;
+        }
+    })
+    .await;
     match interrupted {
         Some(why) => Err(why),
         None => Ok(servers
@@ -262,8 +274,13 @@ pub async fn load_all(
                     Opened::Connected(conn, tools) => {
                         info = conn.server_info();
                         let tools = filter_tools(&entry, tools, &mut warnings);
-                        let timeout = Duration::from_millis(entry.timeout_ms);
-                        connections.push((entry.name.clone(), *conn, timeout));
+                        connections.push(Joined {
+                            name: entry.name.clone(),
+                            connection: *conn,
+                            timeout: Duration::from_millis(entry.timeout_ms),
+                            tools: tools.clone(),
+                            filter: entry.tools.clone(),
+                        });
                         ("connected", tools, None)
                     }
                 }
@@ -306,6 +323,20 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
             ));
         }
     }
+    apply_filter(Some(filter), tools)
+}
+
+/// Applies a server's `tools` map (see [`filter_tools`]), without warnings: for re-listings.
+pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<Value>) -> Vec<Value> {
+    let Some(filter) = filter.filter(|f| !f.is_empty()) else {
+        return tools;
+    };
+    let name_of = |t: &Value| {
+        t.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let allow = filter.iter().any(|(_, on)| *on);
     tools
         .into_iter()

@@ -4,6 +4,7 @@
 //! always ended through [`Connection::shutdown`], whatever happened: success, failure, timeout,
 //! abort and deadline share that one teardown path.
 
+pub mod auth;
 pub mod client;
 pub mod elicit;
 pub mod execution;
@@ -70,6 +71,8 @@ pub struct Connection {
     requests: tokio_util::sync::CancellationToken,
     /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
     lost_cause: http::LostCause,
+    /// OAuth for a remote server without a static `Authorization` header.
+    oauth: Option<std::sync::Arc<auth::ServerAuth>>,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -111,6 +114,7 @@ impl Connection {
                     protocol,
                     requests: Default::default(),
                     lost_cause: Default::default(),
+                    oauth: None,
                     process: Some(process),
                     service: None,
                 })
@@ -137,10 +141,24 @@ impl Connection {
                     protocol,
                     requests: Default::default(),
                     lost_cause: Default::default(),
+                    oauth: None,
                     process: None,
                     service: None,
                 })
             }
+        }
+    }
+
+    /// Authorises a remote server by OAuth when the server asks for it (see [`auth`]), unless
+    /// its headers carry an `Authorization` of their own. `entry.auth` is expanded here.
+    pub fn use_oauth(
+        &mut self,
+        entry: &crate::config::ServerEntry,
+        context: &auth::AuthContext,
+        warnings: &mut Vec<String>,
+    ) {
+        if let Endpoint::Remote { url, headers, .. } = &self.endpoint {
+            self.oauth = auth::ServerAuth::for_remote(entry, url, headers, context, warnings);
         }
     }
 
@@ -171,7 +189,7 @@ impl Connection {
                 transport,
                 headers,
             } => {
-                let http = (&self.requests, &self.lost_cause);
+                let http = (&self.requests, &self.lost_cause, &self.oauth);
                 connect_remote(
                     url,
                     *transport,
@@ -186,7 +204,17 @@ impl Connection {
         };
         let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
+        if let Some(oauth) = &self.oauth {
+            oauth.connected();
+        }
         negotiated
+    }
+
+    /// After a failed [`Connection::initialize`]: the OAuth authorisation it needed from the
+    /// user, run outside the server's timeout (see [`auth::USER_WAIT`]); `None` when it needed
+    /// none. On `Ok`, initialise again.
+    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
+        self.oauth.as_ref()?.authorize_deferred().await
     }
 
     /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the
@@ -273,41 +301,20 @@ impl Connection {
         self.service.as_ref().map(|s| s.service().clone())
     }
 
+    /// This server's `notifications/tools/list_changed`, once connected.
+    pub fn tools_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.service
+            .as_ref()
+            .map(|s| s.service().tools_changed.watch())
+    }
+
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer())
     }
 
     /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects.
     pub async fn list_tools(&self, page_timeout: Duration) -> Result<Vec<Value>, String> {
-        let peer = self.peer().ok_or("not connected")?;
-        let mut tools = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            let page = phase("tools/list", page_timeout, async {
-                peer.list_tools(Some(params))
-                    .await
-                    .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
-            })
-            .await?;
-            tools.extend(page.tools.into_iter().map(tool_info));
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) => {
-                    if !seen.insert(next.clone()) {
-                        return Err(format!(
-                            "tools/list repeated cursor {:?}; stopped paging",
-                            reason::bounded(&next)
-                        ));
-                    }
-                    cursor = Some(next);
-                }
-            }
-        }
-        Err(format!(
-            "tools/list returned more than {MAX_LIST_PAGES} pages"
-        ))
+        list_tools(self.peer().ok_or("not connected")?, page_timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
@@ -391,6 +398,42 @@ impl Connection {
     }
 }
 
+/// Every tool `peer` lists, following `nextCursor`, as `ToolInfo` JSON objects; each page is
+/// bounded by `page_timeout`.
+pub async fn list_tools(
+    peer: &Peer<RoleClient>,
+    page_timeout: Duration,
+) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let page = phase("tools/list", page_timeout, async {
+            peer.list_tools(Some(params))
+                .await
+                .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
+        })
+        .await?;
+        tools.extend(page.tools.into_iter().map(tool_info));
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) => {
+                if !seen.insert(next.clone()) {
+                    return Err(format!(
+                        "tools/list repeated cursor {:?}; stopped paging",
+                        reason::bounded(&next)
+                    ));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Err(format!(
+        "tools/list returned more than {MAX_LIST_PAGES} pages"
+    ))
+}
+
 /// Streamable HTTP in the server's era (a discover probe by default), and for a plain `url`
 /// legacy SSE when that fails; the reason then says what both attempts met, once if alike.
 async fn connect_remote(
@@ -400,14 +443,21 @@ async fn connect_remote(
     protocol: Option<Protocol>,
     handler: &ClientSide,
     timeout: Duration,
-    (requests, lost_cause): (&tokio_util::sync::CancellationToken, &http::LostCause),
+    (requests, lost_cause, oauth): (
+        &tokio_util::sync::CancellationToken,
+        &http::LostCause,
+        &Option<std::sync::Arc<auth::ServerAuth>>,
+    ),
 ) -> Result<Service, String> {
     let streamable = || async {
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(http::header_hash_map(headers));
         let fresh = |cancel| {
             StreamableHttpClientTransport::with_client(
-                http::Cancellable::new(cancel, lost_cause.clone()),
+                auth::http::Authorized::new(
+                    http::Cancellable::new(cancel, lost_cause.clone()),
+                    oauth.clone(),
+                ),
                 config.clone(),
             )
         };
@@ -448,11 +498,23 @@ async fn connect_remote(
             Ok(service) => Ok(service),
             // Pinned to 2026-07-28 there is nothing to fall back to: legacy SSE only shakes hands.
             Err(first) if protocol == Some(Protocol::Discover) => Err(first.at(url)),
+            // A server that asks for authorization is there; legacy SSE would only ask again.
+            Err(first) if asks_for_authorization(&first, oauth) => Err(first.at(url)),
             Err(first) => sse()
                 .await
                 .map_err(|second| Cause::both_at(&first, &second, url)),
         },
     }
+}
+
+fn asks_for_authorization(cause: &Cause, oauth: &Option<std::sync::Arc<auth::ServerAuth>>) -> bool {
+    matches!(
+        cause,
+        Cause::Http {
+            status: 401 | 403,
+            ..
+        }
+    ) || oauth.as_ref().is_some_and(|auth| auth.failure().is_some())
 }
 
 /// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
@@ -463,19 +525,27 @@ fn tool_info(tool: rmcp::model::Tool) -> Value {
         Ok(Value::Object(info)) => info,
         _ => Map::new(),
     };
-    let mut schema: Map<String, Value> = (*tool.input_schema).clone();
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::String("object".into()));
-    schema
-        .entry("properties")
+    // The schema as serialised just now, completed in place (not cloned from the typed tool: a
+    // big listing spends a good part of its time copying schemas).
+    let schema = info
+        .entry("inputSchema")
         .or_insert_with(|| Value::Object(Map::new()));
+    if !schema.is_object() {
+        *schema = Value::Object(Map::new());
+    }
+    if let Value::Object(schema) = schema {
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::String("object".into()));
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
     info.insert("name".into(), Value::String(tool.name.into_owned()));
     info.insert(
         "description".into(),
         Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
     );
-    info.insert("inputSchema".into(), Value::Object(schema));
     execution::untuck(&mut info);
     Value::Object(info)
 }

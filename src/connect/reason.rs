@@ -235,6 +235,10 @@ fn streamable(error: &StreamableHttpError<reqwest::Error>) -> Cause {
             detail: None,
         },
         E::SessionExpired => Cause::Words("session expired (HTTP 404)".into()),
+        // OAuth recovery failed: its reason is already in words (`authorization required: …`).
+        E::Auth(rmcp::transport::auth::AuthError::AuthorizationFailed(words)) => {
+            Cause::Words(words.clone())
+        }
         E::Io(e) => Cause::Network(io(e)),
         E::Sse(e) => Cause::Network(format!("event stream broke: {}", bounded(&e.to_string()))),
         E::Deserialize(e) => Cause::Words(format!(

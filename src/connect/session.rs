@@ -1,6 +1,7 @@
 //! loadMcp: live connections whose tools can be called until the session is closed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
@@ -15,6 +16,9 @@ use super::Connection;
 /// How many input-required rounds one call may take (rmcp's own client default).
 const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
+mod follow;
+pub use follow::ToolsHook;
+
 /// One connected server of a session.
 pub struct LiveServer {
     pub name: String,
@@ -23,6 +27,22 @@ pub struct LiveServer {
     client: super::client::ClientSide,
     timeout: Duration,
     connection: Mutex<Option<Connection>>,
+    /// Its tools as last listed (after its config's `tools` filter).
+    listing: std::sync::Mutex<Vec<Value>>,
+    /// Its config's `tools` filter, applied again to every re-listing.
+    filter: Option<Vec<(String, bool)>>,
+    /// Its `notifications/tools/list_changed`, until `follow_tool_changes` takes it.
+    changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
+}
+
+/// A server that came up, as loadMcp hands it to a session.
+pub struct Joined {
+    pub name: String,
+    pub connection: Connection,
+    pub timeout: Duration,
+    /// Its tools, already filtered by `filter`.
+    pub tools: Vec<Value>,
+    pub filter: Option<Vec<(String, bool)>>,
 }
 
 pub struct Session {
@@ -30,6 +50,8 @@ pub struct Session {
     closed: CancellationToken,
     /// The one teardown every `close()` call waits for.
     closing: tokio::sync::OnceCell<()>,
+    /// Bumped each time a server's listing changes, so readers know to rebuild.
+    generation: AtomicU64,
 }
 
 /// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
@@ -53,18 +75,23 @@ impl CallOutcome {
 }
 
 impl Session {
-    pub fn new(connections: Vec<(String, Connection, Duration)>) -> Self {
+    pub fn new(connections: Vec<Joined>) -> Self {
         let servers = connections
             .into_iter()
-            .filter_map(|(name, conn, timeout)| {
+            .filter_map(|joined| {
+                let conn = joined.connection;
                 let peer = conn.peer()?.clone();
                 let client = conn.client_side()?;
+                let changes = conn.tools_changes();
                 Some(Arc::new(LiveServer {
-                    name,
+                    name: joined.name,
                     peer,
                     client,
-                    timeout,
+                    timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
+                    listing: std::sync::Mutex::new(joined.tools),
+                    filter: joined.filter,
+                    changes: std::sync::Mutex::new(changes),
                 }))
             })
             .collect();
@@ -72,7 +99,13 @@ impl Session {
             servers,
             closed: CancellationToken::new(),
             closing: tokio::sync::OnceCell::new(),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// How many listing changes this session has seen.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     pub fn is_closed(&self) -> bool {
@@ -102,6 +135,14 @@ impl Session {
 }
 
 impl LiveServer {
+    /// Its tools as last listed.
+    pub fn listing(&self) -> Vec<Value> {
+        self.listing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
     /// short human message. `timeout` overrides the server's; each progress notification
     /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
@@ -287,8 +328,9 @@ pub fn output_of(raw: &Value) -> (String, bool) {
 }
 
 /// What came when a result has no text: `[image image/png, 1.2 kB]`, one bracket per part, so
-/// an agent reading `output` still learns what the `content` parts hold.
-fn describe_content(content: Option<&Value>) -> String {
+/// an agent reading `output` still learns what the `content` parts hold. Text parts are their
+/// text (the CLI shows whole results this way).
+pub fn describe_content(content: Option<&Value>) -> String {
     let parts = content
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -306,6 +348,9 @@ fn describe_content(content: Option<&Value>) -> String {
                     .map(str::to_string)
             };
             match kind {
+                "text" if part.get("text").is_some_and(Value::is_string) => {
+                    part["text"].as_str().unwrap_or_default().to_string()
+                }
                 "image" | "audio" => {
                     let data = part.get("data").and_then(Value::as_str).unwrap_or("");
                     let mime = mime(part).unwrap_or_else(|| "unknown type".into());
@@ -363,10 +408,11 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
             {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
             {"type": "resource_link", "uri": "file:///c", "name": "c"},
+            {"type": "text", "text": "last"},
         ]);
         assert_eq!(
             describe_content(Some(&content)),
-            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]"
+            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]\nlast"
         );
         assert_eq!(describe_content(Some(&json!([]))), "");
     }

@@ -7,6 +7,25 @@
 
   const MCP_TOOL_REF = native.mcpToolRefKey
 
+  // loadMcp tools' calls in flight, by number: the native side starts a call and answers it
+  // later, with others that finished meanwhile, as one JSON text (src/js/settle.rs).
+  const calls = new Map()
+
+  function settleCalls(batch) {
+    for (const [id, result] of JSON.parse(batch)) {
+      const resolve = calls.get(id)
+      calls.delete(id)
+      resolve?.(result)
+    }
+  }
+
+  // The `execute` of a loadMcp tool; `ref` is its native handle.
+  function mcpExecute(ref) {
+    return function execute(args, ctx) {
+      return new Promise((resolve) => calls.set(native.callMcpTool(ref, args, ctx), resolve))
+    }
+  }
+
   function isToolResult(value) {
     return (
       value !== null &&
@@ -41,6 +60,40 @@
     const output =
       error instanceof Error ? error.message : typeof error === "string" ? error : String(error)
     return { output, isError: true }
+  }
+
+  // An app's callback that throws must not break the engine: its error becomes a warning.
+  function guardCallback(fn, name) {
+    return (...args) => {
+      try {
+        fn(...args)
+      } catch (error) {
+        process.emitWarning(`toolnexus: ${name} threw: ${error?.message ?? error}`, "ToolnexusWarning")
+      }
+    }
+  }
+
+  // A loadMcp source's `tools` follow its servers' list changes: read, they are rebuilt (by
+  // `rebuild`, in Rust) when the session's `generation` moved on since the last read. Assigning
+  // `source.tools` replaces the live list with a plain value.
+  function followTools(source, generation, rebuild) {
+    let tools = source.tools
+    let seen = generation()
+    Object.defineProperty(source, "tools", {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const now = generation()
+        if (now !== seen) {
+          seen = now
+          tools = rebuild()
+        }
+        return tools
+      },
+      set(value) {
+        Object.defineProperty(source, "tools", { value, writable: true, enumerable: true, configurable: true })
+      },
+    })
   }
 
   function defineTool(opts) {
@@ -220,29 +273,127 @@
     }
   }
 
+  // A toolkit holds one loadMcp source per server, so `reload` can start, close or restart
+  // servers one at a time while the others keep running; every served endpoint follows.
   async function createToolkit(opts) {
-    const { mcpConfig, extraTools = [], signal, waitFor } = opts ?? {}
+    const { mcpConfig, extraTools = [], signal, waitFor, onToolsChanged, authorize, tokenStore } = opts ?? {}
     if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
-    const source =
-      mcpConfig === undefined || mcpConfig === null
-        ? undefined
-        : await native.loadMcp(mcpConfig, { signal, waitFor, relayInput: true })
-    const tools = []
-    const byName = new Map()
-    for (const tool of [...(source?.tools ?? []), ...extraTools]) {
-      if (byName.has(tool.name)) {
-        process.emitWarning(
-          `toolnexus: duplicate tool name "${tool.name}" (source ${tool.source}); keeping the first`,
-          "ToolnexusWarning",
-        )
-        continue
-      }
-      byName.set(tool.name, tool)
-      tools.push(tool)
+    if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
+      throw new TypeError("toolnexus: onToolsChanged must be a function")
     }
-    const handles = new Set()
+    let specs = mcpConfig === undefined || mcpConfig === null ? {} : native.parseMcpConfig(mcpConfig)
+    const sources = new Map()
     let closed
-    return {
+    let tools = []
+    let byName = new Map()
+    const services = new Set()
+
+    // The servers' tools are named across all sources, as one loadMcp of the config names them,
+    // and keep their names while other servers restart or re-list (SPEC §4).
+    const nameTools = native.toolkitNamer()
+    const rebuild = (warn) => {
+      tools = []
+      byName = new Map()
+      const mcpTools = [...sources.values()].flatMap((source) => source.tools)
+      const { names, warnings } = nameTools(mcpTools)
+      mcpTools.forEach((tool, i) => {
+        if (names[i] !== null) tool.name = names[i]
+      })
+      if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
+      for (const tool of [...mcpTools, ...extraTools]) {
+        if (byName.has(tool.name)) {
+          if (warn) {
+            process.emitWarning(
+              `toolnexus: duplicate tool name "${tool.name}" (source ${tool.source}); keeping the first`,
+              "ToolnexusWarning",
+            )
+          }
+          continue
+        }
+        byName.set(tool.name, tool)
+        tools.push(tool)
+      }
+    }
+    // Served endpoints and the app hear of every change to the tool set.
+    const announce = () => {
+      for (const { service, cfg } of services) service.setTools(servedTools(exposedMcpTools(tools, cfg)))
+      if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
+    }
+    const following = (source) => () => {
+      if (closed || ![...sources.values()].includes(source)) return
+      rebuild(true)
+      announce()
+    }
+    // Each server alone; the sources come back in config order whatever order they finish in.
+    const load = async (names) => {
+      const loaded = await Promise.allSettled(
+        names.map(async (name) => {
+          let source
+          const onChange = () => source && following(source)()
+          source = await native.loadMcp({ mcpServers: { [name]: specs[name] } }, {
+            signal,
+            waitFor,
+            authorize,
+            tokenStore,
+            onToolsChanged: onChange,
+            // Its elicitation and sampling requests go to the gateway's front clients.
+            relayInput: true,
+            [native.namedByToolkitKey]: true,
+          })
+          return source
+        }),
+      )
+      const failure = loaded.find((r) => r.status === "rejected")
+      if (failure) {
+        await Promise.all(loaded.filter((r) => r.status === "fulfilled").map((r) => r.value.close()))
+        throw failure.reason
+      }
+      return names.map((name, i) => [name, loaded[i].value])
+    }
+    const inOrder = (entries) => {
+      const all = new Map([...sources, ...entries])
+      sources.clear()
+      for (const name of Object.keys(specs)) if (all.has(name)) sources.set(name, all.get(name))
+    }
+
+    inOrder(await load(Object.keys(specs)))
+    rebuild(true)
+
+    const merged = (key) => Object.assign({}, ...[...sources.values()].map((source) => source[key]))
+
+    // Reads the config again and applies the difference; one at a time (see `reload`).
+    const reloadOnce = async (config) => {
+      if (closed) throw new Error("toolnexus: this toolkit is closed")
+      const next = native.parseMcpConfig(config ?? mcpConfig ?? {})
+      const same = (name) => name in specs && JSON.stringify(specs[name]) === JSON.stringify(next[name])
+      const added = Object.keys(next).filter((name) => !(name in specs))
+      const removed = Object.keys(specs).filter((name) => !(name in next))
+      const restarted = Object.keys(next).filter((name) => name in specs && !same(name))
+      if (added.length + removed.length + restarted.length === 0) return { added, removed, restarted }
+      const previous = specs
+      specs = next
+      let started
+      try {
+        started = await load([...added, ...restarted])
+      } catch (error) {
+        specs = previous
+        throw error
+      }
+      if (closed) {
+        // close() came while these were starting: they are not the toolkit's to keep.
+        await Promise.all(started.map(([, source]) => source.close()))
+        throw new Error("toolnexus: this toolkit is closed")
+      }
+      const retired = [...removed, ...restarted].map((name) => sources.get(name)).filter(Boolean)
+      for (const name of removed) sources.delete(name)
+      inOrder(started)
+      rebuild(true)
+      announce()
+      await Promise.all(retired.map((source) => source.close()))
+      return { added, removed, restarted }
+    }
+    let reloading = Promise.resolve()
+    const toolkit = {
       tools: () => tools.slice(),
       get: (name) => byName.get(name),
       async execute(name, args, ctx) {
@@ -254,29 +405,56 @@
           return errorResult(error)
         }
       },
-      mcpStatus: () => ({ ...(source?.status ?? {}) }),
-      mcpErrors: () => ({ ...(source?.errors ?? {}) }),
+      mcpStatus: () => merged("status"),
+      mcpErrors: () => merged("errors"),
+      // Reads `config` (default: the mcpConfig the toolkit was made with) again: servers it
+      // no longer has are closed, new ones started, changed ones restarted; unchanged ones
+      // keep running. Served clients are told when the tool set changed.
+      reload(config) {
+        const run = reloading.then(() => reloadOnce(config))
+        reloading = run.catch(() => {})
+        return run
+      },
       async serve(addr, serveOpts) {
         const { mcp, onCall, stateless, allowedHosts, allowedOrigins } = serveOpts ?? {}
-        const service = serviceFor(tools, mcp ?? {}, onCall)
+        const cfg = mcp ?? {}
+        const service = serviceFor(tools, cfg, onCall)
         const handle = await service.serveHttp(String(addr), { stateless, allowedHosts, allowedOrigins })
-        handles.add(handle)
+        const entry = { service, cfg, handle }
+        services.add(entry)
         const stop = async () => {
-          handles.delete(handle)
+          services.delete(entry)
           await handle.stop()
         }
         return { url: handle.url, stop, close: stop }
       },
+      // Serves this process's stdin/stdout; resolves when the input ends or the toolkit closes.
+      async serveStdio(serveOpts) {
+        const { mcp, onCall } = serveOpts ?? {}
+        const cfg = mcp ?? {}
+        const service = serviceFor(tools, cfg, onCall)
+        const entry = { service, cfg }
+        services.add(entry)
+        try {
+          await service.serveStdio()
+        } finally {
+          services.delete(entry)
+        }
+      },
       close() {
         closed ??= (async () => {
-          await Promise.all([...handles].map((h) => h.stop()))
-          handles.clear()
-          await source?.close()
+          await reloading // a reload that was starting servers closes them itself
+          const running = [...services]
+          services.clear()
+          for (const { service } of running) service.close()
+          await Promise.all(running.filter((s) => s.handle).map((s) => s.handle.stop()))
+          await Promise.all([...sources.values()].map((source) => source.close()))
         })()
         return closed
       },
     }
+    return toolkit
   }
 
-  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit }
+  return { defineTool, exposedMcpTools, buildMcpServer, createToolkit, followTools, guardCallback, settleCalls, mcpExecute }
 })

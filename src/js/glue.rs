@@ -4,7 +4,10 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
+use std::sync::Arc;
+
 use super::bounded::JsonValue;
+use super::mcp_tools::McpToolRef;
 
 const GLUE: &str = include_str!("glue.js");
 
@@ -17,7 +20,8 @@ struct Glue {
 pub fn install(env: &Env) -> Result<()> {
     let factory: Function<Object, Object> = env.run_script(GLUE)?;
     let mut native = Object::new(env)?;
-    native.set_named_property("mcpToolRefKey", super::load::TOOL_REF_KEY)?;
+    native.set_named_property("mcpToolRefKey", super::mcp_tools::TOOL_REF_KEY)?;
+    native.set_named_property("namedByToolkitKey", super::mcp_tools::NAMED_BY_TOOLKIT_KEY)?;
     let create_service = env
         .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown, Unknown)>, _, _>(
             "createService",
@@ -62,7 +66,45 @@ pub fn install(env: &Env) -> Result<()> {
             })
         })?;
     native.set_named_property("loadMcp", load)?;
+    let parse = env.create_function_from_closure::<Unknown, _, _>("parseMcpConfig", |ctx| {
+        let parsed = super::parse_mcp_config(ctx.env, ctx.get(0)?, None)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(parsed) })
+    })?;
+    native.set_named_property("parseMcpConfig", parse)?;
+    let call_mcp_tool = env
+        .create_function_from_closure::<FnArgs<(Unknown, Unknown, Unknown)>, _, _>(
+            "callMcpTool",
+            |ctx| {
+                super::convert::contain(|| {
+                    let tool: Unknown = ctx.get(0)?;
+                    // SAFETY: the glue passes the External that build_source made.
+                    let tool = unsafe {
+                        <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(
+                            ctx.env.raw(),
+                            tool.raw(),
+                        )?
+                    };
+                    let (args, call_ctx) = (ctx.get(1).ok(), ctx.get(2).ok());
+                    super::mcp_tools::call_mcp_tool(ctx.env, tool, args, call_ctx)
+                })
+            },
+        )?;
+    native.set_named_property("callMcpTool", call_mcp_tool)?;
+    // Each toolkit gets its own namer: the names it gave are what it keeps.
+    let namer = env.create_function_from_closure::<(), _, _>("toolkitNamer", |ctx| {
+        let name_tools = super::mcp_tools::toolkit_namer(ctx.env)?;
+        // SAFETY: handed to JavaScript as this call's return value at once.
+        Ok(unsafe {
+            std::mem::transmute::<
+                Function<'_, Unknown<'_>, Unknown<'_>>,
+                Function<'static, Unknown<'static>, Unknown<'static>>,
+            >(name_tools)
+        })
+    })?;
+    native.set_named_property("toolkitNamer", namer)?;
     let api = factory.call(native)?;
+    super::settle::install(api.get_named_property("settleCalls")?)?;
     env.set_instance_data(
         Glue {
             api: api.create_ref()?,
@@ -73,7 +115,18 @@ pub fn install(env: &Env) -> Result<()> {
     Ok(())
 }
 
-fn call<'env>(
+/// One of the glue's functions, by name.
+pub(crate) fn function<'env, Args: JsValuesTupleIntoVec, Return: FromNapiValue>(
+    env: &'env Env,
+    name: &str,
+) -> Result<Function<'env, Args, Return>> {
+    let glue = env
+        .get_instance_data::<Glue>()?
+        .ok_or_else(|| Error::from_reason("toolnexus: not initialised"))?;
+    glue.api.get_value(env)?.get_named_property(name)
+}
+
+pub(super) fn call<'env>(
     env: &'env Env,
     name: &str,
     args: (Unknown, Unknown, Unknown),

@@ -56,6 +56,23 @@ export interface ListOptions {
   deadline?: number
   /** Alias of `deadline`. */
   timeout?: number
+  /**
+   * Called with the authorisation URL when a remote server needs the user to authorise it
+   * (OAuth): open it in a browser, show it, or fetch it. The redirect comes back to a listener
+   * on 127.0.0.1 within 5 minutes (a wait outside the server's `timeout`; a step-up in the
+   * middle of a tool call counts in the call's). Without it, such a server fails
+   * with `authorization required: run "toolnexus auth <config> <name>" (why)`.
+   */
+  authorize?: (url: string) => void | Promise<void>
+  /** Where OAuth tokens are kept, instead of the default file in the user's config directory. */
+  tokenStore?: TokenStore
+}
+
+/** An app's own place for OAuth credentials (a keychain, say): one JSON record per server URL. */
+export interface TokenStore {
+  get(key: string): Promise<object | undefined | null> | object | undefined | null
+  set(key: string, record: object): Promise<void> | void
+  delete(key: string): Promise<void> | void
 }
 
 /**
@@ -90,6 +107,19 @@ export interface RemoteServerConfig {
   tools?: Record<string, boolean>
   /** Only when the config gives it. */
   protocol?: McpProtocol
+  /** Only when the config gives it: a pre-registered OAuth client and what to ask for. */
+  auth?: OAuthConfig
+}
+
+/** An entry's `auth`: the client identity and scopes to use when the server asks for OAuth. */
+export interface OAuthConfig {
+  clientId?: string
+  clientSecret?: string
+  /** An HTTPS URL of a Client ID Metadata Document the app hosts, used when the server supports it. */
+  clientMetadataUrl?: string
+  scopes?: string[]
+  /** The 127.0.0.1 port of the redirect listener (default: any free port). */
+  redirectPort?: number
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */
@@ -158,6 +188,8 @@ export interface ToolResult {
   /** The MCP content parts as the server sent them (images for vision models, resources, links). */
   content?: ContentPart[]
   structuredContent?: unknown
+  /** The result's `_meta` as the server sent it (MCP tools). */
+  _meta?: Record<string, unknown>
 }
 
 /** Per-call options for `Tool.execute`. */
@@ -179,6 +211,11 @@ export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSc
 
 /** Live tools from `loadMcp`; connections stay open until `close()`. */
 export interface McpSource {
+  /**
+   * The tools as the servers list them now: when a server sends
+   * `notifications/tools/list_changed` it is listed again and this array is replaced (read it
+   * again rather than keeping it). Assigning it replaces the live list with a plain value.
+   */
   tools: Tool[]
   status: Record<string, McpStatus>
   errors: Record<string, string>
@@ -216,9 +253,23 @@ export interface ElicitResult {
   content?: Record<string, unknown>
 }
 
+/** A server's new tool list, after it sent `notifications/tools/list_changed`. */
+export interface ToolsChange {
+  /** The server's name in the config. */
+  server: string
+  /** Its tools as it lists them now (after the config's `tools` filter), original names. */
+  tools: ToolInfo[]
+}
+
 export interface LoadOptions extends ListOptions {
   /** Answers servers' elicitation requests; without it they are declined. */
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /**
+   * Called after a server's tools changed and were listed again; `source.tools` already
+   * shows them. A list that fails to load keeps the previous tools and calls nothing. A throw
+   * in it becomes a `ToolnexusWarning`.
+   */
+  onToolsChanged?: (change: ToolsChange) => void
 }
 
 /** Options of `defineTool`. */
@@ -346,8 +397,27 @@ export interface ToolkitOptions {
   extraTools?: Tool[]
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
+  /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */
+  authorize?: ListOptions["authorize"]
+  tokenStore?: TokenStore
   /** toolnexus has no built-in tools; accepted for compatibility. */
   builtins?: false
+  /**
+   * Called with the whole new tool set after it changed: a server's `list_changed`, or a
+   * `reload` that changed servers. Served endpoints are updated (and their clients sent
+   * `notifications/tools/list_changed`) before this runs.
+   */
+  onToolsChanged?: (tools: Tool[]) => void
+}
+
+/** What `toolkit.reload` did, by server name. */
+export interface ReloadResult {
+  /** Servers new in the config, now started. */
+  added: string[]
+  /** Servers gone from the config, now closed. */
+  removed: string[]
+  /** Servers whose entry changed, closed and started again. */
+  restarted: string[]
 }
 
 export interface ServeOptions {
@@ -389,8 +459,22 @@ export interface Toolkit {
   mcpStatus(): Record<string, McpStatus>
   /** Why each failed MCP server failed. */
   mcpErrors(): Record<string, string>
-  /** Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). */
+  /**
+   * Serves the toolkit's tools over streamable HTTP at `addr` (e.g. `"127.0.0.1:0"`). When the
+   * tool set changes, clients in a session are sent `notifications/tools/list_changed`.
+   */
   serve(addr: string, opts?: ServeOptions): Promise<ServeHandle>
+  /**
+   * Serves the toolkit's tools over this process's stdin/stdout (nothing else may write to
+   * stdout); resolves when the input ends or the toolkit is closed.
+   */
+  serveStdio(opts?: Pick<ServeOptions, "mcp" | "onCall">): Promise<void>
+  /**
+   * Reads the MCP config again (`mcpConfig` when given, else the one the toolkit was made
+   * with): servers no longer in it are closed, new ones started, changed ones restarted, the
+   * others left running. Rejects (and changes nothing) when the config cannot be read.
+   */
+  reload(mcpConfig?: string | object): Promise<ReloadResult>
   /** Stops every server this toolkit started and closes its MCP connections. */
   close(): Promise<void>
 }

@@ -1,46 +1,36 @@
-//! loadMcp: live tools whose `execute` calls into Rust, and `close()`.
+//! loadMcp: connecting, the source object (its live `tools`, status, `close()`), and the
+//! callbacks it takes (`waitFor`, `onToolsChanged`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
-use super::abort::{self, Watch};
+use super::abort::Watch;
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
+use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, tool_objects, tool_set};
 use crate::connect::client::{ClientSide, Elicitor};
+use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
-use crate::connect::session::{LiveServer, Session};
-use crate::connect::{elicit, execution};
+use crate::connect::session::{Session, ToolsHook};
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
 type WaitFor = ThreadsafeFunction<Value, Promise<JsonValue>, Value, Status, false, true>;
 
-/// A tool that came from loadMcp: which live server serves it, under which original name.
-/// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
-pub struct McpToolRef {
-    pub session: Arc<Session>,
-    pub server: Arc<LiveServer>,
-    /// The original name.
-    pub tool: String,
-    /// The tool as its server listed it (`ToolInfo`), so a gateway re-serves it unchanged.
-    pub listing: Value,
-}
-
-pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
-
 struct Loaded {
     session: Arc<Session>,
+    /// `{ tools: [], status, errors, info }` as JSON text (`tools` filled in by `build_source`).
     json: String,
-    /// Each tool's live server and listing, in tool order.
-    tools: Vec<(Arc<LiveServer>, Value)>,
     warnings: Vec<String>,
+    names: SourceNames,
 }
+
+/// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
+type OnToolsChanged = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
 /// until `source.close()`.
@@ -72,6 +62,22 @@ fn load<'env>(
         Ok(w) => w.flatten().map(Arc::new),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
+    let on_tools_changed = match opts
+        .as_ref()
+        .map(|o| on_tools_changed_option(env, o))
+        .transpose()
+    {
+        Ok(hook) => hook.flatten(),
+        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
+    // A toolkit names the tools of all its sources together, and warns about names then.
+    let warn_names = !opts
+        .as_ref()
+        .is_some_and(|o| o.has_named_property(NAMED_BY_TOOLKIT_KEY).unwrap_or(false));
+    let auth = match super::auth::auth_context(opts.as_ref(), &input) {
+        Ok(auth) => auth,
+        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
     // A toolkit's sources relay elicitation and sampling to the clients of the gateway it may serve.
     let relay_input = opts
         .as_ref()
@@ -85,10 +91,15 @@ fn load<'env>(
         };
         let handler = |server: &str| ClientSide {
             relay_input,
+            auth: auth.clone(),
             ..ClientSide::with_elicitor(wait_for.clone().map(|w| elicitor(w, server.to_string())))
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
-            Ok(loaded) => Settle::Value(describe(loaded)),
+            Ok(loaded) => {
+                let loaded = describe(loaded, warn_names);
+                loaded.session.follow_tool_changes(on_tools_changed);
+                Settle::Value(loaded)
+            }
             Err(Interrupted::Deadline) => Settle::Fail(
                 ErrorKind::Error,
                 "toolnexus: MCP load deadline exceeded".to_string(),
@@ -101,6 +112,52 @@ fn load<'env>(
         convert::emit_warnings(env, &loaded.warnings);
         build_source(env, loaded)
     })
+}
+
+/// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed
+/// (`source.tools` already shows them); a throw in it becomes a `ToolnexusWarning`.
+fn on_tools_changed_option(
+    env: &Env,
+    opts: &Object,
+) -> std::result::Result<Option<ToolsHook>, String> {
+    let value: Unknown = opts
+        .get_named_property("onToolsChanged")
+        .map_err(|e| e.reason.clone())?;
+    match value.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Function => {
+            let name = "onToolsChanged"
+                .into_unknown(env)
+                .map_err(|e| e.reason.clone())?;
+            let guarded = super::glue::call(
+                env,
+                "guardCallback",
+                (
+                    value,
+                    name,
+                    ().into_unknown(env).map_err(|e| e.reason.clone())?,
+                ),
+            )
+            .map_err(|e| e.reason.clone())?;
+            let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
+            let tsfn: OnToolsChanged = f
+                .build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()
+                .map_err(|e| e.reason.clone())?;
+            let tsfn = Arc::new(tsfn);
+            let hook: ToolsHook = Arc::new(move |server: &str, tools: &[Value]| {
+                let tsfn = tsfn.clone();
+                let change = json!({ "server": server, "tools": tools });
+                tokio::spawn(async move {
+                    let _ = tsfn.call_async_catch(change).await;
+                });
+            });
+            Ok(Some(hook))
+        }
+        _ => Err("toolnexus: opts.onToolsChanged must be a function".to_string()),
+    }
 }
 
 fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
@@ -150,7 +207,7 @@ fn elicitor(wait_for: Arc<WaitFor>, server: String) -> Elicitor {
     })
 }
 
-fn describe(loaded: inventory::Loaded) -> Loaded {
+fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
     let inventory::Loaded {
         session,
         servers,
@@ -159,8 +216,6 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
     let mut status = Map::new();
     let mut errors = Map::new();
     let mut info = Map::new();
-    let mut pairs = Vec::new();
-    let mut tools = Vec::new();
     for server in &servers {
         status.insert(server.name.clone(), json!(server.status));
         if let Some(error) = &server.error {
@@ -169,83 +224,48 @@ fn describe(loaded: inventory::Loaded) -> Loaded {
         if let Some(server_info) = &server.info {
             info.insert(server.name.clone(), server_info.clone());
         }
-        let live = session.servers.iter().find(|s| s.name == server.name);
-        for tool in &server.tools {
-            if let Some(live) = live {
-                let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
-                pairs.push((server.name.clone(), original.to_string()));
-                tools.push((live.clone(), tool));
-            }
-        }
     }
-    let pair_refs: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|(s, t)| (s.as_str(), t.as_str()))
-        .collect();
-    let (names, naming_warnings) = crate::connect::naming::assign(&pair_refs);
-    warnings.extend(naming_warnings);
-    let mut tool_objects = Vec::with_capacity(tools.len());
-    let mut refs = Vec::with_capacity(tools.len());
-    for ((live, info), name) in tools.into_iter().zip(names) {
-        let mut schema = info
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        if let Some(obj) = schema.as_object_mut() {
-            obj.insert("additionalProperties".into(), Value::Bool(false));
-        }
-        let mut tool = json!({
-            "name": name,
-            "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
-            "inputSchema": schema,
-            "source": "mcp",
-        });
-        for key in crate::serve::LISTING_EXTRAS {
-            if let Some(value) = info.get(key) {
-                tool[key] = value.clone();
-            }
-        }
-        tool_objects.push(tool);
-        refs.push((live, info.clone()));
+    let session = Arc::new(session);
+    let names = SourceNames::default();
+    let naming_warnings = tool_set(&session, &names).2;
+    if warn_names {
+        warnings.extend(naming_warnings);
     }
-    let json = json!({ "tools": tool_objects, "status": status, "errors": errors, "info": info })
-        .to_string();
+    let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
     Loaded {
-        session: Arc::new(session),
+        session,
         json,
-        tools: refs,
         warnings,
+        names,
     }
 }
 
-/// The `McpSource` object: parsed JSON plus an `execute` per tool and `close`.
+/// The `McpSource` object: `tools` (a getter that follows list changes), status, errors,
+/// info, and `close`.
 fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
-    let tools: Object = source_obj.get_named_property("tools")?;
-    for (i, (server, listing)) in loaded.tools.into_iter().enumerate() {
-        let mut tool_obj: Object = tools.get_element(i as u32)?;
-        let tool = listing
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let tool_ref = Arc::new(McpToolRef {
-            session: loaded.session.clone(),
-            server,
-            tool,
-            listing,
-        });
-        let execute = {
-            let tool_ref = tool_ref.clone();
-            env.create_function_from_closure::<FnArgs<(Unknown, Unknown)>, _, _>(
-                "execute",
-                move |ctx| execute(ctx, &tool_ref),
-            )?
-        };
-        tool_obj.set_named_property("execute", execute)?;
-        convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
-    }
+    source_obj.set_named_property("tools", tool_objects(env, &loaded.session, &loaded.names)?)?;
+    let generation = {
+        let session = loaded.session.clone();
+        env.create_function_from_closure::<(), _, _>("generation", move |_| {
+            Ok(session.generation() as f64)
+        })?
+    };
+    let rebuild = {
+        let session = loaded.session.clone();
+        let names = loaded.names.clone();
+        env.create_function_from_closure::<(), _, _>("rebuild", move |ctx| {
+            let tools = tool_objects(ctx.env, &session, &names)?;
+            // SAFETY: handed to JavaScript as this call's return value at once.
+            Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(tools) })
+        })?
+    };
+    super::glue::call(
+        env,
+        "followTools",
+        (source, generation.to_unknown(), rebuild.to_unknown()),
+    )?;
     let session = loaded.session;
     let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
         let session = session.clone();
@@ -258,122 +278,6 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     })?;
     source_obj.set_named_property("close", close)?;
     Ok(source)
-}
-
-/// `tool.execute(args, ctx)`: resolves with `{output, isError, content?, structuredContent?,
-/// metadata: {server}}`, never rejects.
-fn execute(
-    ctx: FunctionCallContext,
-    tool: &Arc<McpToolRef>,
-) -> Result<PromiseRaw<'static, Unknown<'static>>> {
-    let env = &*ctx.env;
-    let args: Option<Unknown> = ctx.get(0).ok();
-    let call_ctx: Option<Object> = ctx
-        .get::<Unknown>(1)
-        .ok()
-        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .and_then(|v| unsafe { v.cast() }.ok());
-    let server_name = tool.server.name.clone();
-    let arguments = match args {
-        Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
-            Ok(Map::new())
-        }
-        None => Ok(Map::new()),
-        Some(v) => match convert::json_value(env, v, "", "arguments") {
-            Ok(Value::Object(arguments)) => Ok(arguments),
-            Ok(_) => Err("toolnexus: tool arguments must be an object".to_string()),
-            Err(e) => Err(e.reason.clone()),
-        },
-    };
-    // A bad `ctx.timeout` is this call's error, like bad arguments: a call never rejects.
-    let timeout = match call_ctx.as_ref() {
-        Some(c) => convert::millis_option(c, "ctx", &["timeout"]),
-        None => Ok(None),
-    };
-    let arguments =
-        arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
-    let signal = call_ctx
-        .as_ref()
-        .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
-        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .and_then(|v| unsafe { v.cast::<Object>() }.ok());
-    let watch = abort::watch(env, signal)?;
-    let tool = tool.clone();
-    let (watch, cancel) = match watch {
-        Watch::Watching(w) => {
-            let token = w.token().clone();
-            (Some(w), token)
-        }
-        Watch::AlreadyAborted(_) => {
-            let token = CancellationToken::new();
-            token.cancel();
-            (None, token)
-        }
-    };
-    let future = async move {
-        let outcome = match arguments {
-            Err(message) => (message, true, None),
-            // rmcp 3.11's client has no tasks API for this era: say so instead of calling.
-            Ok(_) if execution::task_required(&tool.listing) => {
-                (execution::task_required_reason(&tool.tool), true, None)
-            }
-            Ok((arguments, timeout)) => {
-                let closed = tool.session.closed_token().clone();
-                let call = tool
-                    .server
-                    .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
-                // A call never rejects: even a panic is an error result.
-                match convert::contain_future(call).await {
-                    Ok(out) => {
-                        // The parts as the server sent them travel as JSON text: JSON.parse on
-                        // the JavaScript thread is the cheapest way to build big values (images)
-                        // there.
-                        let parts = out.raw.as_ref().map(|raw| {
-                            let content = raw.get("content").map(Value::to_string);
-                            let structured = raw.get("structuredContent").map(Value::to_string);
-                            (content, structured)
-                        });
-                        (out.output, out.is_error, parts)
-                    }
-                    Err(message) => (message, true, None),
-                }
-            }
-        };
-        Ok(outcome)
-    };
-    let promise =
-        env.spawn_future_with_callback(future, move |env, (output, is_error, parts)| {
-            if let Some(watch) = watch {
-                watch.release(env);
-            }
-            convert::contain(|| {
-                let mut result = Object::new(env)?;
-                result.set_named_property("output", output)?;
-                result.set_named_property("isError", is_error)?;
-                if let Some((content, structured)) = parts {
-                    if let Some(content) = content {
-                        result
-                            .set_named_property("content", convert::parse_json(env, &content)?)?;
-                    }
-                    if let Some(structured) = structured {
-                        result.set_named_property(
-                            "structuredContent",
-                            convert::parse_json(env, &structured)?,
-                        )?;
-                    }
-                }
-                let mut metadata = Object::new(env)?;
-                metadata.set_named_property("server", server_name.as_str())?;
-                result.set_named_property("metadata", metadata)?;
-                Ok(result.to_unknown())
-            })
-        })?;
-    // SAFETY: the promise is handed to JavaScript as this call's return value at once.
-    Ok(unsafe {
-        std::mem::transmute::<PromiseRaw<'_, Unknown<'_>>, PromiseRaw<'static, Unknown<'static>>>(
-            promise,
-        )
-    })
 }
 
 /// Maps an MCP `elicitation/create` params object to the agent's `Request`.

@@ -2,11 +2,14 @@
 //! here converts and wires; the work itself lives in `config` and `connect`.
 
 pub mod abort;
+pub mod auth;
 pub mod bounded;
 pub mod convert;
 pub mod glue;
 pub mod load;
+pub mod mcp_tools;
 pub mod serve;
+pub mod settle;
 
 use std::time::Duration;
 
@@ -14,6 +17,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::config;
+use crate::connect::client::ClientSide;
 use crate::connect::inventory::{self, Interrupted};
 use crate::connect::reaper;
 use convert::{ErrorKind, Settle};
@@ -34,14 +38,35 @@ pub fn sanitize(value: String) -> String {
     config::sanitize::sanitize(&value)
 }
 
+/// Where `parseMcpConfig` finds the servers of a settings file.
+#[napi(object)]
+pub struct ParseOptions {
+    /// The key path of the server map (`["mcp", "servers"]` in VS Code's settings.json,
+    /// `["context_servers"]` in Zed's); only that part of the document is read, and a
+    /// document without it holds no servers. Absent: the usual wrapper keys are looked for.
+    pub at: Option<Vec<String>>,
+}
+
 /// Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
 /// in config order, with variables left unexpanded. Throws on malformed input.
-#[napi(ts_args_type = "input: string | object", ts_return_type = "McpConfig")]
-pub fn parse_mcp_config<'env>(env: &'env Env, input: Unknown) -> Result<Unknown<'env>> {
+#[napi(
+    ts_args_type = "input: string | object, opts?: ParseOptions",
+    ts_return_type = "McpConfig"
+)]
+pub fn parse_mcp_config<'env>(
+    env: &'env Env,
+    input: Unknown,
+    opts: Option<ParseOptions>,
+) -> Result<Unknown<'env>> {
     convert::contain(|| {
         let input = convert::config_input(env, input)
             .map_err(|m| convert::js_error(env, ErrorKind::TypeError, &m))?;
-        match config::load(input) {
+        let at = opts.and_then(|o| o.at);
+        let loaded = match &at {
+            Some(at) => config::load_at(input, at),
+            None => config::load(input),
+        };
+        match loaded {
             Ok(cfg) => {
                 convert::emit_warnings(env, &cfg.warnings);
                 // Through JSON.parse, so every number comes back a `number` (napi would make a
@@ -51,6 +76,14 @@ pub fn parse_mcp_config<'env>(env: &'env Env, input: Unknown) -> Result<Unknown<
             Err(e) => Err(Settle::<()>::config_error(e).into_result(env).unwrap_err()),
         }
     })
+}
+
+/// MCP content parts in words, one after the other: text as it is; images, audio and resources
+/// summarised (`[image image/png, 1.2 kB]`) as a `ToolResult`'s `output` summarises them.
+#[napi(ts_args_type = "content: ContentPart[]")]
+pub fn describe_content(env: &Env, content: Unknown) -> Result<String> {
+    let content = convert::json_value(env, content, "", "content")?;
+    Ok(crate::connect::session::describe_content(Some(&content)))
 }
 
 /// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment.
@@ -119,13 +152,22 @@ fn list<'env>(
         }
         Err(settle) => return reject_now(env, settle),
     };
+    let auth = match auth::auth_context(opts.as_ref(), &input) {
+        Ok(auth) => auth,
+        Err(e) => return reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    };
     let token = watch.token().clone();
     let work = async move {
         let cfg = match load_config(input, &token).await {
             Ok(cfg) => cfg,
             Err(settle) => return settle,
         };
-        match inventory::list_all(&cfg, &token, deadline).await {
+        match inventory::list_all(&cfg, &token, deadline, |_| ClientSide {
+            auth: auth.clone(),
+            ..Default::default()
+        })
+        .await
+        {
             Ok(servers) => {
                 let mut warnings = cfg.warnings.clone();
                 for s in &servers {

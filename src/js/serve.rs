@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::JsonValue;
-use super::load::McpToolRef;
+use super::mcp_tools::McpToolRef;
 use crate::serve::context::{InputAsk, InputKind};
 use crate::serve::{
     self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
@@ -456,6 +456,21 @@ impl NativeService {
                 keep_alive: Arc::new(Mutex::new(keep_alive)),
             })
         })
+    }
+
+    /// Serves `tools` (as the glue's `servedTools` prepares them) from now on and tells every
+    /// connected client with `notifications/tools/list_changed`.
+    #[napi(ts_args_type = "tools: unknown[]")]
+    pub fn set_tools(&self, env: &Env, tools: Array) -> Result<()> {
+        let mut served = Vec::with_capacity(tools.len() as usize);
+        for i in 0..tools.len() {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("missing tool"))?;
+            served.push(served_tool(env, &tool)?);
+        }
+        napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
+        Ok(())
     }
 
     #[napi]

@@ -25,7 +25,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolServer;
-use limits::{GuardedBody, Slots};
+use limits::{Calls, GuardedBody, Slots};
 
 mod limits;
 
@@ -54,6 +54,8 @@ pub struct ServeHandle {
     url: String,
     shutdown: watch::Sender<bool>,
     task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+    /// Its `subscriptions/listen` streams never finish by themselves, so stopping ends them.
+    server: ToolServer,
 }
 
 impl ServeHandle {
@@ -70,6 +72,7 @@ impl ServeHandle {
     /// concurrent second call waits for the first to finish.
     pub async fn stop(&self) {
         let mut task = self.task.lock().await;
+        self.server.end_listeners();
         self.shutdown.send_replace(true);
         if let Some(task) = task.take() {
             let _ = task.await;
@@ -170,7 +173,8 @@ pub async fn serve_http(
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let stopping = CancellationToken::new();
     let config = rmcp_config(local, &options, stopping.clone())?;
-    let factory = move || Ok(server.for_session());
+    let served = server.clone();
+    let factory = move || Ok(served.for_session());
     let endpoint = if options.stateless {
         Endpoint::Stateless(StreamableHttpService::new(
             factory,
@@ -188,7 +192,7 @@ pub async fn serve_http(
     // The task keeps its own sender so a dropped handle never reads as "shut down".
     let keep_open = shutdown.clone();
     let task = tokio::spawn(async move {
-        accept_loop(listener, endpoint, rx).await;
+        accept_loop(listener, endpoint, rx, &stopping).await;
         stopping.cancel();
         drop(keep_open);
     });
@@ -197,6 +201,7 @@ pub async fn serve_http(
         url: url_for(local),
         shutdown,
         task: tokio::sync::Mutex::new(Some(task)),
+        server,
     })
 }
 
@@ -214,8 +219,10 @@ async fn accept_loop(
     listener: TcpListener,
     endpoint: Endpoint,
     mut shutdown: watch::Receiver<bool>,
+    stopping: &CancellationToken,
 ) {
     let slots = Arc::new(Slots::for_this_process());
+    let calls = Arc::new(Calls::default());
     let mut conns = JoinSet::new();
     // Connections get their own receivers; `shutdown` stays borrowed by the select below.
     let for_connections = shutdown.clone();
@@ -234,6 +241,7 @@ async fn accept_loop(
                         stream,
                         endpoint.clone(),
                         slot,
+                        calls.clone(),
                         for_connections.clone(),
                     ));
                 }
@@ -252,7 +260,13 @@ async fn accept_loop(
         }
     }
     drop(listener);
-    let drained = async { while conns.join_next().await.is_some() {} };
+    // Calls in flight finish first; then rmcp ends the GET streams, which would otherwise keep
+    // their connections (and so this drain) open for as long as their clients stay.
+    let drained = async {
+        calls.settled().await;
+        stopping.cancel();
+        while conns.join_next().await.is_some() {}
+    };
     let _ = tokio::time::timeout(DRAIN, drained).await;
     // Dropping the set aborts whatever outlived the drain window.
 }
@@ -261,12 +275,16 @@ async fn serve_connection(
     stream: tokio::net::TcpStream,
     endpoint: Endpoint,
     slot: limits::Slot,
+    calls: Arc<Calls>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let activity = slot.activity();
     let service = service_fn(move |req: Request<Incoming>| {
         let endpoint = endpoint.clone();
-        let busy = activity.begin_request();
+        let mut busy = activity.begin_request();
+        if req.method() != http::Method::GET {
+            busy.count_in(&calls);
+        }
         async move {
             let (parts, body) = req.into_parts();
             if parts.uri.path() != "/mcp" {

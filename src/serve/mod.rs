@@ -1,17 +1,19 @@
 //! Serving a tool set as an MCP server, on rmcp's server side.
 //!
-//! [`ToolServer`] is an rmcp `ServerHandler` over a fixed, dynamic-at-build-time tool set (JS
-//! callbacks and gateway-forwarded MCP tools). rmcp owns the protocol: both eras (the
+//! [`ToolServer`] is an rmcp `ServerHandler` over a tool set (JS callbacks and gateway-forwarded
+//! MCP tools) that `set_tools` can replace, telling connected clients with `list_changed`. rmcp owns the protocol: both eras (the
 //! `initialize` handshake and 2026-07-28's `server/discover` with per-request `_meta`), version
 //! negotiation, cancellation scoped to its session, unknown methods. `http` mounts it as
 //! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
 pub mod bridge;
+mod changes;
 pub mod context;
 pub mod http;
 pub mod rounds;
 pub mod stdio;
+mod toolset;
 mod validate;
 
 #[cfg(test)]
@@ -19,7 +21,6 @@ mod tests;
 #[cfg(test)]
 mod tests_rounds;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -53,6 +54,7 @@ pub type CallResult = Value;
 
 pub use context::CallContext;
 use context::SessionLogLevel;
+use toolset::ToolSet;
 
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
 pub trait ToolCaller: Send + Sync + 'static {
@@ -137,12 +139,10 @@ pub struct ToolServer {
 
 struct Inner {
     identity: ServerIdentity,
-    tools: Vec<ServedTool>,
-    by_name: HashMap<String, usize>,
-    /// `tools/list` never changes, so it is built once.
-    listed: Vec<Tool>,
-    /// Each tool's argument check, by index (None: its schema could not be compiled).
-    validators: Vec<Option<validate::Arguments>>,
+    /// Replaced whole by `set_tools`; a call in flight keeps the set it started with.
+    tools: std::sync::RwLock<Arc<ToolSet>>,
+    /// Who to tell when the tools change.
+    changes: changes::ToolChanges,
     on_call: Option<OnCall>,
     /// 2026-07-28 runs waiting for the retry that brings their input.
     parking: Arc<rounds::Parking>,
@@ -150,32 +150,32 @@ struct Inner {
 
 impl ToolServer {
     pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
-        let mut by_name = HashMap::with_capacity(tools.len());
-        let mut listed = Vec::with_capacity(tools.len());
-        let validators = tools
-            .iter()
-            .map(|t| validate::Arguments::compile(&t.input_schema))
-            .collect();
-        for (i, tool) in tools.iter().enumerate() {
-            // First definition wins so `tools/list` never shows a name twice.
-            if by_name.contains_key(&tool.name) {
-                continue;
-            }
-            by_name.insert(tool.name.clone(), i);
-            listed.push(listing(tool));
-        }
         Self {
             shared: Arc::new(Inner {
                 identity,
-                tools,
-                by_name,
-                listed,
-                validators,
+                tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools))),
+                changes: Default::default(),
                 on_call,
                 parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
         }
+    }
+
+    fn current(&self) -> Arc<ToolSet> {
+        self.shared
+            .tools
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Serves `tools` from now on, and sends `notifications/tools/list_changed` to every
+    /// connected client (a client that went away is forgotten). Must run inside the runtime.
+    pub fn set_tools(&self, tools: Vec<ServedTool>) {
+        let set = Arc::new(ToolSet::new(tools));
+        *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
+        self.shared.changes.announce();
     }
 
     /// The same tools for a new session (its own log level).
@@ -199,12 +199,17 @@ impl ToolServer {
         self.shared.parking.count()
     }
 
+    /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
+    pub fn end_listeners(&self) {
+        self.shared.changes.end_listeners();
+    }
+
     pub fn identity(&self) -> &ServerIdentity {
         &self.shared.identity
     }
 
-    pub fn tools(&self) -> &[ServedTool] {
-        &self.shared.tools
+    pub fn tools(&self) -> Vec<ServedTool> {
+        self.current().tools.clone()
     }
 }
 
@@ -215,6 +220,7 @@ impl ServerHandler for ToolServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_logging()
                 .build(),
         )
@@ -229,12 +235,30 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.listed.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.current().listed.clone(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.by_name.get(name)?;
-        self.shared.listed.iter().find(|t| t.name == name).cloned()
+        let set = self.current();
+        set.by_name.get(name)?;
+        set.listed.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.shared.changes.register(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(changes::ToolChanges::accepted())
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        self.shared.changes.listen(context).await
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
@@ -252,23 +276,17 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let index = *self
-            .shared
-            .by_name
-            .get(request.name.as_ref())
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-            })?;
+        let set = self.current();
+        let index = *set.by_name.get(request.name.as_ref()).ok_or_else(|| {
+            ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
+        })?;
         if let Some(state) = &request.request_state {
             let responses = request.input_responses.clone().unwrap_or_default();
-            return self.resume(index, state, responses, context).await;
+            return self.resume(&request.name, state, responses, context).await;
         }
-        let tool = &self.shared.tools[index];
+        let tool = set.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
-        if let Some(Err(problems)) = self.shared.validators[index]
-            .as_ref()
-            .map(|v| v.check(&arguments))
-        {
+        if let Some(Err(problems)) = set.validators[index].as_ref().map(|v| v.check(&arguments)) {
             // A mismatch is the caller's to fix, so it is a result the model can read.
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),
@@ -276,7 +294,7 @@ impl ServerHandler for ToolServer {
             )));
         }
         let responses = request.input_responses.unwrap_or_default();
-        let run = self.start(index, arguments, context);
+        let run = self.start(tool, arguments, context);
         self.drive(run, responses).await
     }
 }
@@ -286,43 +304,6 @@ pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-/// A tool's `tools/list` entry: its extras as given when they are valid MCP, else without them.
-fn listing(tool: &ServedTool) -> Tool {
-    let plain = || {
-        Tool::new(
-            tool.name.clone(),
-            tool.description.clone(),
-            Arc::new(object_schema(&tool.input_schema)),
-        )
-    };
-    if tool.extras.is_empty() {
-        return plain();
-    }
-    let mut full = tool.extras.clone();
-    full.insert("name".into(), Value::String(tool.name.clone()));
-    full.insert(
-        "description".into(),
-        Value::String(tool.description.clone()),
-    );
-    full.insert(
-        "inputSchema".into(),
-        Value::Object(object_schema(&tool.input_schema)),
-    );
-    serde_json::from_value(Value::Object(full)).unwrap_or_else(|_| plain())
-}
-
-/// MCP requires `inputSchema` to be an object schema; sources that have none get the empty one.
-fn object_schema(schema: &Value) -> Map<String, Value> {
-    match schema {
-        Value::Object(schema) => schema.clone(),
-        _ => {
-            let mut schema = Map::new();
-            schema.insert("type".into(), Value::String("object".into()));
-            schema
-        }
     }
 }
 

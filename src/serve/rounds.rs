@@ -28,6 +28,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::{RequestContext, RoleServer};
 
+use super::ServedTool;
 use super::context::{self, CallContext, InputKind};
 use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
 
@@ -98,8 +99,8 @@ fn check_answer(kind: InputKind, answer: &Value) -> bool {
 /// A served call between its start and its result: the run's task, the input requests it
 /// waits on, and where new ones arrive.
 pub struct Running {
-    /// Index of the tool in the server's tool set (a retry must name the same tool).
-    pub tool: usize,
+    /// The tool, from the tool set the call started with (a retry must name the same tool).
+    pub tool: ServedTool,
     pub task: AbortOnDrop<Value>,
     pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
     pub ctx: CallContext,
@@ -217,10 +218,10 @@ impl Parking {
 
     /// The run parked under `state`, taken out for its retry, if it is a call of `tool`; a
     /// retry naming another tool leaves it waiting and learns which tool it belongs to.
-    pub fn take(&self, state: &str, tool: usize) -> Result<Running, Option<usize>> {
+    pub fn take(&self, state: &str, tool: &str) -> Result<Running, Option<String>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         match runs.get(state) {
-            Some((_, run)) if run.tool != tool => return Err(Some(run.tool)),
+            Some((_, run)) if run.tool.name != tool => return Err(Some(run.tool.name.clone())),
             Some(_) => {}
             None => return Err(None),
         }
@@ -253,18 +254,18 @@ impl ToolServer {
     /// polled) costs one result, not the connection; dropping the guard aborts it.
     pub(super) fn start(
         &self,
-        index: usize,
+        tool: ServedTool,
         arguments: Map<String, Value>,
         request: RequestContext<RoleServer>,
     ) -> Running {
         let (ctx, asks) = CallContext::new(request, self.log_level.clone());
-        let caller = self.shared.tools[index].caller.clone();
+        let caller = tool.caller.clone();
         let run_ctx = ctx.clone();
         let task = AbortOnDrop(tokio::spawn(async move {
             caller.call(arguments, run_ctx).await
         }));
         Running {
-            tool: index,
+            tool,
             task,
             asks,
             ctx,
@@ -315,7 +316,7 @@ impl ToolServer {
     /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
     /// after being refused a capability is the client's MissingRequiredClientCapability.
     fn finish(&self, run: &Running, result: CallToolResult) -> Result<CallToolResponse, ErrorData> {
-        let tool = &self.shared.tools[run.tool];
+        let tool = &run.tool;
         let is_error = result.is_error.unwrap_or(false);
         if let Some(on_call) = &self.shared.on_call {
             on_call(CallRecord {
@@ -340,12 +341,12 @@ impl ToolServer {
     /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
     pub(super) async fn resume(
         &self,
-        index: usize,
+        tool: &str,
         state: &str,
         responses: InputResponses,
         request: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut run = match self.shared.parking.take(state, index) {
+        let mut run = match self.shared.parking.take(state, tool) {
             Ok(run) => run,
             Err(None) => {
                 return Err(ErrorData::invalid_params(
@@ -355,10 +356,7 @@ impl ToolServer {
             }
             Err(Some(other)) => {
                 return Err(ErrorData::invalid_params(
-                    format!(
-                        "requestState belongs to a call of tool \"{}\"",
-                        self.shared.tools[other].name
-                    ),
+                    format!("requestState belongs to a call of tool \"{other}\""),
                     None,
                 ));
             }

@@ -82,6 +82,8 @@ impl StdoutReport {
 }
 
 /// Requests sent and not answered yet, by id, with whether each is the `initialize` request.
+/// `order` is the sending order for forgetting the oldest; answered ids leave it lazily (taking
+/// them out at once made every answer cost a scan of everything in flight).
 #[derive(Default)]
 struct Pending {
     initialize: HashMap<RequestId, bool>,
@@ -93,18 +95,23 @@ impl Pending {
         if self.initialize.insert(id.clone(), initialize).is_none() {
             self.order.push_back(id);
         }
-        while self.order.len() > MAX_PENDING {
-            if let Some(old) = self.order.pop_front() {
-                self.initialize.remove(&old);
+        while self.initialize.len() > MAX_PENDING {
+            match self.order.pop_front() {
+                Some(old) => {
+                    self.initialize.remove(&old);
+                }
+                None => break,
             }
+        }
+        if self.order.len() > 2 * MAX_PENDING {
+            let initialize = &self.initialize;
+            self.order.retain(|id| initialize.contains_key(id));
         }
     }
 
     /// Whether `id` was pending (and whether it was `initialize`); it no longer is.
     fn take(&mut self, id: &RequestId) -> Option<bool> {
-        let initialize = self.initialize.remove(id)?;
-        self.order.retain(|pending| pending != id);
-        Some(initialize)
+        self.initialize.remove(id)
     }
 }
 

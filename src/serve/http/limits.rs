@@ -62,12 +62,12 @@ impl Activity {
     pub fn begin_request(self: &Arc<Self>) -> Busy {
         self.busy.fetch_add(1, Ordering::Relaxed);
         self.touch();
-        Busy(self.clone())
+        Busy(self.clone(), None)
     }
 }
 
 /// A request in flight on a connection.
-pub struct Busy(Arc<Activity>);
+pub struct Busy(Arc<Activity>, Option<Call>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -77,9 +77,54 @@ impl Drop for Busy {
 }
 
 impl Busy {
+    /// Counts this request among the endpoint's calls until its response is fully sent.
+    pub fn count_in(&mut self, calls: &Arc<Calls>) {
+        self.1 = Some(calls.begin());
+    }
+
     /// The response, whose body keeps the connection marked busy until it is fully sent.
     pub fn wrap<B>(self, response: Response<B>) -> Response<BusyBody<B>> {
         response.map(|inner| BusyBody { inner, _busy: self })
+    }
+}
+
+/// An endpoint's requests that end by themselves: everything but a GET stream, which lasts as
+/// long as its session. `stop()` lets these finish before it ends the streams.
+#[derive(Default)]
+pub struct Calls {
+    count: AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+impl Calls {
+    fn begin(self: &Arc<Self>) -> Call {
+        self.count.fetch_add(1, Ordering::AcqRel);
+        Call(self.clone())
+    }
+
+    /// Resolves once no call is in flight.
+    pub async fn settled(&self) {
+        loop {
+            let notified = self.settled.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a call ending in between still wakes us.
+            notified.as_mut().enable();
+            if self.count.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// One call in flight on an endpoint.
+pub struct Call(Arc<Calls>);
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.settled.notify_waiters();
+        }
     }
 }
 

@@ -1,0 +1,77 @@
+// One server under test for bench/serve.mjs, in its own process: prints its URL, serves until
+// stdin ends. Both kinds serve `echo` (a JavaScript tool) and `up_echo` (a gateway to the raw
+// Python stdio server).
+//
+//   node bench/serve-target.mjs toolnexus [checkoutDir]   # createToolkit(...).serve
+//   node bench/serve-target.mjs sdk                       # the SDK's McpServer, one per session
+import http from "node:http"
+import path from "node:path"
+import { randomUUID } from "node:crypto"
+import { pathToFileURL } from "node:url"
+import { root, serverCommand } from "./lib.mjs"
+
+const [kind, dir = root] = process.argv.slice(2)
+const upstream = serverCommand()
+const echo = ({ message }) => String(message)
+
+async function toolnexus() {
+  const tn = await import(pathToFileURL(path.join(path.resolve(dir), "index.js")).href)
+  const tool = tn.defineTool({
+    name: "echo",
+    inputSchema: { type: "object", properties: { message: { type: "string" } } },
+    run: echo,
+  })
+  const toolkit = await tn.createToolkit({ mcpConfig: { up: { command: upstream } }, extraTools: [tool] })
+  if (!toolkit.get("up_echo")) throw new Error(JSON.stringify(toolkit.mcpErrors()))
+  const handle = await toolkit.serve("127.0.0.1:0")
+  return { url: `${handle.url}/mcp`, close: () => toolkit.close() }
+}
+
+async function sdk() {
+  const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js")
+  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js")
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js")
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js")
+  const { z } = await import("zod")
+  const up = new Client({ name: "gateway", version: "1.0.0" })
+  await up.connect(new StdioClientTransport({ command: upstream[0], args: upstream.slice(1), stderr: "ignore" }))
+  const transports = new Map()
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks = []
+    for await (const c of req) chunks.push(c)
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined
+    const sid = req.headers["mcp-session-id"]
+    let transport = sid ? transports.get(sid) : undefined
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => transports.set(id, transport),
+        onsessionclosed: (id) => transports.delete(id),
+      })
+      const server = new McpServer({ name: "sdk", version: "1.0.0" })
+      const inputSchema = { message: z.string() }
+      server.registerTool("echo", { inputSchema }, (args) => ({ content: [{ type: "text", text: echo(args) }] }))
+      server.registerTool("up_echo", { inputSchema }, (args) => up.callTool({ name: "echo", arguments: args }))
+      await server.connect(transport)
+    }
+    await transport.handleRequest(req, res, body)
+  })
+  await new Promise((r) => httpServer.listen(0, "127.0.0.1", r))
+  return {
+    url: `http://127.0.0.1:${httpServer.address().port}/mcp`,
+    close: async () => {
+      for (const t of transports.values()) await t.close()
+      httpServer.closeAllConnections()
+      await new Promise((r) => httpServer.close(r))
+      await up.close()
+    },
+  }
+}
+
+const server = kind === "sdk" ? await sdk() : await toolnexus()
+console.log(server.url)
+process.stdin.resume()
+process.stdin.on("end", async () => {
+  await server.close()
+  process.exit(0)
+})

@@ -1,0 +1,30 @@
+// The ESM entry: loads the CommonJS loader (index.js) through require, so that an `import` does
+// not pay for Node's translation of CommonJS into ES modules (about 30 ms of CPU on the
+// development machine, see BENCHMARKS.md). The names are index.js's exports;
+// __test__/distribution.test.mjs checks that the two lists agree.
+import { createRequire } from "node:module"
+
+const binding = createRequire(import.meta.url)("./index.js")
+
+export const {
+  HttpServer,
+  NativeBridge,
+  NativeService,
+  __napiBindingTarget,
+  answerToElicitResult,
+  buildMcpServer,
+  createToolkit,
+  credentialsPath,
+  defineTool,
+  describeContent,
+  elicitationToRequest,
+  expandEnvHeaders,
+  exposedMcpTools,
+  forgetCredentials,
+  listMcpTools,
+  loadMcp,
+  parseMcpConfig,
+  sanitize,
+  storedCredentials,
+} = binding
+export default binding

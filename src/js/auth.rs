@@ -1,0 +1,210 @@
+//! OAuth at the JavaScript boundary: `opts.authorize(url)` and `opts.tokenStore` turned into the
+//! engine's `AuthContext`, and the stored credentials the `toolnexus auth` command lists and
+//! removes.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use serde_json::Value;
+
+use super::bounded::JsonValue;
+use crate::config::ConfigInput;
+use crate::connect::auth::store::{self, FileStore, StoreFuture, TokenStore};
+use crate::connect::auth::{AuthContext, Authorize};
+
+/// A JavaScript function callable from any thread; weak, so it never keeps Node alive. It may
+/// answer with a value or a promise of one.
+type JsFn<A> = ThreadsafeFunction<A, Either<Promise<JsonValue>, JsonValue>, A, Status, false, true>;
+
+/// Calls `f` and waits for its promise; a throw or a rejection is its message.
+async fn settle<A: 'static + Send + JsValuesTupleIntoVec>(
+    f: &JsFn<A>,
+    args: A,
+) -> std::result::Result<Value, String> {
+    match f.call_async_catch(args).await {
+        Err(e) => Err(e.reason.clone()),
+        Ok(Either::A(promise)) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),
+        Ok(Either::B(value)) => Ok(value.0),
+    }
+}
+
+fn function<A: 'static + Send + JsValuesTupleIntoVec>(
+    owner: &Object,
+    key: &str,
+    path: &str,
+) -> std::result::Result<Option<JsFn<A>>, String> {
+    let value: Unknown = owner
+        .get_named_property(key)
+        .map_err(|e| e.reason.clone())?;
+    match value.get_type().map_err(|e| e.reason.clone())? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        ValueType::Function => {
+            let f: Function<A, Either<Promise<JsonValue>, JsonValue>> =
+                unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            // Bound to its object, so a method that uses `this` (a class-based store) works.
+            let f = f.bind(owner).map_err(|e| e.reason.clone())?;
+            f.build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .build()
+                .map(Some)
+                .map_err(|e| e.reason.clone())
+        }
+        _ => Err(format!("toolnexus: {path} must be a function")),
+    }
+}
+
+/// `opts.authorize` and `opts.tokenStore`; `input` names the config in the `toolnexus auth`
+/// command a failure suggests.
+pub fn auth_context(
+    opts: Option<&Object>,
+    input: &ConfigInput,
+) -> std::result::Result<AuthContext, String> {
+    let config = match input {
+        ConfigInput::Path(path) => Some(path.display().to_string()),
+        _ => None,
+    };
+    let Some(opts) = opts else {
+        return Ok(AuthContext {
+            config,
+            ..Default::default()
+        });
+    };
+    let authorize = function::<String>(opts, "authorize", "opts.authorize")?.map(|f| {
+        let f = Arc::new(f);
+        Arc::new(move |url: String| {
+            let f = f.clone();
+            let asked: futures::future::BoxFuture<'static, std::result::Result<(), String>> =
+                Box::pin(async move { settle(&f, url).await.map(|_| ()) });
+            asked
+        }) as Authorize
+    });
+    let store = match opts
+        .get_named_property::<Unknown>("tokenStore")
+        .map_err(|e| e.reason.clone())?
+    {
+        v if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => None,
+        v if matches!(v.get_type(), Ok(ValueType::Object)) => {
+            let object: Object = unsafe { v.cast() }.map_err(|e| e.reason.clone())?;
+            let need = |key: &str| {
+                let path = format!("opts.tokenStore.{key}");
+                function(&object, key, &path)?
+                    .ok_or_else(|| format!("toolnexus: {path} must be a function"))
+            };
+            Some(Arc::new(JsStore {
+                get: need("get")?,
+                set: function::<FnArgs<(String, Value)>>(&object, "set", "opts.tokenStore.set")?
+                    .ok_or("toolnexus: opts.tokenStore.set must be a function")?,
+                delete: need("delete")?,
+                locks: Default::default(),
+            }) as Arc<dyn TokenStore>)
+        }
+        _ => {
+            return Err("toolnexus: opts.tokenStore must be an object { get, set, delete }".into());
+        }
+    };
+    Ok(AuthContext {
+        authorize,
+        store,
+        config,
+    })
+}
+
+/// An app's store: `get(key)` resolves the record or undefined, `set(key, record)` and
+/// `delete(key)` resolve when done. Refreshes are serialised within this process.
+struct JsStore {
+    get: JsFn<String>,
+    set: JsFn<FnArgs<(String, Value)>>,
+    delete: JsFn<String>,
+    locks: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+fn store_failed(what: &str, e: String) -> String {
+    format!(
+        "opts.tokenStore.{what} failed: {}",
+        crate::config::quote::shorten(&e, 200)
+    )
+}
+
+impl TokenStore for JsStore {
+    fn get(&self, key: &str) -> StoreFuture<'_, Option<Value>> {
+        let key = key.to_string();
+        Box::pin(async move {
+            match settle(&self.get, key).await {
+                Ok(Value::Null) => Ok(None),
+                Ok(Value::String(text)) => Ok(serde_json::from_str(&text).ok()),
+                Ok(record) => Ok(Some(record)),
+                Err(e) => Err(store_failed("get", e)),
+            }
+        })
+    }
+
+    fn set(&self, key: &str, record: Value) -> StoreFuture<'_, ()> {
+        let args = FnArgs::from((key.to_string(), record));
+        Box::pin(async move {
+            settle(&self.set, args)
+                .await
+                .map(|_| ())
+                .map_err(|e| store_failed("set", e))
+        })
+    }
+
+    fn delete(&self, key: &str) -> StoreFuture<'_, ()> {
+        let key = key.to_string();
+        Box::pin(async move {
+            settle(&self.delete, key)
+                .await
+                .map(|_| ())
+                .map_err(|e| store_failed("delete", e))
+        })
+    }
+
+    fn refresh_lock(&self, key: &str) -> StoreFuture<'_, Box<dyn Send>> {
+        let lock = self
+            .locks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.to_string())
+            .or_default()
+            .clone();
+        Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as Box<dyn Send>) })
+    }
+}
+
+fn default_store() -> Result<FileStore> {
+    FileStore::default_location().ok_or_else(|| {
+        Error::from_reason("toolnexus: this system has no config directory for stored tokens")
+    })
+}
+
+/// Credentials in the default store (the user's config directory), without their secrets:
+/// `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
+#[napi(
+    ts_return_type = "Array<{ server: string | null; url: string; issuer: string | null; clientId: string | null; scopes: string[] | null; expiresAt: number | null; refreshable: boolean; subject: string | null }>"
+)]
+pub fn stored_credentials<'env>(env: &'env Env) -> Result<Unknown<'env>> {
+    super::convert::contain(|| {
+        let store = default_store()?;
+        let all = store.all().map_err(Error::from_reason)?;
+        let list: Vec<Value> = all.iter().map(|(key, r)| store::summary(key, r)).collect();
+        super::convert::parse_json(env, &Value::Array(list).to_string())
+    })
+}
+
+/// Removes stored credentials by server name or URL from the default store; how many went.
+#[napi]
+pub fn forget_credentials(which: String) -> Result<u32> {
+    let store = default_store()?;
+    store
+        .remove_matching(&which)
+        .map(|n| n as u32)
+        .map_err(Error::from_reason)
+}
+
+/// Where the default store keeps its file.
+#[napi]
+pub fn credentials_path() -> Result<String> {
+    Ok(default_store()?.path().display().to_string())
+}
