@@ -49,7 +49,12 @@ test("loadMcp: a server's list_changed re-lists it, source.tools follows, onTool
   await waitFor(() => changes.length === 1, { message: "onToolsChanged after grow" })
   assert.equal(changes[0].server, "fix")
   assert.deepEqual(names(changes[0].tools), ["grow", "shrink", "ping", "fresh"], "original names, server order")
-  assert.deepEqual(changes[0].tools[3], { name: "fresh", description: "fresh", inputSchema: { type: "object", properties: {} } })
+  assert.deepEqual(changes[0].tools[3], {
+    name: "fresh",
+    description: "fresh",
+    inputSchema: { type: "object", properties: {} },
+    execution: { taskSupport: "forbidden" }, // as the SDK lists every tool
+  })
   assert.deepEqual(names(source.tools), ["fix_grow", "fix_shrink", "fix_ping", "fix_fresh", "other_echo"], "config order kept")
   assert.notEqual(source.tools, before, "a new array after the change")
   const fresh = await source.tools.find((t) => t.name === "fix_fresh").execute({})
