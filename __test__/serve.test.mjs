@@ -909,11 +909,12 @@ test("stop() waits for an in-flight call; afterwards the port refuses connection
 })
 
 test("a process with a served toolkit exits on its own after stop()", T, async () => {
-  for (const args of [[], ["--close-toolkit"]]) {
+  // --parked: a 2026-07-28 run left waiting for its retry is ended by stop(), not kept alive.
+  for (const [args, called] of [[[], "hello"], [["--close-toolkit"], "hello"], [["--parked"], "input_required"]]) {
     const r = await runNode(fixture("serve-and-stop"), { args, timeout: 20000 })
     assert.equal(r.signal, null, `killed by the test timeout (${args}): the process did not exit by itself\n${r.stderr}`)
     assert.equal(r.code, 0, `${args}: ${r.stderr}`)
-    assert.match(r.stdout, /^served http:\/\/127\.0\.0\.1:\d+\ncalled hello\nstopped\n$/, args.join(" "))
+    assert.match(r.stdout, new RegExp(`^served http://127\\.0\\.0\\.1:\\d+\\ncalled ${called}\\nstopped\\n$`), args.join(" "))
   }
 })
 

@@ -73,6 +73,7 @@ impl ServeHandle {
     pub async fn stop(&self) {
         let mut task = self.task.lock().await;
         self.server.end_listeners();
+        self.server.end_parked();
         self.shutdown.send_replace(true);
         if let Some(task) = task.take() {
             let _ = task.await;

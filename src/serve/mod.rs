@@ -204,6 +204,11 @@ impl ToolServer {
         self.shared.changes.end_listeners();
     }
 
+    /// Ends the runs waiting for a 2026-07-28 retry (an endpoint is stopping, so none can come).
+    pub fn end_parked(&self) {
+        self.shared.parking.clear();
+    }
+
     pub fn identity(&self) -> &ServerIdentity {
         &self.shared.identity
     }

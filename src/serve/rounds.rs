@@ -234,6 +234,13 @@ impl Parking {
     pub fn count(&self) -> usize {
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
+
+    /// Ends every waiting run (its retry can no longer arrive): each is aborted and its input
+    /// requests fail, so nothing of it is left pending on the JavaScript side either.
+    pub fn clear(&self) {
+        let runs = std::mem::take(&mut *self.runs.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(runs);
+    }
 }
 
 /// 128 random bits, hex: unguessable, so a changed state names nothing.
