@@ -4,14 +4,17 @@
 // loopback listener, as a browser would), then reused from the store, refreshed, forgotten;
 // and the `toolnexus auth` command as a real subprocess. The token store lives in a temporary
 // XDG_CONFIG_HOME / HOME, never the user's.
-import { test } from "node:test"
+import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { spawn } from "node:child_process"
 import { createToolkit, forgetCredentials, listMcpTools, loadMcp, storedCredentials } from "toolnexus"
-import { fixture, repoRoot, runNode, tmpConfig, tmpDir, waitFor } from "./helpers.mjs"
+import { deferredCleanup, fixture, repoRoot, runNode, tmpConfig, tmpDir, waitFor } from "./helpers.mjs"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
+
+// After each test: no child process of this one is left (checked in /proc).
+deferredCleanup(afterEach)
 
 const home = tmpDir()
 process.env.HOME = home

@@ -14,11 +14,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
+  deferredCleanup,
   descendants,
   describePids,
   fixture,
   isAlive,
-  killAll,
   nodeFixture,
   readPid,
   runNode,
@@ -31,19 +31,7 @@ const names = (tools) => tools.map((t) => t.name)
 
 // Safety net only: whatever a failing test left open is closed before the process check. Tests
 // that are about teardown assert it themselves, before this runs.
-const cleanups = []
-const defer = (fn) => cleanups.push(fn)
-
-afterEach(async () => {
-  while (cleanups.length > 0) {
-    try {
-      await cleanups.pop()()
-    } catch {}
-  }
-  const left = descendants()
-  killAll(left) // keep one failure from cascading into the next tests
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+const defer = deferredCleanup(afterEach)
 
 /** Rejects with `what` if `promise` has not settled within `ms` (a hang detector, not a sleep). */
 function within(promise, ms, what) {

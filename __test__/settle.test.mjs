@@ -1,18 +1,22 @@
 // loadMcp tool calls settle in batches through one channel per environment (src/js/settle.rs):
 // every call still gets its own result, a pending call keeps Node alive until it settles, and an
 // idle source does not keep Node alive.
-import { test } from "node:test"
+import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { loadMcp } from "toolnexus"
-import { fixture, nodeFixture, runNode } from "./helpers.mjs"
+import { deferredCleanup, fixture, nodeFixture, runNode } from "./helpers.mjs"
+
+// After each test, what it deferred is closed, then no child of this process may be left
+// (checked in /proc).
+const defer = deferredCleanup(afterEach)
 
 const T = { timeout: 60000 }
 
-test("2000 calls in flight at once each resolve with their own result", T, async (t) => {
+test("2000 calls in flight at once each resolve with their own result", T, async () => {
   const source = await loadMcp({ s: { command: nodeFixture("stdio-server.mjs", "--tools", "echo,sleep") } })
-  t.after(() => source.close())
+  defer(() => source.close())
   assert.equal(source.status.s, "connected", JSON.stringify(source.errors))
   const echo = source.tools.find((tool) => tool.name === "s_echo")
   const sleep = source.tools.find((tool) => tool.name === "s_sleep")
@@ -29,9 +33,9 @@ test("2000 calls in flight at once each resolve with their own result", T, async
   assert.equal(slept.output, "slept 300")
 })
 
-test("bad arguments are the call's error result, settled like any other", T, async (t) => {
+test("bad arguments are the call's error result, settled like any other", T, async () => {
   const source = await loadMcp({ s: { command: nodeFixture("stdio-server.mjs", "--tools", "echo") } })
-  t.after(() => source.close())
+  defer(() => source.close())
   const [echo] = source.tools
   const cyclic = {}
   cyclic.self = cyclic

@@ -46,16 +46,23 @@ pub fn header_hash_map(map: &HeaderMap) -> HashMap<HeaderName, HeaderValue> {
 /// The URL without query string or userinfo, which may carry secrets, and cut to a length a
 /// reason can quote (a config may hold a megabyte-long URL).
 pub fn redact_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.set_query(None);
-            parsed.set_fragment(None);
+    match without_secrets(url) {
+        Some(parsed) => {
             crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
         }
-        Err(_) => "<invalid URL>".to_string(),
+        None => "<invalid URL>".to_string(),
     }
+}
+
+/// `url` parsed, without userinfo, query or fragment (the parts that may carry secrets); the
+/// parser also lower-cases scheme and host and drops a default port. None if it does not parse.
+pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
+    let mut parsed = reqwest::Url::parse(url).ok()?;
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    parsed.set_query(None);
+    parsed.set_fragment(None);
+    Some(parsed)
 }
 
 /// The process's reqwest client, with every request and response stream of one connection

@@ -308,15 +308,9 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
     let Some(filter) = entry.tools.as_ref().filter(|f| !f.is_empty()) else {
         return tools;
     };
-    let name_of = |t: &Value| {
-        t.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let names: std::collections::HashSet<String> = tools.iter().map(name_of).collect();
+    let names: std::collections::HashSet<&str> = tools.iter().map(tool_name).collect();
     for (name, _) in filter {
-        if !names.contains(name) {
+        if !names.contains(name.as_str()) {
             warnings.push(format!(
                 "toolnexus: server {:?} has no tool {name:?} (named in its tools filter)",
                 entry.name
@@ -326,22 +320,21 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
     apply_filter(Some(filter), tools)
 }
 
+/// A listed tool's name ("" when it has none).
+fn tool_name(tool: &Value) -> &str {
+    tool.get("name").and_then(Value::as_str).unwrap_or("")
+}
+
 /// Applies a server's `tools` map (see [`filter_tools`]), without warnings: for re-listings.
 pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<Value>) -> Vec<Value> {
     let Some(filter) = filter.filter(|f| !f.is_empty()) else {
         return tools;
     };
-    let name_of = |t: &Value| {
-        t.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
     let allow = filter.iter().any(|(_, on)| *on);
     tools
         .into_iter()
         .filter(|t| {
-            let name = name_of(t);
+            let name = tool_name(t);
             let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
             if allow {
                 listed == Some(true)

@@ -248,13 +248,7 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
         .ok()
         .filter(|v| v.get_type().ok() == Some(ValueType::Function))
         .and_then(|v| unsafe { v.cast() }.ok());
-    let mut served = Vec::with_capacity(tools.len() as usize);
-    for i in 0..tools.len() {
-        let tool: Object = tools
-            .get(i)?
-            .ok_or_else(|| Error::from_reason("missing tool"))?;
-        served.push(served_tool(env, &tool)?);
-    }
+    let served = served_tools(env, &tools)?;
     let on_call = match on_call {
         Some(f) => {
             let tsfn: OnCallFn = f
@@ -281,6 +275,18 @@ pub fn create_service(ctx: FunctionCallContext) -> Result<NativeService> {
         server: ToolServer::new(ServerIdentity { name, version }, served, on_call),
         stopped: CancellationToken::new(),
     })
+}
+
+/// Each tool of the glue's `servedTools` array, as served.
+fn served_tools(env: &Env, tools: &Array) -> Result<Vec<ServedTool>> {
+    (0..tools.len())
+        .map(|i| {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("missing tool"))?;
+            served_tool(env, &tool)
+        })
+        .collect()
 }
 
 fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
@@ -462,13 +468,7 @@ impl NativeService {
     /// connected client with `notifications/tools/list_changed`.
     #[napi(ts_args_type = "tools: unknown[]")]
     pub fn set_tools(&self, env: &Env, tools: Array) -> Result<()> {
-        let mut served = Vec::with_capacity(tools.len() as usize);
-        for i in 0..tools.len() {
-            let tool: Object = tools
-                .get(i)?
-                .ok_or_else(|| Error::from_reason("missing tool"))?;
-            served.push(served_tool(env, &tool)?);
-        }
+        let served = served_tools(env, &tools)?;
         napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
         Ok(())
     }
