@@ -522,6 +522,10 @@ export declare class NativeService {
    * connected client with `notifications/tools/list_changed`.
    */
   setTools(tools: unknown[]): void
+  /**
+   * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
+   * (their pending ctx promises would otherwise keep Node alive for their whole wait).
+   */
   close(): void
 }
 

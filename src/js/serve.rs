@@ -473,9 +473,12 @@ impl NativeService {
         Ok(())
     }
 
+    /// Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
+    /// (their pending ctx promises would otherwise keep Node alive for their whole wait).
     #[napi]
     pub fn close(&self) {
         self.stopped.cancel();
+        self.server.end_parked();
     }
 }
 
