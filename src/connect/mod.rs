@@ -11,6 +11,7 @@ pub mod execution;
 pub mod http;
 pub mod inventory;
 pub mod lifecycle;
+pub mod listing;
 pub mod naming;
 pub mod reaper;
 pub mod reason;

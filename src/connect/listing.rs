@@ -1,0 +1,194 @@
+//! A `tools/list` page read straight from its JSON text into `ToolInfo` objects.
+//!
+//! rmcp reads a page into its typed `ServerJsonRpcMessage` (serde buffers the whole result to try
+//! the untagged result kinds, so the page is read twice), and each typed `Tool` is then turned
+//! back into JSON. Here a page is read once, into owned JSON where the tool is passed on as it
+//! came (its schemas and `_meta`) and into rmcp's own types where rmcp checks a shape (annotations,
+//! icons), so a page is accepted or refused as rmcp would, and each tool comes out as
+//! [`super::tool_info`] makes it from rmcp's `Tool`: same keys, same order.
+
+use rmcp::model::{Icon, ToolAnnotations};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// One page of a listing.
+pub struct Page {
+    pub tools: Vec<Value>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", expecting = "an object with \"tools\"")]
+struct WirePage {
+    tools: Vec<WireTool>,
+    #[serde(default)]
+    next_cursor: Option<String>,
+}
+
+/// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON they came as, plus the
+/// `execution` rmcp has no field for.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", expecting = "a tool object")]
+struct WireTool {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    input_schema: Map<String, Value>,
+    output_schema: Option<Map<String, Value>>,
+    annotations: Option<ToolAnnotations>,
+    icons: Option<Vec<Icon>>,
+    #[serde(rename = "_meta")]
+    meta: Option<Map<String, Value>>,
+    execution: Option<Value>,
+}
+
+/// Reads a `tools/list` result (the `result` member's JSON text).
+pub fn read_page(result: &str) -> Result<Page, String> {
+    let page: WirePage = serde_json::from_str(result).map_err(|e| {
+        // rmcp's own types name themselves in serde's words ("expected struct Icon").
+        let why = e.to_string();
+        let why = match why.find("expected struct ") {
+            Some(at) => {
+                let rest = &why[at + "expected struct ".len()..];
+                let end = rest
+                    .find(|c: char| !c.is_alphanumeric())
+                    .unwrap_or(rest.len());
+                format!("{}expected an object{}", &why[..at], &rest[end..])
+            }
+            None => why,
+        };
+        format!(
+            "tools/list failed: the server's answer is not a tool listing ({})",
+            super::reason::bounded(&why)
+        )
+    })?;
+    Ok(Page {
+        tools: page.tools.into_iter().map(tool_info).collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+/// As [`super::tool_info`] makes a `ToolInfo` from rmcp's `Tool`: rmcp's serialised field order,
+/// the schema completed with `type` and `properties`, a missing description as `""` (last), and
+/// `execution` last.
+fn tool_info(tool: WireTool) -> Value {
+    let mut info = Map::new();
+    info.insert("name".into(), Value::String(tool.name));
+    if let Some(title) = tool.title {
+        info.insert("title".into(), Value::String(title));
+    }
+    let described = tool.description.is_some();
+    if let Some(description) = tool.description {
+        info.insert("description".into(), Value::String(description));
+    }
+    let mut schema = tool.input_schema;
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::String("object".into()));
+    schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    info.insert("inputSchema".into(), Value::Object(schema));
+    if let Some(output) = tool.output_schema {
+        info.insert("outputSchema".into(), Value::Object(output));
+    }
+    if let Some(annotations) = tool.annotations
+        && let Ok(annotations) = serde_json::to_value(annotations)
+    {
+        info.insert("annotations".into(), annotations);
+    }
+    if let Some(icons) = tool.icons
+        && let Ok(icons) = serde_json::to_value(icons)
+    {
+        info.insert("icons".into(), icons);
+    }
+    if let Some(meta) = tool.meta {
+        info.insert("_meta".into(), Value::Object(meta));
+    }
+    if !described {
+        info.insert("description".into(), Value::String(String::new()));
+    }
+    if let Some(execution) = tool.execution {
+        info.insert("execution".into(), execution);
+    }
+    Value::Object(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What the typed path makes of the same page (execution tucked as the framing does).
+    fn typed(page: &Value) -> Vec<Value> {
+        let text = json!({"jsonrpc": "2.0", "id": 1, "result": page}).to_string();
+        let text = crate::connect::execution::tuck(&text).unwrap_or(text);
+        let message: Value = serde_json::from_str(&text).unwrap();
+        let result: rmcp::model::ListToolsResult =
+            serde_json::from_value(message["result"].clone()).unwrap();
+        result
+            .tools
+            .into_iter()
+            .map(super::super::tool_info)
+            .collect()
+    }
+
+    #[test]
+    fn a_page_reads_as_the_typed_path_reads_it() {
+        let page = json!({"tools": [
+            {"name": "plain", "inputSchema": {}},
+            {"name": "full", "title": "Full", "description": "d",
+             "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+             "outputSchema": {"type": "object", "properties": {}},
+             "annotations": {"title": "t", "readOnlyHint": true, "destructiveHint": false},
+             "icons": [{"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+             "_meta": {"x": 1},
+             "execution": {"taskSupport": "required"}},
+            {"name": "meta-only-execution", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "optional"}},
+            {"name": "unknown fields", "inputSchema": {"type": "object"}, "extra": [1, 2],
+             "description": null, "title": null},
+        ], "nextCursor": "c2"});
+        let read = read_page(&page.to_string()).unwrap();
+        assert_eq!(read.next_cursor.as_deref(), Some("c2"));
+        let typed = typed(&page);
+        assert_eq!(read.tools, typed);
+        // Same key order too (what `toolnexus list --json` prints).
+        for (a, b) in read.tools.iter().zip(&typed) {
+            assert_eq!(a.to_string(), b.to_string());
+        }
+    }
+
+    #[test]
+    fn a_page_rmcp_would_refuse_is_refused_in_words() {
+        for (page, why) in [
+            (
+                json!({"tools": [{"name": "x"}]}),
+                "missing field `inputSchema`",
+            ),
+            (
+                json!({"tools": [{"name": "x", "inputSchema": []}]}),
+                "invalid type",
+            ),
+            (json!({"tools": "no"}), "invalid type"),
+            (json!([]), "expected an object with \"tools\""),
+            (
+                json!({"tools": [{"name": "x", "inputSchema": {}, "icons": [7]}]}),
+                "expected an object at",
+            ),
+            (
+                json!({"tools": [{"name": "x", "inputSchema": {}, "annotations": {"readOnlyHint": "yes"}}]}),
+                "invalid type",
+            ),
+        ] {
+            let err = read_page(&page.to_string()).err().unwrap();
+            assert!(
+                err.starts_with("tools/list failed: the server's answer is not a tool listing (")
+                    && err.contains(why),
+                "{err}"
+            );
+            let typed = serde_json::from_value::<rmcp::model::ListToolsResult>(page);
+            assert!(typed.is_err(), "rmcp accepts what is refused here");
+        }
+    }
+}
