@@ -16,13 +16,17 @@ use super::Connection;
 /// How many input-required rounds one call may take (rmcp's own client default).
 const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
+mod direct_call;
 mod follow;
+pub use direct_call::{DirectCall, Done};
 pub use follow::ToolsHook;
 
 /// One connected server of a session.
 pub struct LiveServer {
     pub name: String,
     peer: Peer<RoleClient>,
+    /// Its direct requests (a stdio server in the handshake era), which calls take.
+    direct: Option<crate::connect::stdio::direct::Direct>,
     /// How the server's questions are answered (its relays, the caller's elicitor).
     client: super::client::ClientSide,
     timeout: Duration,
@@ -86,6 +90,7 @@ impl Session {
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
+                    direct: conn.direct(),
                     client,
                     timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
@@ -122,6 +127,10 @@ impl Session {
         self.closing
             .get_or_init(|| async {
                 self.closed.cancel();
+                // Direct calls in flight settle now, as those on rmcp's path do.
+                for direct in self.servers.iter().filter_map(|s| s.direct.as_ref()) {
+                    direct.close_all();
+                }
                 let closing = self.servers.iter().map(|server| async move {
                     let conn = server.connection.lock().await.take();
                     if let Some(conn) = conn {
@@ -162,6 +171,12 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = timeout.unwrap_or(self.timeout);
+        if let Some(direct) = &self.direct {
+            let call = (tool, arguments);
+            return self
+                .call_direct(direct, call, timeout, cancel, closed, front)
+                .await;
+        }
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         // A 2026-07-28 server may answer input-required: answered, the call is sent again.
         for _ in 0..=MAX_INPUT_ROUNDS {
@@ -250,23 +265,31 @@ impl LiveServer {
             }
             ServiceError::McpError(e) => e.message.to_string(),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                let mut guard = self.connection.lock().await;
-                if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
-                    return format!("server {:?} {violation}", self.name);
-                }
-                let exit = match guard.as_mut() {
-                    Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
-                    None => None,
-                };
-                match exit {
-                    Some(exit) => format!("server {:?} {exit}", self.name),
-                    None => format!("server {:?} closed the connection", self.name),
-                }
+                self.describe_closed(closed).await
             }
             other => format!(
                 "MCP tool call failed: {}",
                 super::reason::service_error(&other)
             ),
+        }
+    }
+
+    /// Why the connection ended mid-call: the framing the server broke, its exit, or a close.
+    async fn describe_closed(&self, closed: &CancellationToken) -> String {
+        if closed.is_cancelled() {
+            return "not connected (source closed)".to_string();
+        }
+        let mut guard = self.connection.lock().await;
+        if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
+            return format!("server {:?} {violation}", self.name);
+        }
+        let exit = match guard.as_mut() {
+            Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
+            None => None,
+        };
+        match exit {
+            Some(exit) => format!("server {:?} {exit}", self.name),
+            None => format!("server {:?} closed the connection", self.name),
         }
     }
 }
