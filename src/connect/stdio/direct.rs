@@ -124,7 +124,7 @@ impl Direct {
             meta.insert("progressToken".into(), Value::from(id));
         }
         let line = request_line(id, method, &params);
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let wake = {
             let mut table = self.shared.lock();
             if table.closed {
@@ -230,7 +230,7 @@ impl Direct {
     /// Progress on request `id`: its timeout starts again.
     fn progressed(&self, id: u64) {
         if let Some(pending) = self.shared.lock().pending.get_mut(&id) {
-            pending.deadline = Instant::now() + pending.timeout;
+            pending.deadline = deadline_after(pending.timeout);
         }
     }
 
@@ -262,6 +262,13 @@ impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.direct.forget(self.id);
     }
+}
+
+/// `timeout` from now (a year from now for a timeout too long to count).
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
 }
 
 fn request_line(id: u64, method: &str, params: &Map<String, Value>) -> Vec<u8> {

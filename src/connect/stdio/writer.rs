@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
+/// A backlog buffer grown past this by one big line is given back after it.
+const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+
 /// Writes whole lines to a server's stdin. Clones share the one stdin.
 #[derive(Clone)]
 pub struct StdinWriter {
@@ -141,7 +144,12 @@ async fn flush<W: AsyncWrite + Unpin>(shared: Arc<Shared>, mut stdin: W) {
             state.broken = true;
             state.backlog = Vec::new();
         }
-        chunk.clear();
+        // A big line's buffer is not kept for the small ones after it.
+        if chunk.capacity() > KEEP_BUFFER_BYTES {
+            chunk = Vec::new();
+        } else {
+            chunk.clear();
+        }
     }
     drop(stdin);
 }
