@@ -70,6 +70,7 @@ impl StdinWriter {
         if state.closing || state.broken {
             return Err(closed_error());
         }
+        #[cfg_attr(not(unix), allow(unused_mut))]
         let mut rest = line;
         #[cfg(unix)]
         if state.backlog.is_empty()
@@ -188,5 +189,5 @@ fn closed_error() -> std::io::Error {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
