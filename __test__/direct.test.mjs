@@ -126,6 +126,19 @@ test("progress restarts the timeout; without progress the call times out with th
   await waitFor(() => lines(events).includes("cancelled sleep"), { timeout: 5000, message: "the cancellation logged" })
 })
 
+test("a JSON-RPC error answer is the call's error, in the server's words", T, async () => {
+  const source = await load({ rpc: { command: nodeFixture("rpc-error-server"), timeout: 20000 } })
+  const refuse = tool(source, "refuse")
+  const results = await Promise.all(["a", "b"].map((why) => refuse.execute({ why })))
+  assert.deepEqual(
+    results.map((r) => [r.output, r.isError, r.content]),
+    [
+      ["refused: a", true, undefined],
+      ["refused: b", true, undefined],
+    ],
+  )
+})
+
 test("source closed mid-call: the call settles at once with the closed reason", T, async () => {
   const source = await loadMcp({ mcpServers: { fx: { command: nodeFixture("stdio-server", "--tools", "sleep"), timeout: 20000 } } })
   defer(() => source.close())
