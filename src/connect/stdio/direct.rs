@@ -29,6 +29,8 @@ pub use peek::Routed;
 
 /// The first direct request id (2^40).
 pub const FIRST_ID: u64 = 1 << 40;
+/// Room for this many pending requests is kept once a burst has settled.
+const KEEP_PENDING: usize = 1024;
 
 /// Why a direct request has no result.
 #[derive(Debug, Clone, PartialEq)]
@@ -220,7 +222,13 @@ impl Direct {
     }
 
     fn take(&self, id: u64) -> Option<Pending> {
-        self.shared.lock().pending.remove(&id)
+        let mut table = self.shared.lock();
+        let pending = table.pending.remove(&id);
+        // A burst of calls does not keep its table's memory once it is over.
+        if table.pending.is_empty() && table.pending.capacity() > KEEP_PENDING {
+            table.pending.shrink_to(KEEP_PENDING);
+        }
+        pending
     }
 
     fn is_pending(&self, id: u64) -> bool {
