@@ -1,6 +1,7 @@
 //! Stdio children: spawned as process-group leaders (on Windows, in a kill-on-close job object)
 //! that carry their tree's marker, stderr always drained into a bounded tail, stdout read through
-//! [`framing`], and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
+//! [`framing`], stdin written through the one [`writer`], tool calls sent as [`direct`] requests
+//! beside rmcp, and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
 //! ended on teardown.
 
 pub mod direct;
