@@ -105,7 +105,7 @@ impl LiveServer {
                 let _ = answered.send(answer.map(RawValue::to_owned));
             }),
         );
-        let _forget = Forget(direct, id);
+        let _forget = direct.forget_on_drop(id);
         let answer = tokio::select! {
             answer = answer => answer.unwrap_or(Err(Failure::Closed)),
             _ = cancel.cancelled() => {
@@ -127,15 +127,6 @@ impl LiveServer {
             }
             Err(failure) => CallOutcome::failure(words(&failure, closed), started),
         }
-    }
-}
-
-/// Forgets a direct request whose caller stopped waiting.
-struct Forget<'a>(&'a Direct, u64);
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        self.0.forget(self.1);
     }
 }
 

@@ -168,7 +168,7 @@ impl Direct {
     ) -> Result<Box<RawValue>, Failure> {
         let (answered, answer) = tokio::sync::oneshot::channel();
         let id = self.new_id();
-        let forget = Forget { direct: self, id };
+        let forget = self.forget_on_drop(id);
         self.send(
             id,
             method,
@@ -197,6 +197,11 @@ impl Direct {
     /// Forgets request `id` (its answer will be dropped); its settle is not called.
     pub fn forget(&self, id: u64) {
         self.take(id);
+    }
+
+    /// Forgets request `id` when dropped: for a caller that may stop waiting.
+    pub fn forget_on_drop(&self, id: u64) -> Forget<'_> {
+        Forget { direct: self, id }
     }
 
     /// Ends every pending request as [`Failure::Closed`]; later ones fail at once.
@@ -260,8 +265,8 @@ impl Shared {
     }
 }
 
-/// Forgets a request whose awaiting future was dropped.
-struct Forget<'a> {
+/// Forgets a request whose caller stopped waiting (see [`Direct::forget_on_drop`]).
+pub struct Forget<'a> {
     direct: &'a Direct,
     id: u64,
 }
