@@ -67,6 +67,8 @@ pub struct Connection {
     protocol: Option<Protocol>,
     process: Option<StdioProcess>,
     service: Option<Service>,
+    /// The direct requests of a stdio connection in the handshake era.
+    direct: Option<stdio::direct::Direct>,
     /// Ends every HTTP request and response stream of this connection (see
     /// [`http::Cancellable`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
@@ -118,6 +120,7 @@ impl Connection {
                     oauth: None,
                     process: Some(process),
                     service: None,
+                    direct: None,
                 })
             }
             ServerSpec::Remote {
@@ -145,6 +148,7 @@ impl Connection {
                     oauth: None,
                     process: None,
                     service: None,
+                    direct: None,
                 })
             }
         }
@@ -231,8 +235,12 @@ impl Connection {
             Lifecycle::Auto => {
                 let bound = lifecycle::probe_bound(timeout);
                 let transport = self.framed(pipes)?;
+                let direct = transport.direct();
                 match lifecycle::probe(handler, transport, bound, true).await {
-                    Probe::Connected(service) => return Ok(service),
+                    Probe::Connected(service) => {
+                        self.keep_direct(&service, direct);
+                        return Ok(service);
+                    }
                     Probe::Failed(e) => {
                         let reason = lifecycle::describe(&e, &Lifecycle::Auto).to_string();
                         return Err(self.violation_or(reason));
@@ -246,8 +254,12 @@ impl Connection {
             other => (other, pipes),
         };
         let transport = self.framed(pipes)?;
+        let direct = transport.direct();
         match lifecycle::start(handler, transport, &lifecycle).await {
-            Ok(service) => Ok(service),
+            Ok(service) => {
+                self.keep_direct(&service, direct);
+                Ok(service)
+            }
             Err(e) => {
                 let reason = lifecycle::describe(&e, &lifecycle).to_string();
                 Err(self.violation_or(reason))
@@ -255,12 +267,22 @@ impl Connection {
         }
     }
 
+    /// Calls take the direct path in the handshake era. In 2026-07-28, rmcp adds its per-request
+    /// `_meta` and answers input-required rounds, so its own path stays.
+    fn keep_direct(&mut self, service: &Service, direct: stdio::direct::Direct) {
+        if service
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize())
+        {
+            self.direct = Some(direct);
+        }
+    }
+
     /// The child's pipes as a transport that fails at once on a broken stdio framing.
     fn framed(
         &self,
         (stdout, stdin): Pipes,
-    ) -> Result<stdio::LineTransport<tokio::process::ChildStdout, tokio::process::ChildStdin>, String>
-    {
+    ) -> Result<stdio::LineTransport<tokio::process::ChildStdout>, String> {
         let process = self.process.as_ref().ok_or("not started")?;
         Ok(process.transport(stdout, stdin))
     }
@@ -307,6 +329,11 @@ impl Connection {
         self.service
             .as_ref()
             .map(|s| s.service().tools_changed.watch())
+    }
+
+    /// Its direct requests, when calls may take them (see [`stdio::direct`]).
+    pub fn direct(&self) -> Option<stdio::direct::Direct> {
+        self.direct.clone()
     }
 
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {

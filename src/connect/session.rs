@@ -16,13 +16,20 @@ use super::Connection;
 /// How many input-required rounds one call may take (rmcp's own client default).
 const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
+mod direct_call;
 mod follow;
+mod result;
+pub use direct_call::{DirectCall, Done};
 pub use follow::ToolsHook;
+use result::map_result;
+pub use result::{describe_content, output_of};
 
 /// One connected server of a session.
 pub struct LiveServer {
     pub name: String,
     peer: Peer<RoleClient>,
+    /// Its direct requests (a stdio server in the handshake era), which calls take.
+    direct: Option<crate::connect::stdio::direct::Direct>,
     /// How the server's questions are answered (its relays, the caller's elicitor).
     client: super::client::ClientSide,
     timeout: Duration,
@@ -86,6 +93,7 @@ impl Session {
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
+                    direct: conn.direct(),
                     client,
                     timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
@@ -122,6 +130,10 @@ impl Session {
         self.closing
             .get_or_init(|| async {
                 self.closed.cancel();
+                // Direct calls in flight settle now, as those on rmcp's path do.
+                for direct in self.servers.iter().filter_map(|s| s.direct.as_ref()) {
+                    direct.close_all();
+                }
                 let closing = self.servers.iter().map(|server| async move {
                     let conn = server.connection.lock().await.take();
                     if let Some(conn) = conn {
@@ -162,6 +174,12 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = timeout.unwrap_or(self.timeout);
+        if let Some(direct) = &self.direct {
+            let call = (tool, arguments);
+            return self
+                .call_direct(direct, call, timeout, cancel, closed, front)
+                .await;
+        }
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         // A 2026-07-28 server may answer input-required: answered, the call is sent again.
         for _ in 0..=MAX_INPUT_ROUNDS {
@@ -250,18 +268,7 @@ impl LiveServer {
             }
             ServiceError::McpError(e) => e.message.to_string(),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                let mut guard = self.connection.lock().await;
-                if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
-                    return format!("server {:?} {violation}", self.name);
-                }
-                let exit = match guard.as_mut() {
-                    Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
-                    None => None,
-                };
-                match exit {
-                    Some(exit) => format!("server {:?} {exit}", self.name),
-                    None => format!("server {:?} closed the connection", self.name),
-                }
+                self.describe_closed(closed).await
             }
             other => format!(
                 "MCP tool call failed: {}",
@@ -269,151 +276,23 @@ impl LiveServer {
             ),
         }
     }
-}
 
-/// SPEC §4: an error's non-blank text parts joined by a blank line; else structuredContent as
-/// JSON; else the text parts joined by newlines.
-fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
-    let raw = match serde_json::to_value(&result) {
-        Ok(raw) => raw,
-        Err(e) => {
-            return CallOutcome::failure(
-                format!("MCP tool call returned an unreadable result: {e}"),
-                started,
-            );
+    /// Why the connection ended mid-call: the framing the server broke, its exit, or a close.
+    async fn describe_closed(&self, closed: &CancellationToken) -> String {
+        if closed.is_cancelled() {
+            return "not connected (source closed)".to_string();
         }
-    };
-    let (output, is_error) = output_of(&raw);
-    CallOutcome {
-        output,
-        is_error,
-        raw: Some(raw),
-        elapsed: started.elapsed(),
-    }
-}
-
-/// A `CallToolResult` (as JSON) in words: its `output` and whether it is an error.
-pub fn output_of(raw: &Value) -> (String, bool) {
-    let texts: Vec<&str> = raw
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
-    let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
-    let output = if is_error {
-        let parts: Vec<&str> = texts
-            .iter()
-            .copied()
-            .filter(|t| !t.trim().is_empty())
-            .collect();
-        if parts.is_empty() {
-            "MCP tool returned an error".to_string()
-        } else {
-            parts.join("\n\n")
+        let mut guard = self.connection.lock().await;
+        if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
+            return format!("server {:?} {violation}", self.name);
         }
-    } else if let Some(structured) = raw.get("structuredContent") {
-        structured.to_string()
-    } else if texts.is_empty() {
-        describe_content(raw.get("content"))
-    } else {
-        texts.join("\n")
-    };
-    (output, is_error)
-}
-
-/// What came when a result has no text: `[image image/png, 1.2 kB]`, one bracket per part, so
-/// an agent reading `output` still learns what the `content` parts hold. Text parts are their
-/// text (the CLI shows whole results this way).
-pub fn describe_content(content: Option<&Value>) -> String {
-    let parts = content
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    parts
-        .iter()
-        .map(|part| {
-            let kind = part
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("content");
-            let mime = |v: &Value| {
-                v.get("mimeType")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            };
-            match kind {
-                "text" if part.get("text").is_some_and(Value::is_string) => {
-                    part["text"].as_str().unwrap_or_default().to_string()
-                }
-                "image" | "audio" => {
-                    let data = part.get("data").and_then(Value::as_str).unwrap_or("");
-                    let mime = mime(part).unwrap_or_else(|| "unknown type".into());
-                    format!("[{kind} {mime}, {}]", human_size(base64_len(data)))
-                }
-                "resource" => {
-                    let resource = part.get("resource").unwrap_or(&Value::Null);
-                    let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
-                    match resource.get("text").and_then(Value::as_str) {
-                        Some(text) => format!("[resource {uri}]\n{text}"),
-                        None => format!("[resource {uri}]"),
-                    }
-                }
-                "resource_link" => {
-                    let uri = part.get("uri").and_then(Value::as_str).unwrap_or("?");
-                    match part.get("name").and_then(Value::as_str) {
-                        Some(name) => format!("[resource link {name}: {uri}]"),
-                        None => format!("[resource link {uri}]"),
-                    }
-                }
-                other => format!("[{other}]"),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// How many bytes a base64 text decodes to.
-fn base64_len(data: &str) -> usize {
-    let data = data.trim_end();
-    let padding = data.bytes().rev().take_while(|&b| b == b'=').count().min(2);
-    (data.len() / 4 * 3).saturating_sub(padding)
-}
-
-fn human_size(bytes: usize) -> String {
-    if bytes < 1000 {
-        format!("{bytes} B")
-    } else if bytes < 1_000_000 {
-        format!("{:.1} kB", bytes as f64 / 1000.0)
-    } else {
-        format!("{:.1} MB", bytes as f64 / 1_000_000.0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn results_without_text_describe_what_came() {
-        let content = json!([
-            {"type": "image", "data": "A".repeat(1600), "mimeType": "image/png"},
-            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
-            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hello"}},
-            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAAA"}},
-            {"type": "resource_link", "uri": "file:///c", "name": "c"},
-            {"type": "text", "text": "last"},
-        ]);
-        assert_eq!(
-            describe_content(Some(&content)),
-            "[image image/png, 1.2 kB]\n[audio audio/wav, 3 B]\n[resource file:///a.txt]\nhello\n[resource file:///b.bin]\n[resource link c: file:///c]\nlast"
-        );
-        assert_eq!(describe_content(Some(&json!([]))), "");
+        let exit = match guard.as_mut() {
+            Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
+            None => None,
+        };
+        match exit {
+            Some(exit) => format!("server {:?} {exit}", self.name),
+            None => format!("server {:?} closed the connection", self.name),
+        }
     }
 }

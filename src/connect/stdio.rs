@@ -1,9 +1,12 @@
 //! Stdio children: spawned as process-group leaders (on Windows, in a kill-on-close job object)
 //! that carry their tree's marker, stderr always drained into a bounded tail, stdout read through
-//! [`framing`], and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
+//! [`framing`], stdin written through the one [`writer`], tool calls sent as [`direct`] requests
+//! beside rmcp, and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
 //! ended on teardown.
 
+pub mod direct;
 pub mod framing;
+pub mod writer;
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -153,13 +156,17 @@ impl StdioProcess {
         self.tree.leader
     }
 
-    /// The rmcp transport over this server's pipes; what it finds wrong is reported here.
-    pub fn transport(
-        &self,
-        stdout: ChildStdout,
-        stdin: ChildStdin,
-    ) -> LineTransport<ChildStdout, ChildStdin> {
-        LineTransport::new(stdout, stdin, self.stdout.clone())
+    /// The rmcp transport over this server's pipes; what it finds wrong is reported here. On
+    /// Unix, writes to stdin are tried in place on its (non-blocking) pipe first.
+    pub fn transport(&self, stdout: ChildStdout, stdin: ChildStdin) -> LineTransport<ChildStdout> {
+        #[cfg(unix)]
+        let writer = {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&stdin);
+            writer::StdinWriter::new(stdin, Some(fd))
+        };
+        #[cfg(not(unix))]
+        let writer = writer::StdinWriter::new(stdin);
+        LineTransport::with_writer(stdout, writer, self.stdout.clone())
     }
 
     /// "sent an invalid message: …" once the server broke the stdio framing.

@@ -11,6 +11,10 @@ use std::sync::{Arc, Mutex};
 use napi::bindgen_prelude::*;
 use tokio_util::sync::CancellationToken;
 
+/// What else an abort does, run by the listener on the JavaScript thread (a direct call
+/// writes its `notifications/cancelled` and settles there, with no task to wake).
+pub type OnAbort = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+
 type AddEventListener<'a> =
     Function<'a, FnArgs<(&'a str, Function<'a, Object<'a>, ()>, Object<'a>)>, Unknown<'a>>;
 
@@ -18,6 +22,7 @@ pub struct AbortWatch {
     token: CancellationToken,
     reason: Arc<Mutex<Option<Error>>>,
     detach: Option<ObjectRef>,
+    on_abort: OnAbort,
 }
 
 pub enum Watch {
@@ -29,6 +34,11 @@ pub enum Watch {
 impl AbortWatch {
     pub fn token(&self) -> &CancellationToken {
         &self.token
+    }
+
+    /// Where to put what else the abort should do (run once, if the signal fires).
+    pub fn on_abort(&self) -> OnAbort {
+        self.on_abort.clone()
     }
 
     /// The captured `signal.reason`, once the signal fired.
@@ -53,11 +63,13 @@ impl AbortWatch {
 pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
     let token = CancellationToken::new();
     let reason = Arc::new(Mutex::new(None));
+    let on_abort = OnAbort::default();
     let Some(signal) = signal else {
         return Ok(Watch::Watching(AbortWatch {
             token,
             reason,
             detach: None,
+            on_abort,
         }));
     };
     if signal
@@ -71,6 +83,7 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
     }
     let slot = reason.clone();
     let cancel = token.clone();
+    let also = on_abort.clone();
     let listener = env.create_function_from_closure("toolnexusAbort", move |ctx| {
         let event: Object = ctx.get(0)?;
         let target: Object = event.get_named_property("target")?;
@@ -78,6 +91,10 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
         *slot.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Error::from_unknown_without_coercion(value));
         cancel.cancel();
+        let also = also.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(also) = also {
+            also();
+        }
         Ok(())
     })?;
     let global = env.get_global()?;
@@ -93,5 +110,6 @@ pub fn watch(env: &Env, signal: Option<Object>) -> Result<Watch> {
         token,
         reason,
         detach: Some(controller.create_ref()?),
+        on_abort,
     }))
 }

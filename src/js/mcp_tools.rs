@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::abort::{self, Watch};
 use super::convert;
-use crate::connect::session::{LiveServer, Session};
+use crate::connect::session::{Done, LiveServer, Session};
 
 /// A tool that came from loadMcp: which live server serves it, under which original name.
 /// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
@@ -156,32 +156,65 @@ pub fn call_mcp_tool(
             (None, token)
         }
     };
+    let on_abort = watch.as_ref().map(|w| w.on_abort());
     let completion = super::settle::begin(env, watch)?;
     let id = completion.id();
+    let server = &tool.server;
+    let (arguments, timeout) = match arguments {
+        Err(message) => {
+            completion.deliver(result_json(&server.name, message, true, None));
+            return Ok(id);
+        }
+        Ok(call) => call,
+    };
+    // rmcp 3.11's client has no tasks API: say so instead of calling.
+    if crate::connect::execution::task_required(&tool.listing) {
+        let reason = crate::connect::execution::task_required_reason(&tool.tool);
+        completion.deliver(result_json(&server.name, reason, true, None));
+        return Ok(id);
+    }
+    if cancel.is_cancelled() {
+        completion.deliver(result_json(
+            &server.name,
+            "MCP tool call aborted".into(),
+            true,
+            None,
+        ));
+        return Ok(id);
+    }
+    // The direct path: the request is written here, on the JavaScript thread, and the reader
+    // delivers the result; no task runs for the call.
+    let name = server.name.clone();
+    let done: Done = Box::new(move |out| {
+        completion.deliver(result_json(&name, out.output, out.is_error, out.raw));
+    });
+    let closed = tool.session.closed_token().clone();
+    let (done, arguments) = match server.start_call(&tool.tool, arguments, timeout, &closed, done) {
+        Ok(call) => {
+            if let Some(on_abort) = on_abort {
+                *on_abort.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Box::new(move || call.abort()));
+            }
+            return Ok(id);
+        }
+        Err(not_direct) => not_direct,
+    };
     let tool = tool.clone();
     napi::bindgen_prelude::spawn(async move {
-        let result = match arguments {
-            Err(message) => result_json(&tool.server.name, message, true, None),
-            // rmcp 3.11's client has no tasks API: say so instead of calling.
-            Ok(_) if crate::connect::execution::task_required(&tool.listing) => result_json(
-                &tool.server.name,
-                crate::connect::execution::task_required_reason(&tool.tool),
-                true,
-                None,
-            ),
-            Ok((arguments, timeout)) => {
-                let closed = tool.session.closed_token().clone();
-                let call = tool
-                    .server
-                    .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
-                // A call never rejects: even a panic is an error result.
-                match convert::contain_future(call).await {
-                    Ok(out) => result_json(&tool.server.name, out.output, out.is_error, out.raw),
-                    Err(message) => result_json(&tool.server.name, message, true, None),
-                }
-            }
+        let call = tool
+            .server
+            .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
+        // A call never rejects: even a panic is an error result.
+        let out = match convert::contain_future(call).await {
+            Ok(out) => out,
+            Err(message) => crate::connect::session::CallOutcome {
+                output: message,
+                is_error: true,
+                raw: None,
+                elapsed: Duration::ZERO,
+            },
         };
-        completion.deliver(result);
+        done(out);
     });
     Ok(id)
 }

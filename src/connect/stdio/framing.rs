@@ -19,7 +19,10 @@ use rmcp::model::{
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+
+use super::direct::{Direct, Routed};
+use super::writer::StdinWriter;
 
 /// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
 /// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
@@ -132,30 +135,50 @@ enum Read {
     End,
 }
 
-/// An rmcp client transport over a server's stdout and stdin.
-pub struct LineTransport<R, W> {
+/// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
+/// ([`Direct`]) are taken out of the stream before rmcp sees it.
+pub struct LineTransport<R> {
     reader: BufReader<R>,
     /// The line being read. Lives here, not in `receive`, because rmcp polls `receive` inside a
     /// `select!` and may drop it midway: the partial line is resumed on the next call.
     line: Vec<u8>,
-    writer: Arc<tokio::sync::Mutex<Option<W>>>,
+    writer: StdinWriter,
+    direct: Direct,
     pending: Arc<Mutex<Pending>>,
     report: Arc<StdoutReport>,
 }
 
-impl<R, W> LineTransport<R, W>
+impl<R> LineTransport<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub fn new(read: R, write: W, report: Arc<StdoutReport>) -> Self {
+    /// Over any writer (everything it is sent goes through the writer's flusher task).
+    pub fn new<W>(read: R, write: W, report: Arc<StdoutReport>) -> Self
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        #[cfg(unix)]
+        let writer = StdinWriter::new(write, None);
+        #[cfg(not(unix))]
+        let writer = StdinWriter::new(write);
+        Self::with_writer(read, writer, report)
+    }
+
+    /// Over `writer`, which the direct requests share.
+    pub fn with_writer(read: R, writer: StdinWriter, report: Arc<StdoutReport>) -> Self {
         Self {
             reader: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
-            writer: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            direct: Direct::new(writer.clone()),
+            writer,
             pending: Arc::new(Mutex::new(Pending::default())),
             report,
         }
+    }
+
+    /// The direct requests of this connection.
+    pub fn direct(&self) -> Direct {
+        self.direct.clone()
     }
 
     /// Reads up to and including the next newline into `self.line`, never holding more than
@@ -198,6 +221,11 @@ where
         };
         if text.trim().is_empty() {
             return Line::Dropped;
+        }
+        match self.direct.route(text) {
+            Routed::NotOurs => {}
+            Routed::Handled => return Line::Dropped,
+            Routed::Invalid(detail) => return Line::Invalid(detail),
         }
         // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
         let tucked = crate::connect::execution::tuck(text);
@@ -271,35 +299,18 @@ where
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes one message as a line. A `'static` future, as rmcp sends concurrently.
-    fn write(
-        &self,
-        message: &ClientJsonRpcMessage,
-    ) -> impl Future<Output = std::io::Result<()>> + Send + 'static + use<R, W> {
-        let bytes = serde_json::to_vec(message).map(|mut bytes| {
-            bytes.push(b'\n');
-            bytes
-        });
-        let writer = self.writer.clone();
-        async move {
-            let bytes = bytes.map_err(std::io::Error::other)?;
-            let mut writer = writer.lock().await;
-            let stdin = writer.as_mut().ok_or_else(|| {
-                std::io::Error::new(
-                    std::io::ErrorKind::NotConnected,
-                    "the server's stdin is closed",
-                )
-            })?;
-            stdin.write_all(&bytes).await?;
-            stdin.flush().await
-        }
+    /// Writes one message as a line (queued behind what was written before, if the pipe is
+    /// full).
+    fn write_now(&self, message: &ClientJsonRpcMessage) -> std::io::Result<()> {
+        let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        self.writer.write_line(&bytes)
     }
 }
 
-impl<R, W> Transport<RoleClient> for LineTransport<R, W>
+impl<R> Transport<RoleClient> for LineTransport<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -316,10 +327,38 @@ where
             let initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
             self.lock_pending().insert(request.id.clone(), initialize);
         }
-        self.write(&item)
+        std::future::ready(self.write_now(&item))
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        let message = self.next_message().await;
+        if message.is_none() {
+            // No more answers come: the direct requests end too.
+            self.direct.close_all();
+        }
+        message
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Ending stdin is what tells a stdio server to exit.
+        self.writer.close();
+        self.direct.close_all();
+        Ok(())
+    }
+}
+
+impl<R> Drop for LineTransport<R> {
+    fn drop(&mut self) {
+        self.writer.close();
+        self.direct.close_all();
+    }
+}
+
+impl<R> LineTransport<R>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    async fn next_message(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
             if self.report.lock().violation.is_some() {
                 return None;
@@ -347,7 +386,7 @@ where
                         ErrorData::invalid_request("Invalid request", None),
                         Some(id),
                     );
-                    tokio::spawn(self.write(&answer));
+                    let _ = self.write_now(&answer);
                 }
                 Line::Invalid(detail) => {
                     self.report.record_violation(detail);
@@ -356,16 +395,10 @@ where
             }
         }
     }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        // Dropping stdin is what tells a stdio server to exit.
-        drop(self.writer.lock().await.take());
-        Ok(())
-    }
 }
 
 /// Why a JSON object with the id of one of our requests is not a response, in words.
-fn response_problem(object: &Map<String, Value>) -> &'static str {
+pub(super) fn response_problem(object: &Map<String, Value>) -> &'static str {
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return "it lacks \"jsonrpc\": \"2.0\"";
     }
@@ -380,7 +413,7 @@ fn response_problem(object: &Map<String, Value>) -> &'static str {
 }
 
 /// At most [`QUOTE_CHARS`] characters of `text`, with "…" when cut.
-fn bounded(text: &str) -> Cow<'_, str> {
+pub(super) fn bounded(text: &str) -> Cow<'_, str> {
     match text.char_indices().nth(QUOTE_CHARS) {
         Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
         None => Cow::Borrowed(text),

@@ -4,7 +4,7 @@ use super::*;
 use tokio::io::AsyncWriteExt;
 
 fn transport() -> (
-    LineTransport<tokio::io::DuplexStream, tokio::io::Sink>,
+    LineTransport<tokio::io::DuplexStream>,
     tokio::io::DuplexStream,
     Arc<StdoutReport>,
 ) {
@@ -14,7 +14,7 @@ fn transport() -> (
     (transport, theirs, report)
 }
 
-fn pending(transport: &LineTransport<tokio::io::DuplexStream, tokio::io::Sink>, id: i64) {
+fn pending(transport: &LineTransport<tokio::io::DuplexStream>, id: i64) {
     transport
         .lock_pending()
         .insert(RequestId::Number(id), false);

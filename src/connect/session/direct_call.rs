@@ -1,0 +1,170 @@
+//! Tool calls on a stdio connection's direct requests (see [`crate::connect::stdio::direct`]),
+//! for servers in the handshake era. Same request on the wire as rmcp's, same outcomes and
+//! messages, without rmcp's service task in between.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{NumberOrString, ProgressToken};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallOutcome, LiveServer, output_of};
+use crate::connect::relay::Front;
+use crate::connect::stdio::direct::{Direct, Failure};
+
+/// Gets a call's outcome, on whichever thread settled it.
+pub type Done = Box<dyn FnOnce(CallOutcome) + Send>;
+
+/// A direct call in flight, to abort it.
+pub struct DirectCall {
+    direct: Direct,
+    id: u64,
+}
+
+impl DirectCall {
+    /// Tells the server with `notifications/cancelled`; the call settles as aborted (unless it
+    /// already settled).
+    pub fn abort(&self) {
+        self.direct.abort(self.id, "aborted by the caller");
+    }
+}
+
+impl LiveServer {
+    /// Starts calling `tool` on the direct path, on the caller's thread: the request is written
+    /// before this returns and `done` gets the outcome later (or at once, when the connection
+    /// has ended). `done` and the arguments come back when this server has no direct path.
+    pub fn start_call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Option<Duration>,
+        closed: &CancellationToken,
+        done: Done,
+    ) -> Result<DirectCall, (Done, Map<String, Value>)> {
+        let Some(direct) = self.direct.clone() else {
+            return Err((done, arguments));
+        };
+        let started = Instant::now();
+        if closed.is_cancelled() {
+            done(CallOutcome::failure(
+                "not connected (source closed)",
+                started,
+            ));
+            return Ok(DirectCall { direct, id: 0 });
+        }
+        let timeout = timeout.unwrap_or(self.timeout);
+        let server = self.clone();
+        let closed = closed.clone();
+        let runtime = direct.runtime().clone();
+        let id = direct.new_id();
+        direct.send(
+            id,
+            "tools/call",
+            call_params(tool, arguments),
+            timeout,
+            Box::new(move |answer| match answer {
+                Ok(raw) => done(outcome_of(raw, started)),
+                // Why the connection ended takes waiting for the server's exit: the rare case
+                // that gets a task.
+                Err(Failure::Closed) if !closed.is_cancelled() => {
+                    runtime.spawn(async move {
+                        let reason = server.describe_closed(&closed).await;
+                        done(CallOutcome::failure(reason, started));
+                    });
+                }
+                Err(failure) => done(CallOutcome::failure(words(&failure, &closed), started)),
+            }),
+        );
+        Ok(DirectCall { direct, id })
+    }
+
+    /// [`LiveServer::call`] on the direct path, from async code. `front` is registered under
+    /// the request's progress token (its id) for the call's duration.
+    pub(super) async fn call_direct(
+        &self,
+        direct: &Direct,
+        (tool, arguments): (&str, Map<String, Value>),
+        timeout: Duration,
+        cancel: &CancellationToken,
+        closed: &CancellationToken,
+        front: Option<Arc<dyn Front>>,
+    ) -> CallOutcome {
+        let started = Instant::now();
+        let id = direct.new_id();
+        let token = ProgressToken(NumberOrString::Number(id as i64));
+        let _relayed = front.map(|front| self.client.relays.register(token, front));
+        let (answered, answer) = tokio::sync::oneshot::channel();
+        direct.send(
+            id,
+            "tools/call",
+            call_params(tool, arguments),
+            timeout,
+            Box::new(move |answer| {
+                let _ = answered.send(answer.map(RawValue::to_owned));
+            }),
+        );
+        let _forget = direct.forget_on_drop(id);
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or(Err(Failure::Closed)),
+            _ = cancel.cancelled() => {
+                direct.abort(id, "aborted by the caller");
+                return CallOutcome::failure("MCP tool call aborted", started);
+            }
+            _ = closed.cancelled() => {
+                return CallOutcome::failure("not connected (source closed)", started);
+            }
+        };
+        // The server's notifications go on to rmcp, which hands each to a task of its own,
+        // queued before the answer that followed: one yield lets the last progress reach the
+        // front while it is still registered.
+        tokio::task::yield_now().await;
+        match answer {
+            Ok(raw) => outcome_of(&raw, started),
+            Err(Failure::Closed) if !closed.is_cancelled() => {
+                CallOutcome::failure(self.describe_closed(closed).await, started)
+            }
+            Err(failure) => CallOutcome::failure(words(&failure, closed), started),
+        }
+    }
+}
+
+fn call_params(tool: &str, arguments: Map<String, Value>) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(tool.to_string()));
+    params.insert("arguments".into(), Value::Object(arguments));
+    params
+}
+
+/// A raw `CallToolResult` as an outcome.
+fn outcome_of(raw: &RawValue, started: Instant) -> CallOutcome {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(raw) => {
+            let (output, is_error) = output_of(&raw);
+            CallOutcome {
+                output,
+                is_error,
+                raw: Some(raw),
+                elapsed: started.elapsed(),
+            }
+        }
+        Err(e) => CallOutcome::failure(
+            format!("MCP tool call returned an unreadable result: {e}"),
+            started,
+        ),
+    }
+}
+
+/// A failure in words, as the rmcp path words it.
+fn words(failure: &Failure, closed: &CancellationToken) -> String {
+    match failure {
+        Failure::Aborted => "MCP tool call aborted".to_string(),
+        _ if closed.is_cancelled() => "not connected (source closed)".to_string(),
+        Failure::JsonRpc(message) => message.clone(),
+        Failure::TimedOut(timeout) => {
+            format!("MCP tool call timed out after {} ms", timeout.as_millis())
+        }
+        Failure::Closed => "not connected (source closed)".to_string(),
+    }
+}
