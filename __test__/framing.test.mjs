@@ -41,7 +41,7 @@ for (const [mode, method, reason] of [
     /^server sent an invalid message: the answer to initialize is not an initialize result \(it needs "protocolVersion", "capabilities" and "serverInfo"\): \{"jsonrpc":"2\.0","id":0,"result":\{"hello":"world"\}\}$/,
   ],
   ["utf8", "tools/list", /^server sent an invalid message: a line that is not valid UTF-8 \(byte 0xFF at offset 1\)$/],
-  ["no-jsonrpc", "tools/list", /^server sent an invalid message: the answer to request 1 is not a valid JSON-RPC response \(it lacks "jsonrpc": "2\.0"\): \{"result":\{"tools":\[/],
+  ["no-jsonrpc", "tools/list", /^server sent an invalid message: the answer to request \d+ is not a valid JSON-RPC response \(it lacks "jsonrpc": "2\.0"\): \{"result":\{"tools":\[/],
 ]) {
   test(`stdio framing: ${mode} in the answer to ${method ?? "initialize"} fails the server at once`, T, async (t) => {
     const { inv, ms } = await listed(bad(mode, method))

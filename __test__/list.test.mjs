@@ -688,3 +688,15 @@ test("legacy SSE: an endpoint event pointing to another origin is refused (heade
     await new Promise((resolve) => server.close(resolve))
   }
 })
+
+test("a tools/list answer with a tool rmcp's model refuses (no inputSchema): failed, saying which field, with no process left", async () => {
+  const inv = await listMcpTools({
+    mcpServers: { bad: { command: nodeFixture("bad-stdout-server", "bad-tool", "tools/list"), timeout: 20000 } },
+  })
+  assert.deepEqual(inv.status, { bad: "failed" })
+  assert.match(
+    inv.errors.bad,
+    /^tools\/list failed: the server's answer is not a tool listing \(missing field `inputSchema` at line 1 column \d+\)$/,
+  )
+  assert.deepEqual(descendants(), [])
+})

@@ -182,6 +182,28 @@ test("server-everything over streamable HTTP: auto falls back to the 2025-11-25 
   }
 })
 
+test("server-everything: its stdio listing (each page read from its text) is its HTTP listing (rmcp's typed path), key order included", T, async () => {
+  const everything = await startListening(process.execPath, ["--import", fixture("loopback-only"), serverEverything, "streamableHttp"], {
+    env: { PORT: "0" },
+    stream: "stderr",
+  })
+  try {
+    const url = `http://127.0.0.1:${everything.port}/mcp`
+    const inv = await listMcpTools({
+      mcpServers: {
+        web: { url, timeout: 20000 },
+        pipe: { command: process.execPath, args: [serverEverything], timeout: 20000 },
+      },
+    })
+    assert.deepEqual(inv.status, { web: "connected", pipe: "connected" }, JSON.stringify(inv.errors))
+    assert.ok(inv.tools.pipe.length > 10)
+    assert.ok(inv.tools.pipe.some((t) => t.annotations && t.outputSchema), "a tool with annotations and an output schema")
+    assert.equal(JSON.stringify(inv.tools.pipe), JSON.stringify(inv.tools.web))
+  } finally {
+    await everything.close()
+  }
+})
+
 test("streamable HTTP auto against an SDK v1 server: server/discover refused, then the handshake", T, async (t) => {
   const s = await startStreamableHttp({ tools: 2 })
   t.after(() => s.close())

@@ -1,15 +1,109 @@
-//! A `tools/list` page read straight from its JSON text into `ToolInfo` objects.
+//! Listing a server's tools: every page, following `nextCursor`, as `ToolInfo` objects.
 //!
-//! rmcp reads a page into its typed `ServerJsonRpcMessage` (serde buffers the whole result to try
+//! A stdio server in the handshake era is asked through its direct requests
+//! ([`super::stdio::direct`]), and each page is read straight from its JSON text. rmcp reads a page into its typed `ServerJsonRpcMessage` (serde buffers the whole result to try
 //! the untagged result kinds, so the page is read twice), and each typed `Tool` is then turned
 //! back into JSON. Here a page is read once, into owned JSON where the tool is passed on as it
 //! came (its schemas and `_meta`) and into rmcp's own types where rmcp checks a shape (annotations,
 //! icons), so a page is accepted or refused as rmcp would, and each tool comes out as
-//! [`super::tool_info`] makes it from rmcp's `Tool`: same keys, same order.
+//! [`typed_tool_info`] makes it from rmcp's `Tool`: same keys, same order.
 
-use rmcp::model::{Icon, ToolAnnotations};
+use std::time::Duration;
+
+use rmcp::model::{Icon, PaginatedRequestParams, ToolAnnotations};
+use rmcp::service::{Peer, RoleClient};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use super::reason;
+use super::stdio::direct::{Direct, Failure};
+
+/// At most this many `tools/list` pages are followed.
+pub const MAX_LIST_PAGES: usize = 1000;
+
+/// Where a listing's pages come from.
+#[derive(Clone, Copy)]
+pub enum Lister<'a> {
+    /// A stdio server's direct requests: each page read once, from its text.
+    Direct(&'a Direct),
+    /// rmcp's typed requests (HTTP, and the 2026-07-28 era).
+    Rmcp(&'a Peer<RoleClient>),
+}
+
+/// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects; each page
+/// is bounded by `page_timeout`.
+pub async fn list_tools(lister: Lister<'_>, page_timeout: Duration) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let page = super::phase(
+            "tools/list",
+            page_timeout,
+            lister.page(cursor.take(), page_timeout),
+        )
+        .await?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => return Ok(tools),
+            Some(next) => {
+                if !seen.insert(next.clone()) {
+                    return Err(format!(
+                        "tools/list repeated cursor {:?}; stopped paging",
+                        reason::bounded(&next)
+                    ));
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Err(format!(
+        "tools/list returned more than {MAX_LIST_PAGES} pages"
+    ))
+}
+
+impl Lister<'_> {
+    async fn page(self, cursor: Option<String>, timeout: Duration) -> Result<Page, String> {
+        match self {
+            Lister::Direct(direct) => {
+                let mut params = Map::new();
+                if let Some(cursor) = cursor {
+                    params.insert("cursor".into(), Value::String(cursor));
+                }
+                // The page's phase times out first and words it; this bound only backs it up.
+                let backstop = timeout.saturating_mul(2);
+                match direct.request("tools/list", params, backstop).await {
+                    Ok(result) => read_page(result.get()),
+                    Err(failure) => Err(format!("tools/list failed: {}", failed(&failure))),
+                }
+            }
+            Lister::Rmcp(peer) => {
+                let params = PaginatedRequestParams::default().with_cursor(cursor);
+                let page = peer
+                    .list_tools(Some(params))
+                    .await
+                    .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))?;
+                Ok(Page {
+                    tools: page.tools.into_iter().map(typed_tool_info).collect(),
+                    next_cursor: page.next_cursor,
+                })
+            }
+        }
+    }
+}
+
+/// A direct request's failure in the words [`reason::service_error`] gives rmcp's.
+fn failed(failure: &Failure) -> String {
+    match failure {
+        Failure::JsonRpc { code, message } => format!(
+            "server answered with error {code}: {}",
+            reason::bounded(message)
+        ),
+        Failure::TimedOut(after) => format!("timed out after {} ms", after.as_millis()),
+        Failure::Aborted => "cancelled".into(),
+        Failure::Closed => "connection closed".into(),
+    }
+}
 
 /// One page of a listing.
 pub struct Page {
@@ -68,7 +162,7 @@ pub fn read_page(result: &str) -> Result<Page, String> {
     })
 }
 
-/// As [`super::tool_info`] makes a `ToolInfo` from rmcp's `Tool`: rmcp's serialised field order,
+/// As [`typed_tool_info`] makes a `ToolInfo` from rmcp's `Tool`: rmcp's serialised field order,
 /// the schema completed with `type` and `properties`, a missing description as `""` (last), and
 /// `execution` last.
 fn tool_info(tool: WireTool) -> Value {
@@ -114,6 +208,39 @@ fn tool_info(tool: WireTool) -> Value {
     Value::Object(info)
 }
 
+/// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
+/// with `type: "object"` and `properties` ensured, and every other field the server gave
+/// (`title`, `annotations`, `outputSchema`, `icons`, `_meta`), as it gave them.
+fn typed_tool_info(tool: rmcp::model::Tool) -> Value {
+    let mut info = match serde_json::to_value(&tool) {
+        Ok(Value::Object(info)) => info,
+        _ => Map::new(),
+    };
+    // The schema as serialised just now, completed in place (not cloned from the typed tool: a
+    // big listing spends a good part of its time copying schemas).
+    let schema = info
+        .entry("inputSchema")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !schema.is_object() {
+        *schema = Value::Object(Map::new());
+    }
+    if let Value::Object(schema) = schema {
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::String("object".into()));
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    info.insert("name".into(), Value::String(tool.name.into_owned()));
+    info.insert(
+        "description".into(),
+        Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
+    );
+    super::execution::untuck(&mut info);
+    Value::Object(info)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,7 +256,7 @@ mod tests {
         result
             .tools
             .into_iter()
-            .map(super::super::tool_info)
+            .map(super::typed_tool_info)
             .collect()
     }
 

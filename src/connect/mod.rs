@@ -24,11 +24,11 @@ use std::future::Future;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
-use rmcp::model::{PaginatedRequestParams, ProtocolVersion};
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{Peer, RoleClient};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::config::{Protocol, RemoteTransport, ServerSpec};
 use client::ClientSide;
@@ -36,8 +36,6 @@ use lifecycle::{Carrier, Lifecycle, Probe, Service};
 use reason::Cause;
 use stdio::StdioProcess;
 
-/// At most this many `tools/list` pages are followed.
-pub const MAX_LIST_PAGES: usize = 1000;
 /// A closing HTTP session gets this long to send its DELETE.
 const HTTP_CLOSE_BOUND: Duration = Duration::from_secs(3);
 
@@ -342,7 +340,11 @@ impl Connection {
 
     /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects.
     pub async fn list_tools(&self, page_timeout: Duration) -> Result<Vec<Value>, String> {
-        list_tools(self.peer().ok_or("not connected")?, page_timeout).await
+        let lister = match &self.direct {
+            Some(direct) => listing::Lister::Direct(direct),
+            None => listing::Lister::Rmcp(self.peer().ok_or("not connected")?),
+        };
+        listing::list_tools(lister, page_timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
@@ -426,42 +428,6 @@ impl Connection {
     }
 }
 
-/// Every tool `peer` lists, following `nextCursor`, as `ToolInfo` JSON objects; each page is
-/// bounded by `page_timeout`.
-pub async fn list_tools(
-    peer: &Peer<RoleClient>,
-    page_timeout: Duration,
-) -> Result<Vec<Value>, String> {
-    let mut tools = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_LIST_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let page = phase("tools/list", page_timeout, async {
-            peer.list_tools(Some(params))
-                .await
-                .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))
-        })
-        .await?;
-        tools.extend(page.tools.into_iter().map(tool_info));
-        match page.next_cursor {
-            None => return Ok(tools),
-            Some(next) => {
-                if !seen.insert(next.clone()) {
-                    return Err(format!(
-                        "tools/list repeated cursor {:?}; stopped paging",
-                        reason::bounded(&next)
-                    ));
-                }
-                cursor = Some(next);
-            }
-        }
-    }
-    Err(format!(
-        "tools/list returned more than {MAX_LIST_PAGES} pages"
-    ))
-}
-
 /// Streamable HTTP in the server's era (a discover probe by default), and for a plain `url`
 /// legacy SSE when that fails; the reason then says what both attempts met, once if alike.
 async fn connect_remote(
@@ -543,37 +509,4 @@ fn asks_for_authorization(cause: &Cause, oauth: &Option<std::sync::Arc<auth::Ser
             ..
         }
     ) || oauth.as_ref().is_some_and(|auth| auth.failure().is_some())
-}
-
-/// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
-/// with `type: "object"` and `properties` ensured, and every other field the server gave
-/// (`title`, `annotations`, `outputSchema`, `icons`, `_meta`), as it gave them.
-fn tool_info(tool: rmcp::model::Tool) -> Value {
-    let mut info = match serde_json::to_value(&tool) {
-        Ok(Value::Object(info)) => info,
-        _ => Map::new(),
-    };
-    // The schema as serialised just now, completed in place (not cloned from the typed tool: a
-    // big listing spends a good part of its time copying schemas).
-    let schema = info
-        .entry("inputSchema")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !schema.is_object() {
-        *schema = Value::Object(Map::new());
-    }
-    if let Value::Object(schema) = schema {
-        schema
-            .entry("type")
-            .or_insert_with(|| Value::String("object".into()));
-        schema
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-    info.insert("name".into(), Value::String(tool.name.into_owned()));
-    info.insert(
-        "description".into(),
-        Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
-    );
-    execution::untuck(&mut info);
-    Value::Object(info)
 }

@@ -147,6 +147,14 @@ impl Session {
 }
 
 impl LiveServer {
+    /// Where its listings come from: its direct requests when it has them, else rmcp.
+    fn lister(&self) -> crate::connect::listing::Lister<'_> {
+        match &self.direct {
+            Some(direct) => crate::connect::listing::Lister::Direct(direct),
+            None => crate::connect::listing::Lister::Rmcp(&self.peer),
+        }
+    }
+
     /// Its tools as last listed.
     pub fn listing(&self) -> Vec<Value> {
         self.listing

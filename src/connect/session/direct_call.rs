@@ -161,7 +161,7 @@ fn words(failure: &Failure, closed: &CancellationToken) -> String {
     match failure {
         Failure::Aborted => "MCP tool call aborted".to_string(),
         _ if closed.is_cancelled() => "not connected (source closed)".to_string(),
-        Failure::JsonRpc(message) => message.clone(),
+        Failure::JsonRpc { message, .. } => message.clone(),
         Failure::TimedOut(timeout) => {
             format!("MCP tool call timed out after {} ms", timeout.as_millis())
         }

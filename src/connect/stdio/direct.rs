@@ -35,8 +35,8 @@ const KEEP_PENDING: usize = 1024;
 /// Why a direct request has no result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    /// The server answered with a JSON-RPC error: its message.
-    JsonRpc(String),
+    /// The server answered with a JSON-RPC error: its code and message.
+    JsonRpc { code: i32, message: String },
     /// No answer (nor progress) within the timeout; `notifications/cancelled` was sent.
     TimedOut(Duration),
     /// Aborted by the caller; `notifications/cancelled` was sent.

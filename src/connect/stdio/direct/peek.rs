@@ -48,7 +48,6 @@ struct ProgressParams<'a> {
 /// A JSON-RPC error object as rmcp reads one: an integer code and a message.
 #[derive(Deserialize)]
 struct ErrorObject {
-    #[allow(dead_code)] // required, as rmcp requires it
     code: i32,
     message: String,
 }
@@ -112,7 +111,12 @@ fn answer_of<'a>(envelope: &Envelope<'a>) -> Option<Result<&'a RawValue, Failure
         (Some(result), _) if result.get().starts_with('{') => Some(Ok(result)),
         (None, Some(error)) => serde_json::from_str::<ErrorObject>(error.get())
             .ok()
-            .map(|error| Err(Failure::JsonRpc(error.message))),
+            .map(|error| {
+                Err(Failure::JsonRpc {
+                    code: error.code,
+                    message: error.message,
+                })
+            }),
         _ => None,
     }
 }

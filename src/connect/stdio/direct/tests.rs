@@ -160,7 +160,13 @@ async fn errors_string_ids_and_late_answers() {
     assert_eq!(
         taken(&answers),
         vec![
-            (second, Err(Failure::JsonRpc("Unknown tool: echo".into()))),
+            (
+                second,
+                Err(Failure::JsonRpc {
+                    code: -32602,
+                    message: "Unknown tool: echo".into()
+                })
+            ),
             (first, Ok("{}".into())),
         ]
     );
