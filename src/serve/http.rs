@@ -2,7 +2,8 @@
 //! `/mcp`. rmcp speaks the protocol (both eras, sessions, `MCP-Protocol-Version`, the GET stream,
 //! Host/Origin checks); this module owns the socket: which paths exist, and the bounds a client
 //! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
-//! connections, a body limit).
+//! connections, a body limit). Sessions are rmcp's, through `fast`, which answers a plain
+//! `tools/call` as JSON without rmcp's session worker.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -27,6 +28,7 @@ use super::ToolServer;
 use fast::{FastSessions, JsonAnswer};
 use limits::{Calls, GuardedBody, Slots};
 
+mod accept;
 pub(super) mod fast;
 mod limits;
 
@@ -300,7 +302,7 @@ async fn serve_connection(
             let answer = JsonAnswer::default();
             if req.method() == http::Method::POST
                 && req.headers().contains_key("mcp-session-id")
-                && fast::prefers_json(req.headers())
+                && accept::prefers_json(req.headers())
             {
                 req.extensions_mut().insert(answer.clone());
             }
