@@ -236,6 +236,53 @@ test("notifications/cancelled and DELETE end a call on either road alike: no ans
   }
 })
 
+test("an elicitation of a call goes out on the session's GET stream on either road, and its answer reaches the run", T, async () => {
+  const ask = defineTool({
+    name: "ask",
+    run: async (_args, ctx) => JSON.stringify(await ctx.elicit({ message: "Sure?", requestedSchema: { type: "object", properties: {} } })),
+  })
+  const { url } = await serve([ask])
+  const init = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: JSON_FIRST },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: VERSION, capabilities: { elicitation: {} }, clientInfo: { name: "fast", version: "1" } } }),
+  })
+  await init.text()
+  const headers = { "mcp-session-id": init.headers.get("mcp-session-id"), "mcp-protocol-version": VERSION }
+  assert.equal((await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, headers)).status, 202)
+  // The GET stream: every elicitation/create on it is answered (accept, with the request's id).
+  const stream = await fetch(url, { headers: { accept: "text/event-stream", ...headers } })
+  assert.equal(stream.status, 200)
+  const reader = stream.body.getReader()
+  defer(() => reader.cancel())
+  const asked = []
+  ;(async () => {
+    const decoder = new TextDecoder()
+    let text = ""
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      text += decoder.decode(value, { stream: true })
+      const events = text.split("\n\n")
+      text = events.pop()
+      for (const message of events.flatMap(sseData).map((d) => JSON.parse(d))) {
+        if (message.method !== "elicitation/create") continue
+        asked.push(message.params.message)
+        await post(url, { jsonrpc: "2.0", id: message.id, result: { action: "accept", content: { road: asked.length } } }, headers)
+      }
+    }
+  })().catch(() => {})
+  for (const [n, meta] of [[1, { progressToken: "slow" }], [2, undefined]]) {
+    const r = await post(url, call(10 + n, "ask", {}, meta), headers)
+    assert.equal(r.status, 200)
+    const messages = r.type.startsWith("text/event-stream") ? sseData(r.text) : [r.text]
+    assert.equal(messages.length, 1, `only the answer on the call's own response: ${r.text}`)
+    assert.deepEqual(JSON.parse(messages[0]).result.content, [{ type: "text", text: JSON.stringify({ action: "accept", content: { road: n } }) }])
+    assert.equal(r.type, meta ? "text/event-stream" : "application/json")
+  }
+  assert.deepEqual(asked, ["Sure?", "Sure?"])
+})
+
 test("stop() during a short-road call waits for it, and the call is answered in full as JSON", T, async () => {
   const gate = gateTool()
   const toolkit = await createToolkit({ extraTools: [gate.tool], builtins: false })
