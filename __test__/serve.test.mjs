@@ -476,7 +476,7 @@ test("serve wire: a foreign Host or Origin is refused with 403 on a loopback bin
   assert.equal(own.status, 200, `Origin: ${handle.url}`)
 })
 
-test("serve wire: the client must accept both JSON and SSE (406 otherwise); replies stream as SSE", T, async () => {
+test("serve wire: the client must accept both JSON and SSE (406 otherwise); a plain call is answered as JSON, one asking for progress as SSE", T, async () => {
   const { handle } = await serveTools([addTool()])
   const headers = await rawSession(handle.url)
   const call = (id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "add", arguments: { a: 20, b: 22 } } })
@@ -489,8 +489,13 @@ test("serve wire: the client must accept both JSON and SSE (406 otherwise); repl
   }
   const both = await post(handle.url, call(3), { accept: "application/json, text/event-stream", headers })
   assert.equal(both.status, 200)
-  assert.match(both.type, /^text\/event-stream/)
-  assert.deepEqual(parseBody(both.type, both.text), expected(3))
+  assert.match(both.type, /^application\/json/)
+  assert.deepEqual(JSON.parse(both.text), expected(3))
+  const progress = { ...call(4), params: { ...call(4).params, _meta: { progressToken: "p" } } }
+  const streamed = await post(handle.url, progress, { accept: "application/json, text/event-stream", headers })
+  assert.equal(streamed.status, 200)
+  assert.match(streamed.type, /^text\/event-stream/)
+  assert.deepEqual(parseBody(streamed.type, streamed.text), expected(4))
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //! `/mcp`. rmcp speaks the protocol (both eras, sessions, `MCP-Protocol-Version`, the GET stream,
 //! Host/Origin checks); this module owns the socket: which paths exist, and the bounds a client
 //! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
-//! connections, a body limit).
+//! connections, a body limit). Sessions are rmcp's, through `fast`, which answers a plain
+//! `tools/call` as JSON without rmcp's session worker.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -16,7 +17,6 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -25,8 +25,11 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolServer;
+use fast::{FastSessions, JsonAnswer};
 use limits::{Calls, GuardedBody, Slots};
 
+mod accept;
+pub(super) mod fast;
 mod limits;
 
 /// Tool arguments can carry whole documents, so be generous; the cap only stops runaway bodies.
@@ -147,7 +150,7 @@ type Body = BoxBody<Bytes, Infallible>;
 /// parameter).
 #[derive(Clone)]
 enum Endpoint {
-    Sessions(StreamableHttpService<ToolServer, LocalSessionManager>),
+    Sessions(StreamableHttpService<ToolServer, FastSessions>),
     Stateless(StreamableHttpService<ToolServer, NeverSessionManager>),
 }
 
@@ -175,17 +178,18 @@ pub async fn serve_http(
     let stopping = CancellationToken::new();
     let config = rmcp_config(local, &options, stopping.clone())?;
     let served = server.clone();
-    let factory = move || Ok(served.for_session());
     let endpoint = if options.stateless {
         Endpoint::Stateless(StreamableHttpService::new(
-            factory,
+            move || Ok(served.for_session()),
             Arc::new(NeverSessionManager::default()),
             config,
         ))
     } else {
+        let links = Arc::new(fast::Links::default());
+        let sessions = Arc::new(FastSessions::new(server.clone(), links.clone()));
         Endpoint::Sessions(StreamableHttpService::new(
-            factory,
-            Arc::new(LocalSessionManager::default()),
+            move || Ok(served.for_http_session(&links)),
+            sessions,
             config,
         ))
     };
@@ -293,8 +297,20 @@ async fn serve_connection(
             }
             let json_body = is_json(&parts.headers);
             let delete = parts.method == http::Method::DELETE;
-            let req = Request::from_parts(parts, GuardedBody::new(body));
-            let mut reply = parse_error_as_json_rpc(endpoint.handle(req).await, json_body);
+            let mut req = Request::from_parts(parts, GuardedBody::new(body));
+            // Where a call answered on `fast`'s short road leaves its answer.
+            let answer = JsonAnswer::default();
+            if req.method() == http::Method::POST
+                && req.headers().contains_key("mcp-session-id")
+                && accept::prefers_json(req.headers())
+            {
+                req.extensions_mut().insert(answer.clone());
+            }
+            let reply = endpoint.handle(req).await;
+            if let Some(json) = answer.take() {
+                return Ok(busy.wrap(json_reply(json)));
+            }
+            let mut reply = parse_error_as_json_rpc(reply, json_body);
             // A session ended by DELETE is done, not pending: clients (Python's among them)
             // take anything but 200 as a failed termination.
             if delete && reply.status() == StatusCode::ACCEPTED {
@@ -341,6 +357,16 @@ fn parse_error_as_json_rpc(reply: Response<Body>, json_body: bool) -> Response<B
     let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
     let mut reply = Response::new(Full::new(Bytes::from_static(body)).boxed());
     *reply.status_mut() = StatusCode::BAD_REQUEST;
+    reply.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    reply
+}
+
+/// A JSON-RPC answer as `application/json` (for a POST that accepted it, which rmcp checked).
+fn json_reply(json: Bytes) -> Response<Body> {
+    let mut reply = Response::new(Full::new(json).boxed());
     reply.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),

@@ -135,6 +135,8 @@ pub struct ToolServer {
     shared: Arc<Inner>,
     /// Per session: what `logging/setLevel` asked for.
     log_level: SessionLogLevel,
+    /// Per HTTP session: its link to `http`'s short road for calls (see `http::fast`).
+    link: Option<Arc<http::fast::SessionLinker>>,
 }
 
 struct Inner {
@@ -159,6 +161,7 @@ impl ToolServer {
                 parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
+            link: None,
         }
     }
 
@@ -183,6 +186,25 @@ impl ToolServer {
         Self {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
+            link: None,
+        }
+    }
+
+    /// The same tools for a new HTTP session, which links itself into `links` once the
+    /// client's handshake is done (and unlinks when rmcp drops it).
+    fn for_http_session(&self, links: &Arc<http::fast::Links>) -> Self {
+        Self {
+            link: Some(Arc::new(http::fast::SessionLinker::new(links.clone()))),
+            ..self.for_session()
+        }
+    }
+
+    /// A handler for one call of an existing session (its log level), holding no link.
+    fn in_session(&self, log_level: SessionLogLevel) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            log_level,
+            link: None,
         }
     }
 
@@ -251,8 +273,32 @@ impl ServerHandler for ToolServer {
         set.listed.iter().find(|t| t.name == name).cloned()
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        // rmcp's own initialize, plus linking an HTTP session before its first call can come.
+        context.peer.set_peer_info(request.clone());
+        if let Some(link) = &self.link {
+            link.link(&context, self.log_level.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         self.shared.changes.register(context.peer);
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: rmcp::model::CancelledNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleServer>,
+    ) {
+        // rmcp cancels the calls its session loop runs; these are the ones `http` ran.
+        if let (Some(link), Some(request)) = (&self.link, &notification.request_id) {
+            link.cancel(request);
+        }
     }
 
     fn accepted_subscription_filter(
