@@ -33,63 +33,102 @@ pub enum Lister<'a> {
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects; each page
 /// is bounded by `page_timeout`.
 pub async fn list_tools(lister: Lister<'_>, page_timeout: Duration) -> Result<Vec<Value>, String> {
+    let peer = match lister {
+        Lister::Direct(direct) => return list_pipelined(direct, page_timeout).await,
+        Lister::Rmcp(peer) => peer,
+    };
     let mut tools = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut cursors = Cursors::default();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
-        let page = super::phase(
-            "tools/list",
-            page_timeout,
-            lister.page(cursor.take(), page_timeout),
-        )
-        .await?;
+        let page = super::phase("tools/list", page_timeout, rmcp_page(peer, cursor.take())).await?;
         tools.extend(page.tools);
         match page.next_cursor {
             None => return Ok(tools),
-            Some(next) => {
-                if !seen.insert(next.clone()) {
-                    return Err(format!(
-                        "tools/list repeated cursor {:?}; stopped paging",
-                        reason::bounded(&next)
-                    ));
-                }
-                cursor = Some(next);
-            }
+            Some(next) => cursor = Some(cursors.check(next)?),
         }
     }
-    Err(format!(
-        "tools/list returned more than {MAX_LIST_PAGES} pages"
-    ))
+    Err(too_many_pages())
 }
 
-impl Lister<'_> {
-    async fn page(self, cursor: Option<String>, timeout: Duration) -> Result<Page, String> {
-        match self {
-            Lister::Direct(direct) => {
-                let mut params = Map::new();
-                if let Some(cursor) = cursor {
-                    params.insert("cursor".into(), Value::String(cursor));
-                }
-                // The page's phase times out first and words it; this bound only backs it up.
-                let backstop = timeout.saturating_mul(2);
-                match direct.request("tools/list", params, backstop).await {
-                    Ok(result) => read_page(result.get()),
-                    Err(failure) => Err(format!("tools/list failed: {}", failed(&failure))),
-                }
+/// Direct requests, pipelined: once a page's `nextCursor` is read (a scan that skips over its
+/// tools), the next page is asked for, and this page's tools are read while the server makes
+/// the next one. So reading the tools costs the listing only on its last page.
+async fn list_pipelined(direct: &Direct, page_timeout: Duration) -> Result<Vec<Value>, String> {
+    let mut tools = Vec::new();
+    let mut cursors = Cursors::default();
+    let mut asked = Box::pin(ask(direct, None, page_timeout));
+    for _ in 0..MAX_LIST_PAGES {
+        let result = super::phase("tools/list", page_timeout, &mut asked).await?;
+        let head = read_head(result.get())?;
+        let next = match head.next_cursor {
+            None => None,
+            Some(cursor) => {
+                let mut next = Box::pin(ask(direct, Some(cursors.check(cursor)?), page_timeout));
+                // Polled once, the request is written; its answer is awaited after the read.
+                let _ = futures::poll!(&mut next);
+                Some(next)
             }
-            Lister::Rmcp(peer) => {
-                let params = PaginatedRequestParams::default().with_cursor(cursor);
-                let page = peer
-                    .list_tools(Some(params))
-                    .await
-                    .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))?;
-                Ok(Page {
-                    tools: page.tools.into_iter().map(typed_tool_info).collect(),
-                    next_cursor: page.next_cursor,
-                })
-            }
+        };
+        tools.extend(read_tools(head.tools.get())?);
+        match next {
+            None => return Ok(tools),
+            Some(next) => asked = next,
         }
     }
+    Err(too_many_pages())
+}
+
+/// One page asked for directly: its raw result.
+async fn ask(
+    direct: &Direct,
+    cursor: Option<String>,
+    timeout: Duration,
+) -> Result<Box<serde_json::value::RawValue>, String> {
+    let mut params = Map::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), Value::String(cursor));
+    }
+    // The page's phase times out first and words it; this bound only backs it up.
+    let backstop = timeout.saturating_mul(2);
+    direct
+        .request("tools/list", params, backstop)
+        .await
+        .map_err(|failure| format!("tools/list failed: {}", failed(&failure)))
+}
+
+/// The cursors seen so far: a server that repeats one would be paged forever.
+#[derive(Default)]
+struct Cursors(std::collections::HashSet<String>);
+
+impl Cursors {
+    fn check(&mut self, next: String) -> Result<String, String> {
+        if self.0.insert(next.clone()) {
+            Ok(next)
+        } else {
+            Err(format!(
+                "tools/list repeated cursor {:?}; stopped paging",
+                reason::bounded(&next)
+            ))
+        }
+    }
+}
+
+fn too_many_pages() -> String {
+    format!("tools/list returned more than {MAX_LIST_PAGES} pages")
+}
+
+/// One page through rmcp's typed request.
+async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Page, String> {
+    let params = PaginatedRequestParams::default().with_cursor(cursor);
+    let page = peer
+        .list_tools(Some(params))
+        .await
+        .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))?;
+    Ok(Page {
+        tools: page.tools.into_iter().map(typed_tool_info).collect(),
+        next_cursor: page.next_cursor,
+    })
 }
 
 /// A direct request's failure in the words [`reason::service_error`] gives rmcp's.
@@ -111,14 +150,6 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "an object with \"tools\"")]
-struct WirePage {
-    tools: Vec<WireTool>,
-    #[serde(default)]
-    next_cursor: Option<String>,
-}
-
 /// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON they came as, plus the
 /// `execution` rmcp has no field for.
 #[derive(Deserialize)]
@@ -136,30 +167,51 @@ struct WireTool {
     execution: Option<Value>,
 }
 
+/// A page's tools, not read yet, and its cursor.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", expecting = "an object with \"tools\"")]
+struct PageHead<'a> {
+    #[serde(borrow)]
+    tools: &'a serde_json::value::RawValue,
+    #[serde(default)]
+    next_cursor: Option<String>,
+}
+
 /// Reads a `tools/list` result (the `result` member's JSON text).
 pub fn read_page(result: &str) -> Result<Page, String> {
-    let page: WirePage = serde_json::from_str(result).map_err(|e| {
-        // rmcp's own types name themselves in serde's words ("expected struct Icon").
-        let why = e.to_string();
-        let why = match why.find("expected struct ") {
-            Some(at) => {
-                let rest = &why[at + "expected struct ".len()..];
-                let end = rest
-                    .find(|c: char| !c.is_alphanumeric())
-                    .unwrap_or(rest.len());
-                format!("{}expected an object{}", &why[..at], &rest[end..])
-            }
-            None => why,
-        };
-        format!(
-            "tools/list failed: the server's answer is not a tool listing ({})",
-            super::reason::bounded(&why)
-        )
-    })?;
+    let head = read_head(result)?;
     Ok(Page {
-        tools: page.tools.into_iter().map(tool_info).collect(),
-        next_cursor: page.next_cursor,
+        tools: read_tools(head.tools.get())?,
+        next_cursor: head.next_cursor,
     })
+}
+
+fn read_head(result: &str) -> Result<PageHead<'_>, String> {
+    serde_json::from_str(result).map_err(not_a_listing)
+}
+
+fn read_tools(tools: &str) -> Result<Vec<Value>, String> {
+    let tools: Vec<WireTool> = serde_json::from_str(tools).map_err(not_a_listing)?;
+    Ok(tools.into_iter().map(tool_info).collect())
+}
+
+fn not_a_listing(e: serde_json::Error) -> String {
+    // rmcp's own types name themselves in serde's words ("expected struct Icon").
+    let why = e.to_string();
+    let why = match why.find("expected struct ") {
+        Some(at) => {
+            let rest = &why[at + "expected struct ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_alphanumeric())
+                .unwrap_or(rest.len());
+            format!("{}expected an object{}", &why[..at], &rest[end..])
+        }
+        None => why,
+    };
+    format!(
+        "tools/list failed: the server's answer is not a tool listing ({})",
+        reason::bounded(&why)
+    )
 }
 
 /// As [`typed_tool_info`] makes a `ToolInfo` from rmcp's `Tool`: rmcp's serialised field order,

@@ -173,7 +173,11 @@ fn list<'env>(
                 for s in &servers {
                     warnings.extend(s.warnings.iter().cloned());
                 }
-                let json = inventory::inventory_json(servers).to_string();
+                let inventory = inventory::inventory_json(servers);
+                let json = inventory.to_string();
+                // Freeing a big listing's values takes as long as writing them out: it is done
+                // beside JavaScript's parse of the text, not before it.
+                drop_beside(inventory);
                 Settle::Value((json, warnings))
             }
             Err(Interrupted::Deadline) => Settle::Fail(
@@ -219,6 +223,24 @@ where
         };
         convert::contain(|| finish(env, settle.into_result(env)?))
     })
+}
+
+/// Drops `value` on a blocking thread when it is big enough for that to matter.
+fn drop_beside(value: serde_json::Value) {
+    let big = value
+        .get("tools")
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|tools| {
+            tools
+                .values()
+                .filter_map(serde_json::Value::as_array)
+                .map(Vec::len)
+                .sum::<usize>()
+                > 1000
+        });
+    if big {
+        tokio::task::spawn_blocking(move || drop(value));
+    }
 }
 
 /// Reads and parses the config on a blocking thread (a file read may stall, on a network file
