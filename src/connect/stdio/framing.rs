@@ -35,7 +35,7 @@ const QUOTE_CHARS: usize = 200;
 /// forgotten first.
 const MAX_PENDING: usize = 4096;
 /// A line buffer grown past this by one big message is given back after it.
-const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+pub(super) const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a server wrote to stdout besides protocol messages. Shared between the transport, which
@@ -71,7 +71,7 @@ impl StdoutReport {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn record_violation(&self, detail: String) {
+    pub(super) fn record_violation(&self, detail: String) {
         self.lock().violation.get_or_insert(detail);
     }
 
@@ -129,16 +129,26 @@ enum Line {
     Invalid(String),
 }
 
-enum Read {
+pub(super) enum Read {
     Line,
     TooLong,
     End,
 }
 
+/// Turns a reader into its descriptor, off the runtime's reactor.
+#[cfg(unix)]
+pub type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
+
 /// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
 /// ([`Direct`]) are taken out of the stream before rmcp sees it.
 pub struct LineTransport<R> {
-    reader: BufReader<R>,
+    /// Stdout, until it is handed away (see [`super::handoff`]); then `lines` brings what the
+    /// new reader passes on.
+    reader: Option<BufReader<R>>,
+    lines: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    /// How stdout becomes a plain descriptor to hand away; None when it cannot be.
+    #[cfg(unix)]
+    into_fd: Option<IntoFd<R>>,
     /// The line being read. Lives here, not in `receive`, because rmcp polls `receive` inside a
     /// `select!` and may drop it midway: the partial line is resumed on the next call.
     line: Vec<u8>,
@@ -167,12 +177,69 @@ where
     /// Over `writer`, which the direct requests share.
     pub fn with_writer(read: R, writer: StdinWriter, report: Arc<StdoutReport>) -> Self {
         Self {
-            reader: BufReader::with_capacity(64 * 1024, read),
+            reader: Some(BufReader::with_capacity(64 * 1024, read)),
+            lines: None,
+            #[cfg(unix)]
+            into_fd: None,
             line: Vec::new(),
             direct: Direct::new(writer.clone()),
             writer,
             pending: Arc::new(Mutex::new(Pending::default())),
             report,
+        }
+    }
+
+    /// Lets stdout be handed away through [`Direct::handoff`], turned into a descriptor by
+    /// `into_fd`.
+    #[cfg(unix)]
+    pub fn handing_off(mut self, into_fd: IntoFd<R>) -> Self {
+        self.into_fd = Some(into_fd);
+        self.direct.handoff().allow();
+        self
+    }
+
+    /// Gives stdout to whoever asked: its descriptor, with what was read and not yet looked at.
+    #[cfg(unix)]
+    fn give_away(&mut self, asked: tokio::sync::oneshot::Sender<super::handoff::Taken>) {
+        use super::handoff::{Feed, Taken, read_on_runtime};
+        let (Some(reader), Some(into_fd)) = (self.reader.take(), self.into_fd.take()) else {
+            return;
+        };
+        let buffered = reader.buffer().to_vec();
+        let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
+        self.lines = Some(lines);
+        // A descriptor that cannot be had leaves nothing to read: the end, as on a read error.
+        let Ok(fd) = into_fd(reader.into_inner()) else {
+            return;
+        };
+        let line = std::mem::take(&mut self.line);
+        let feed = Feed::new(line, self.direct.clone(), self.report.clone(), sender);
+        let taken = Taken { fd, buffered, feed };
+        if let Err(taken) = asked.send(taken) {
+            read_on_runtime(taken);
+        }
+    }
+
+    /// The next line from stdout, or (once it is handed away) from its new reader.
+    async fn next_line(&mut self) -> Read {
+        #[cfg(unix)]
+        if self.lines.is_none() && self.into_fd.is_some() {
+            let direct = self.direct.clone();
+            tokio::select! {
+                biased;
+                asked = direct.handoff().asked() => self.give_away(asked),
+                read = self.read_line() => return read,
+            }
+        }
+        match self.lines.as_mut() {
+            Some(lines) => match lines.recv().await {
+                Some(text) => {
+                    self.line = text.into_bytes();
+                    Read::Line
+                }
+                None => Read::End,
+            },
+            None => self.read_line().await,
         }
     }
 
@@ -185,48 +252,33 @@ where
     /// [`MAX_LINE_BYTES`]. Cancellation-safe: bytes are moved from the reader's buffer to the
     /// line with no await in between.
     async fn read_line(&mut self) -> Read {
+        let Some(reader) = self.reader.as_mut() else {
+            return Read::End;
+        };
         loop {
-            let available = match self.reader.fill_buf().await {
+            let available = match reader.fill_buf().await {
                 Ok(available) if !available.is_empty() => available,
                 // End of file, or a read error: either way no more messages come.
                 _ => return Read::End,
             };
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let content = self.line.len() + take - usize::from(newline.is_some());
-            if content > MAX_LINE_BYTES {
-                return Read::TooLong;
-            }
-            self.line.extend_from_slice(&available[..take]);
-            self.reader.consume(take);
-            if newline.is_some() {
-                return Read::Line;
+            let (taken, read) = take_line(&mut self.line, available);
+            reader.consume(taken);
+            if let Some(read) = read {
+                return read;
             }
         }
     }
 
     fn classify(&self, raw: &[u8]) -> Line {
-        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
-        let text = match std::str::from_utf8(line) {
-            Ok(text) => text,
-            Err(e) => {
-                let at = e.valid_up_to();
-                return Line::Invalid(format!(
-                    "a line that is not valid UTF-8 (byte 0x{:02X} at offset {at})",
-                    line[at]
-                ));
-            }
-        };
-        if text.trim().is_empty() {
-            return Line::Dropped;
+        match screen(&self.direct, raw) {
+            Screened::Pass(text) => self.parse(text),
+            Screened::Dropped => Line::Dropped,
+            Screened::Invalid(detail) => Line::Invalid(detail),
         }
-        match self.direct.route(text) {
-            Routed::NotOurs => {}
-            Routed::Handled => return Line::Dropped,
-            Routed::Invalid(detail) => return Line::Invalid(detail),
-        }
+    }
+
+    /// A line that passed [`screen`]: what it is to rmcp.
+    fn parse(&self, text: &str) -> Line {
         // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
         let tucked = crate::connect::execution::tuck(text);
         if let Ok(message) =
@@ -334,6 +386,8 @@ where
         let message = self.next_message().await;
         if message.is_none() {
             // No more answers come: the direct requests end too.
+            #[cfg(unix)]
+            self.direct.handoff().refuse();
             self.direct.close_all();
         }
         message
@@ -349,6 +403,8 @@ where
 
 impl<R> Drop for LineTransport<R> {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        self.direct.handoff().refuse();
         self.writer.close();
         self.direct.close_all();
     }
@@ -363,16 +419,19 @@ where
             if self.report.lock().violation.is_some() {
                 return None;
             }
-            match self.read_line().await {
+            match self.next_line().await {
                 Read::Line => {}
                 Read::End => return None,
                 Read::TooLong => {
-                    self.report
-                        .record_violation(format!("a line over {} MiB long", MAX_LINE_BYTES >> 20));
+                    self.report.record_violation(too_long());
                     return None;
                 }
             }
-            let outcome = self.classify(&self.line);
+            // Lines from a new reader were screened there already.
+            let outcome = match self.lines {
+                Some(_) => self.parse(std::str::from_utf8(&self.line).unwrap_or_default()),
+                None => self.classify(&self.line),
+            };
             if self.line.capacity() > KEEP_BUFFER_BYTES {
                 self.line = Vec::new();
             } else {
@@ -395,6 +454,60 @@ where
             }
         }
     }
+}
+
+/// Moves bytes of `available` into `line` up to and including a newline: how many were taken,
+/// and `Some` once the line is complete (or over [`MAX_LINE_BYTES`]).
+pub(super) fn take_line(line: &mut Vec<u8>, available: &[u8]) -> (usize, Option<Read>) {
+    let newline = available.iter().position(|b| *b == b'\n');
+    let take = newline.map_or(available.len(), |i| i + 1);
+    let content = line.len() + take - usize::from(newline.is_some());
+    if content > MAX_LINE_BYTES {
+        return (0, Some(Read::TooLong));
+    }
+    line.extend_from_slice(&available[..take]);
+    (take, newline.map(|_| Read::Line))
+}
+
+/// What the first look at a line made of it.
+pub(super) enum Screened<'a> {
+    /// Text for rmcp's side to read.
+    Pass(&'a str),
+    /// Blank, or an answer to a direct request (settled).
+    Dropped,
+    /// The server broke the framing: why.
+    Invalid(String),
+}
+
+/// The checks every line gets wherever it is read: its end and BOM cut off, valid UTF-8, and
+/// an answer to a direct request settled right here.
+pub(super) fn screen<'a>(direct: &Direct, raw: &'a [u8]) -> Screened<'a> {
+    let line = raw.strip_suffix(b"\n").unwrap_or(raw);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            let at = e.valid_up_to();
+            return Screened::Invalid(format!(
+                "a line that is not valid UTF-8 (byte 0x{:02X} at offset {at})",
+                line[at]
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        return Screened::Dropped;
+    }
+    match direct.route(text) {
+        Routed::NotOurs => Screened::Pass(text),
+        Routed::Handled => Screened::Dropped,
+        Routed::Invalid(detail) => Screened::Invalid(detail),
+    }
+}
+
+/// The violation for a line over the bound.
+pub(super) fn too_long() -> String {
+    format!("a line over {} MiB long", MAX_LINE_BYTES >> 20)
 }
 
 /// Why a JSON object with the id of one of our requests is not a response, in words.
