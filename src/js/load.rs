@@ -279,7 +279,8 @@ async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::h
 fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env>> {
     #[cfg(unix)]
     for taken in std::mem::take(&mut loaded.stdouts) {
-        if let Err(taken) = super::uv_reader::start(env, taken) {
+        let owner = Arc::as_ptr(&loaded.session) as usize;
+        if let Err(taken) = super::uv_reader::start(env, taken, owner) {
             crate::connect::stdio::handoff::read_on_runtime(taken);
         }
     }
@@ -309,8 +310,16 @@ fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env
     let session = loaded.session;
     let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
         let session = session.clone();
-        let promise = ctx.env.spawn_future(async move {
+        #[cfg(unix)]
+        let owner = Arc::as_ptr(&session) as usize;
+        let closing = async move {
             session.close().await;
+            Ok(())
+        };
+        // Its stdout readers on this thread stop once the servers are gone.
+        let promise = ctx.env.spawn_future_with_callback(closing, move |_, ()| {
+            #[cfg(unix)]
+            super::uv_reader::close_owned(owner);
             Ok(())
         })?;
         // SAFETY: the promise is handed to JavaScript as this call's return value at once.

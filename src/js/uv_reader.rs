@@ -20,7 +20,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 
 use super::settle;
-use crate::connect::stdio::handoff::{Feed, Flow, Taken};
+use crate::connect::stdio::handoff::{Feed, Flow, Taken, read_on_runtime};
 
 /// `UV_POLL` in libuv's `uv_handle_type`, and `UV_READABLE` in its poll events.
 const UV_POLL: c_int = 8;
@@ -85,6 +85,8 @@ struct Reader {
     env: sys::napi_env,
     buf: Vec<u8>,
     closing: bool,
+    /// The source it belongs to, which closes it (see [`close_owned`]).
+    owner: usize,
 }
 
 thread_local! {
@@ -95,7 +97,7 @@ thread_local! {
 
 /// Reads `taken` on this (the JavaScript) thread; when that cannot start, the stdout is handed
 /// back (the caller reads it on the runtime).
-pub fn start(env: &Env, taken: Taken) -> std::result::Result<(), Taken> {
+pub fn start(env: &Env, taken: Taken, owner: usize) -> std::result::Result<(), Taken> {
     let (Some(uv), Ok(event_loop)) = (uv(), env.get_uv_event_loop()) else {
         return Err(taken);
     };
@@ -128,6 +130,7 @@ pub fn start(env: &Env, taken: Taken) -> std::result::Result<(), Taken> {
         env: env.raw(),
         buf: vec![0; READ_CHUNK],
         closing: false,
+        owner,
     });
     let handle = reader.handle.as_mut_ptr().cast::<c_void>();
     // SAFETY: `handle` has room for a `uv_poll_t`; the loop is this environment's, and this is
@@ -181,9 +184,16 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
         }
         status < 0 || read_available(r)
     };
+    // SAFETY (both): as above.
     if end {
-        // SAFETY: as above.
         unsafe { close(reader) };
+    } else if unsafe { &*reader }.feed.as_ref().is_some_and(Feed::is_full) {
+        // rmcp's side fell behind: the runtime reader waits for it without holding this thread.
+        let (fd, feed) = unsafe { close(reader) };
+        if let (Some(fd), Some(feed)) = (fd, feed) {
+            let buffered = Vec::new();
+            read_on_runtime(Taken { fd, buffered, feed });
+        }
     }
 }
 
@@ -221,20 +231,22 @@ fn read_available(r: &mut Reader) -> bool {
     end
 }
 
-/// Stops reading: rmcp's side sees the end at once, the descriptor is closed, and the memory
-/// goes when libuv has closed the handle.
+/// Stops reading, and gives back the descriptor and the feed (dropped, rmcp's side sees the
+/// end and the descriptor closes); the memory goes when libuv has closed the handle.
 ///
 /// # Safety
 /// `reader` is a live reader of this thread.
-unsafe fn close(reader: *mut Reader) {
+unsafe fn close(reader: *mut Reader) -> (Option<OwnedFd>, Option<Feed>) {
     // SAFETY: the caller's promise.
     let r = unsafe { &mut *reader };
     if r.closing {
-        return;
+        return (None, None);
     }
     r.closing = true;
     READERS.with(|readers| readers.borrow_mut().retain(|other| *other != reader));
-    let Some(uv) = uv() else { return };
+    let Some(uv) = uv() else {
+        return (None, None);
+    };
     let handle = r.handle.as_mut_ptr().cast::<c_void>();
     // SAFETY: the handle is initialised and not yet closed. Stopped, it no longer watches the
     // descriptor, which may then be closed.
@@ -242,8 +254,7 @@ unsafe fn close(reader: *mut Reader) {
         (uv.poll_stop)(handle);
         (uv.close)(handle, on_closed);
     }
-    r.feed = None;
-    r.fd = None;
+    (r.fd.take(), r.feed.take())
 }
 
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
@@ -258,5 +269,16 @@ fn close_all() {
     for reader in readers {
         // SAFETY: the list holds only live readers of this thread.
         unsafe { close(reader) };
+    }
+}
+
+/// The source `owner` closed: its readers stop.
+pub fn close_owned(owner: usize) {
+    let readers = READERS.with(|readers| readers.borrow().clone());
+    for reader in readers {
+        // SAFETY: the list holds only live readers of this thread.
+        if unsafe { &*reader }.owner == owner {
+            unsafe { close(reader) };
+        }
     }
 }

@@ -146,6 +146,8 @@ pub struct LineTransport<R> {
     /// new reader passes on.
     reader: Option<BufReader<R>>,
     lines: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    #[cfg(unix)]
+    queued: Arc<super::handoff::Queued>,
     /// How stdout becomes a plain descriptor to hand away; None when it cannot be.
     #[cfg(unix)]
     into_fd: Option<IntoFd<R>>,
@@ -180,6 +182,8 @@ where
             reader: Some(BufReader::with_capacity(64 * 1024, read)),
             lines: None,
             #[cfg(unix)]
+            queued: Arc::default(),
+            #[cfg(unix)]
             into_fd: None,
             line: Vec::new(),
             direct: Direct::new(writer.clone()),
@@ -213,7 +217,12 @@ where
             return;
         };
         let line = std::mem::take(&mut self.line);
-        let feed = Feed::new(line, self.direct.clone(), self.report.clone(), sender);
+        let (direct, report, queued) = (
+            self.direct.clone(),
+            self.report.clone(),
+            self.queued.clone(),
+        );
+        let feed = Feed::new(line, direct, report, sender, queued);
         let taken = Taken { fd, buffered, feed };
         if let Err(taken) = asked.send(taken) {
             read_on_runtime(taken);
@@ -234,6 +243,8 @@ where
         match self.lines.as_mut() {
             Some(lines) => match lines.recv().await {
                 Some(text) => {
+                    #[cfg(unix)]
+                    self.queued.taken(text.len());
                     self.line = text.into_bytes();
                     Read::Line
                 }

@@ -9,6 +9,7 @@
 //! through a channel, which rmcp's `receive` then reads.
 
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -92,6 +93,28 @@ impl Handoff {
     }
 }
 
+/// Bytes of lines passed on and not yet taken by rmcp's side, past which a reader stops reading
+/// (the server then blocks on its full pipe, as with the runtime reader).
+const QUEUE_BOUND: usize = 16 * 1024 * 1024;
+
+/// What is queued between a reader and the transport.
+#[derive(Default)]
+pub(super) struct Queued {
+    bytes: AtomicUsize,
+    /// The queue fell to half the bound.
+    drained: Notify,
+}
+
+impl Queued {
+    /// The transport took a line of `len` bytes.
+    pub(super) fn taken(&self, len: usize) {
+        let before = self.bytes.fetch_sub(len, Ordering::AcqRel);
+        if before > QUEUE_BOUND / 2 && before - len <= QUEUE_BOUND / 2 {
+            self.drained.notify_one();
+        }
+    }
+}
+
 /// What a reader does with the bytes it reads: lines split with the framing's bound, screened
 /// with its checks (answers to direct requests settled here), the rest sent on to rmcp.
 pub struct Feed {
@@ -99,6 +122,7 @@ pub struct Feed {
     direct: Direct,
     report: Arc<StdoutReport>,
     lines: mpsc::UnboundedSender<String>,
+    queued: Arc<Queued>,
 }
 
 /// Whether a reader goes on reading.
@@ -115,13 +139,20 @@ impl Feed {
         direct: Direct,
         report: Arc<StdoutReport>,
         lines: mpsc::UnboundedSender<String>,
+        queued: Arc<Queued>,
     ) -> Self {
         Self {
             line,
             direct,
             report,
             lines,
+            queued,
         }
+    }
+
+    /// rmcp's side is this far behind: stop reading until it catches up.
+    pub fn is_full(&self) -> bool {
+        self.queued.bytes.load(Ordering::Acquire) > QUEUE_BOUND
     }
 
     /// Takes the bytes just read.
@@ -147,7 +178,9 @@ impl Feed {
         let flow = match screen(&self.direct, &self.line) {
             Screened::Pass(text) => {
                 // rmcp's side gone: the session is closing, and the line has nobody to read it.
-                let _ = self.lines.send(text.to_string());
+                if self.lines.send(text.to_string()).is_ok() {
+                    self.queued.bytes.fetch_add(text.len(), Ordering::AcqRel);
+                }
                 Flow::More
             }
             Screened::Dropped => Flow::More,
@@ -165,8 +198,9 @@ impl Feed {
     }
 }
 
-/// Reads a stdout given away on the runtime, for when the new reader could not start: the lines
-/// still go through the feed, so nothing changes for rmcp.
+/// Reads a stdout given away on the runtime, for when the new reader could not start or gave
+/// it back (rmcp's side fell behind): the lines still go through the feed, so nothing changes
+/// for rmcp, and reading waits while the queue is full.
 pub fn read_on_runtime(taken: Taken) {
     let runtime = taken.feed.direct.runtime().clone();
     runtime.spawn(async move {
@@ -183,7 +217,17 @@ pub fn read_on_runtime(taken: Taken) {
             return;
         };
         let mut buf = vec![0u8; 64 * 1024];
-        while let Ok(n) = pipe.read(&mut buf).await {
+        loop {
+            while feed.is_full() {
+                tokio::select! {
+                    _ = feed.queued.drained.notified() => {}
+                    // rmcp's side is gone: the connection is over.
+                    _ = feed.lines.closed() => return,
+                }
+            }
+            let Ok(n) = pipe.read(&mut buf).await else {
+                break;
+            };
             if n == 0 || feed.push(&buf[..n]) == Flow::Stop {
                 break;
             }
