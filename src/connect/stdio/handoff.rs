@@ -234,3 +234,6 @@ pub fn read_on_runtime(taken: Taken) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests;
