@@ -106,7 +106,7 @@ pub fn install(receive: Function<String, ()>) -> Result<()> {
 
 /// Runs `work` on the JavaScript thread, settling the calls it finishes when it ends, in one
 /// batch and with no wake-up: for readers that run on the event loop itself.
-pub fn here(env: napi::sys::napi_env, work: impl FnOnce()) {
+pub fn here(env: &Env, work: impl FnOnce()) {
     let queue = THREAD.with(|thread| {
         thread
             .borrow()
@@ -131,7 +131,7 @@ pub fn here(env: napi::sys::napi_env, work: impl FnOnce()) {
     });
     if !empty {
         // SAFETY: on this environment's JavaScript thread, called from its event loop.
-        unsafe { hand_over(env) };
+        unsafe { hand_over(env.raw()) };
     }
 }
 

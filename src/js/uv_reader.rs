@@ -32,14 +32,21 @@ const CHUNKS_PER_WAKE: usize = 16;
 type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 type CloseCb = unsafe extern "C" fn(*mut c_void);
 
+type HandleSize = unsafe extern "C" fn(c_int) -> usize;
+type PollInit = unsafe extern "C" fn(*mut sys::uv_loop_s, *mut c_void, c_int) -> c_int;
+type PollStart = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
+type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
+type Close = unsafe extern "C" fn(*mut c_void, CloseCb);
+type Unref = unsafe extern "C" fn(*mut c_void);
+
 /// The libuv functions this needs, from the running process.
 struct Uv {
-    handle_size: unsafe extern "C" fn(c_int) -> usize,
-    poll_init: unsafe extern "C" fn(*mut sys::uv_loop_s, *mut c_void, c_int) -> c_int,
-    poll_start: unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int,
-    poll_stop: unsafe extern "C" fn(*mut c_void) -> c_int,
-    close: unsafe extern "C" fn(*mut c_void, CloseCb),
-    unref: unsafe extern "C" fn(*mut c_void),
+    handle_size: HandleSize,
+    poll_init: PollInit,
+    poll_start: PollStart,
+    poll_stop: PollStop,
+    close: Close,
+    unref: Unref,
 }
 
 fn uv() -> Option<&'static Uv> {
@@ -54,12 +61,14 @@ fn uv() -> Option<&'static Uv> {
         // declares (the node binary exports libuv for addons).
         unsafe {
             Some(Uv {
-                handle_size: std::mem::transmute::<*mut c_void, _>(find(c"uv_handle_size")?),
-                poll_init: std::mem::transmute::<*mut c_void, _>(find(c"uv_poll_init")?),
-                poll_start: std::mem::transmute::<*mut c_void, _>(find(c"uv_poll_start")?),
-                poll_stop: std::mem::transmute::<*mut c_void, _>(find(c"uv_poll_stop")?),
-                close: std::mem::transmute::<*mut c_void, _>(find(c"uv_close")?),
-                unref: std::mem::transmute::<*mut c_void, _>(find(c"uv_unref")?),
+                handle_size: std::mem::transmute::<*mut c_void, HandleSize>(find(
+                    c"uv_handle_size",
+                )?),
+                poll_init: std::mem::transmute::<*mut c_void, PollInit>(find(c"uv_poll_init")?),
+                poll_start: std::mem::transmute::<*mut c_void, PollStart>(find(c"uv_poll_start")?),
+                poll_stop: std::mem::transmute::<*mut c_void, PollStop>(find(c"uv_poll_stop")?),
+                close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
+                unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
             })
         }
     })
@@ -168,7 +177,9 @@ impl PushHere for Feed {
     /// [`Feed::push`], the calls it finishes settled on this thread.
     fn push_here(&mut self, env: sys::napi_env, bytes: &[u8]) -> Flow {
         let mut flow = Flow::More;
-        settle::here(env, || flow = self.push(bytes));
+        // The environment of this thread, which is running its event loop.
+        let env = Env::from_raw(env);
+        settle::here(&env, || flow = self.push(bytes));
         flow
     }
 }
@@ -205,7 +216,9 @@ fn read_available(r: &mut Reader) -> bool {
     let fd = fd.as_raw_fd();
     let buf = &mut r.buf;
     let mut end = false;
-    settle::here(r.env, || {
+    // The environment of this thread, which is running its event loop.
+    let env = Env::from_raw(r.env);
+    settle::here(&env, || {
         for _ in 0..CHUNKS_PER_WAKE {
             // SAFETY: `fd` is open (owned by the reader) and `buf` is valid for its length.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };

@@ -21,8 +21,15 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
-use super::direct::{Direct, Routed};
+use super::direct::Direct;
 use super::writer::StdinWriter;
+
+mod lines;
+mod switch;
+use lines::quote;
+pub(super) use lines::{Screened, bounded, response_problem, screen, take_line, too_long};
+#[cfg(unix)]
+pub use switch::IntoFd;
 
 /// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
 /// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
@@ -135,10 +142,6 @@ pub(super) enum Read {
     End,
 }
 
-/// Turns a reader into its descriptor, off the runtime's reactor.
-#[cfg(unix)]
-pub type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
-
 /// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
 /// ([`Direct`]) are taken out of the stream before rmcp sees it.
 pub struct LineTransport<R> {
@@ -190,67 +193,6 @@ where
             writer,
             pending: Arc::new(Mutex::new(Pending::default())),
             report,
-        }
-    }
-
-    /// Lets stdout be handed away through [`Direct::handoff`], turned into a descriptor by
-    /// `into_fd`.
-    #[cfg(unix)]
-    pub fn handing_off(mut self, into_fd: IntoFd<R>) -> Self {
-        self.into_fd = Some(into_fd);
-        self.direct.handoff().allow();
-        self
-    }
-
-    /// Gives stdout to whoever asked: its descriptor, with what was read and not yet looked at.
-    #[cfg(unix)]
-    fn give_away(&mut self, asked: tokio::sync::oneshot::Sender<super::handoff::Taken>) {
-        use super::handoff::{Feed, Taken, read_on_runtime};
-        let (Some(reader), Some(into_fd)) = (self.reader.take(), self.into_fd.take()) else {
-            return;
-        };
-        let buffered = reader.buffer().to_vec();
-        let (sender, lines) = tokio::sync::mpsc::unbounded_channel();
-        self.lines = Some(lines);
-        // A descriptor that cannot be had leaves nothing to read: the end, as on a read error.
-        let Ok(fd) = into_fd(reader.into_inner()) else {
-            return;
-        };
-        let line = std::mem::take(&mut self.line);
-        let (direct, report, queued) = (
-            self.direct.clone(),
-            self.report.clone(),
-            self.queued.clone(),
-        );
-        let feed = Feed::new(line, direct, report, sender, queued);
-        let taken = Taken { fd, buffered, feed };
-        if let Err(taken) = asked.send(taken) {
-            read_on_runtime(taken);
-        }
-    }
-
-    /// The next line from stdout, or (once it is handed away) from its new reader.
-    async fn next_line(&mut self) -> Read {
-        #[cfg(unix)]
-        if self.lines.is_none() && self.into_fd.is_some() {
-            let direct = self.direct.clone();
-            tokio::select! {
-                biased;
-                asked = direct.handoff().asked() => self.give_away(asked),
-                read = self.read_line() => return read,
-            }
-        }
-        match self.lines.as_mut() {
-            Some(lines) => match lines.recv().await {
-                Some(text) => {
-                    #[cfg(unix)]
-                    self.queued.taken(text.len());
-                    self.line = text.into_bytes();
-                    Read::Line
-                }
-                None => Read::End,
-            },
-            None => self.read_line().await,
         }
     }
 
@@ -465,88 +407,6 @@ where
             }
         }
     }
-}
-
-/// Moves bytes of `available` into `line` up to and including a newline: how many were taken,
-/// and `Some` once the line is complete (or over [`MAX_LINE_BYTES`]).
-pub(super) fn take_line(line: &mut Vec<u8>, available: &[u8]) -> (usize, Option<Read>) {
-    let newline = available.iter().position(|b| *b == b'\n');
-    let take = newline.map_or(available.len(), |i| i + 1);
-    let content = line.len() + take - usize::from(newline.is_some());
-    if content > MAX_LINE_BYTES {
-        return (0, Some(Read::TooLong));
-    }
-    line.extend_from_slice(&available[..take]);
-    (take, newline.map(|_| Read::Line))
-}
-
-/// What the first look at a line made of it.
-pub(super) enum Screened<'a> {
-    /// Text for rmcp's side to read.
-    Pass(&'a str),
-    /// Blank, or an answer to a direct request (settled).
-    Dropped,
-    /// The server broke the framing: why.
-    Invalid(String),
-}
-
-/// The checks every line gets wherever it is read: its end and BOM cut off, valid UTF-8, and
-/// an answer to a direct request settled right here.
-pub(super) fn screen<'a>(direct: &Direct, raw: &'a [u8]) -> Screened<'a> {
-    let line = raw.strip_suffix(b"\n").unwrap_or(raw);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
-    let text = match std::str::from_utf8(line) {
-        Ok(text) => text,
-        Err(e) => {
-            let at = e.valid_up_to();
-            return Screened::Invalid(format!(
-                "a line that is not valid UTF-8 (byte 0x{:02X} at offset {at})",
-                line[at]
-            ));
-        }
-    };
-    if text.trim().is_empty() {
-        return Screened::Dropped;
-    }
-    match direct.route(text) {
-        Routed::NotOurs => Screened::Pass(text),
-        Routed::Handled => Screened::Dropped,
-        Routed::Invalid(detail) => Screened::Invalid(detail),
-    }
-}
-
-/// The violation for a line over the bound.
-pub(super) fn too_long() -> String {
-    format!("a line over {} MiB long", MAX_LINE_BYTES >> 20)
-}
-
-/// Why a JSON object with the id of one of our requests is not a response, in words.
-pub(super) fn response_problem(object: &Map<String, Value>) -> &'static str {
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return "it lacks \"jsonrpc\": \"2.0\"";
-    }
-    match (object.get("result"), object.get("error")) {
-        (Some(_), Some(_)) => "it has both \"result\" and \"error\"",
-        (None, None) => "it has neither \"result\" nor \"error\"",
-        (None, Some(_)) => {
-            "its \"error\" is not an object with a numeric \"code\" and a \"message\""
-        }
-        (Some(_), None) => "its \"result\" is not an object",
-    }
-}
-
-/// At most [`QUOTE_CHARS`] characters of `text`, with "…" when cut.
-pub(super) fn bounded(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(QUOTE_CHARS) {
-        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
-        None => Cow::Borrowed(text),
-    }
-}
-
-/// A stray line as a JSON string: its control characters escaped, so a reason stays one line.
-fn quote(line: &str) -> String {
-    serde_json::to_string(line).unwrap_or_default()
 }
 
 #[cfg(test)]
