@@ -147,6 +147,11 @@ impl Session {
 }
 
 impl LiveServer {
+    /// Its direct requests, when calls take them.
+    pub fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
+        self.direct.as_ref()
+    }
+
     /// Where its listings come from: its direct requests when it has them, else rmcp.
     fn lister(&self) -> crate::connect::listing::Lister<'_> {
         match &self.direct {

@@ -6,6 +6,8 @@
 
 pub mod direct;
 pub mod framing;
+#[cfg(unix)]
+pub mod handoff;
 pub mod writer;
 
 use std::collections::VecDeque;
@@ -166,7 +168,10 @@ impl StdioProcess {
         };
         #[cfg(not(unix))]
         let writer = writer::StdinWriter::new(stdin);
-        LineTransport::with_writer(stdout, writer, self.stdout.clone())
+        let transport = LineTransport::with_writer(stdout, writer, self.stdout.clone());
+        #[cfg(unix)]
+        let transport = transport.handing_off(ChildStdout::into_owned_fd);
+        transport
     }
 
     /// "sent an invalid message: …" once the server broke the stdio framing.

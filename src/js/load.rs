@@ -27,6 +27,9 @@ struct Loaded {
     json: String,
     warnings: Vec<String>,
     names: SourceNames,
+    /// Its servers' stdouts, to be read on the JavaScript thread.
+    #[cfg(unix)]
+    stdouts: Vec<crate::connect::stdio::handoff::Taken>,
 }
 
 /// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
@@ -83,6 +86,12 @@ fn load<'env>(
         .as_ref()
         .and_then(|o| o.get::<bool>("relayInput").ok().flatten())
         .unwrap_or(false);
+    // The toolkit's sources are called from its tasks: their answers are read there. The
+    // variable is read here, on the JavaScript thread, which is where `process.env` writes it.
+    #[cfg(unix)]
+    let read_here = warn_names
+        && !std::env::var("TOOLNEXUS_STDOUT_READER").is_ok_and(|v| v == "runtime")
+        && super::uv_reader::available();
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -96,7 +105,12 @@ fn load<'env>(
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => {
-                let loaded = describe(loaded, warn_names);
+                #[allow(unused_mut)]
+                let mut loaded = describe(loaded, warn_names);
+                #[cfg(unix)]
+                if read_here {
+                    loaded.stdouts = stdouts_to_read_here(&loaded.session).await;
+                }
                 loaded.session.follow_tool_changes(on_tools_changed);
                 Settle::Value(loaded)
             }
@@ -237,12 +251,39 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
         json,
         warnings,
         names,
+        #[cfg(unix)]
+        stdouts: Vec::new(),
     }
+}
+
+/// The stdouts of the session's direct-path servers, handed over to be read on the
+/// JavaScript thread (see [`super::uv_reader`]). `TOOLNEXUS_STDOUT_READER=runtime` keeps them
+/// on the runtime (to compare the two).
+#[cfg(unix)]
+async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::handoff::Taken> {
+    let mut stdouts = Vec::new();
+    for direct in session.servers.iter().filter_map(|s| s.direct()) {
+        // The transport answers from its next read; a bound in case it is stuck elsewhere
+        // (giving up, the stdout it hands over is read on the runtime).
+        let taken =
+            tokio::time::timeout(std::time::Duration::from_secs(1), direct.handoff().take());
+        if let Ok(Some(taken)) = taken.await {
+            stdouts.push(taken);
+        }
+    }
+    stdouts
 }
 
 /// The `McpSource` object: `tools` (a getter that follows list changes), status, errors,
 /// info, and `close`.
-fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
+fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env>> {
+    #[cfg(unix)]
+    for taken in std::mem::take(&mut loaded.stdouts) {
+        let owner = Arc::as_ptr(&loaded.session) as usize;
+        if let Err(taken) = super::uv_reader::start(env, taken, owner) {
+            crate::connect::stdio::handoff::read_on_runtime(taken);
+        }
+    }
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj: Object = unsafe { source.cast() }?;
     source_obj.set_named_property("tools", tool_objects(env, &loaded.session, &loaded.names)?)?;
@@ -269,8 +310,16 @@ fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
     let session = loaded.session;
     let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
         let session = session.clone();
-        let promise = ctx.env.spawn_future(async move {
+        #[cfg(unix)]
+        let owner = Arc::as_ptr(&session) as usize;
+        let closing = async move {
             session.close().await;
+            Ok(())
+        };
+        // Its stdout readers on this thread stop once the servers are gone.
+        let promise = ctx.env.spawn_future_with_callback(closing, move |_, ()| {
+            #[cfg(unix)]
+            super::uv_reader::close_owned(owner);
             Ok(())
         })?;
         // SAFETY: the promise is handed to JavaScript as this call's return value at once.

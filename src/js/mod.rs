@@ -10,6 +10,8 @@ pub mod load;
 pub mod mcp_tools;
 pub mod serve;
 pub mod settle;
+#[cfg(unix)]
+pub mod uv_reader;
 
 use std::time::Duration;
 

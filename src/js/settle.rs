@@ -11,7 +11,7 @@
 //! Node alive; it is referenced while a call is pending, so a pending call does (as a promise
 //! from napi would).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -35,6 +35,8 @@ struct Queue {
 /// The JavaScript thread's side: calls in flight and the abort listeners to remove.
 struct Thread {
     queue: Arc<Queue>,
+    /// The glue's receiver, for settling calls where they finish on this thread.
+    receive: FunctionRef<String, ()>,
     next_id: u32,
     in_flight: usize,
     watches: HashMap<u32, AbortWatch>,
@@ -44,6 +46,8 @@ thread_local! {
     // One per JavaScript environment: every environment (the main one, each worker) has a
     // thread of its own.
     static THREAD: RefCell<Option<Thread>> = const { RefCell::new(None) };
+    // The queue whose calls are being finished on this, its JavaScript thread (see [`here`]).
+    static HERE: Cell<*const Queue> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Where a finished call's result goes; sendable to the runtime.
@@ -66,7 +70,9 @@ impl Completion {
             done.push((self.id, result));
             done.len() == 1
         };
-        if first {
+        // On the JavaScript thread inside [`here`], the batch is handed over when it ends.
+        let in_place = HERE.with(|here| std::ptr::eq(here.get(), Arc::as_ptr(&self.queue)));
+        if first && !in_place {
             self.queue
                 .wake
                 .call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -76,6 +82,7 @@ impl Completion {
 
 /// Sets up this environment's queue; `receive` gets each batch text. Called once at init.
 pub fn install(receive: Function<String, ()>) -> Result<()> {
+    let receiver = receive.create_ref()?;
     let wake: Wake = receive
         .build_threadsafe_function::<()>()
         .weak::<true>()
@@ -88,12 +95,94 @@ pub fn install(receive: Function<String, ()>) -> Result<()> {
     THREAD.with(|thread| {
         *thread.borrow_mut() = Some(Thread {
             queue,
+            receive: receiver,
             next_id: 0,
             in_flight: 0,
             watches: HashMap::new(),
         });
     });
     Ok(())
+}
+
+/// Runs `work` on the JavaScript thread, settling the calls it finishes when it ends, in one
+/// batch and with no wake-up: for readers that run on the event loop itself.
+pub fn here(env: &Env, work: impl FnOnce()) {
+    let queue = THREAD.with(|thread| {
+        thread
+            .borrow()
+            .as_ref()
+            .map(|t| Arc::as_ptr(&t.queue))
+            .unwrap_or(std::ptr::null())
+    });
+    let before = HERE.with(|here| here.replace(queue));
+    work();
+    HERE.with(|here| here.set(before));
+    if queue.is_null() || before == queue {
+        return;
+    }
+    let empty = THREAD.with(|thread| {
+        thread.borrow().as_ref().is_none_or(|t| {
+            t.queue
+                .done
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+        })
+    });
+    if !empty {
+        // SAFETY: on this environment's JavaScript thread, called from its event loop.
+        unsafe { hand_over(env.raw()) };
+    }
+}
+
+/// Calls the glue's receiver with the batch, as a callback from the event loop (so promise
+/// reactions run after it, as after a thread-safe function's call).
+unsafe fn hand_over(raw_env: napi::sys::napi_env) {
+    use napi::sys;
+    let env = Env::from_raw(raw_env);
+    let mut scope = std::ptr::null_mut();
+    // SAFETY (all calls): `raw_env` is this thread's environment, and the scope is closed below.
+    unsafe {
+        if sys::napi_open_handle_scope(raw_env, &mut scope) != sys::Status::napi_ok {
+            return;
+        }
+        let receive = THREAD.with(|thread| {
+            thread
+                .borrow()
+                .as_ref()
+                .and_then(|t| t.receive.borrow_back(&env).ok().map(|f| f.raw()))
+        });
+        let batch = take_batch(&env);
+        if let (Some(receive), Ok(batch)) = (receive, env.create_string(&batch)) {
+            let mut resource = std::ptr::null_mut();
+            let mut name = std::ptr::null_mut();
+            let mut context = std::ptr::null_mut();
+            let mut global = std::ptr::null_mut();
+            sys::napi_create_object(raw_env, &mut resource);
+            sys::napi_create_string_utf8(raw_env, c"toolnexus".as_ptr(), 9, &mut name);
+            sys::napi_get_global(raw_env, &mut global);
+            if sys::napi_async_init(raw_env, resource, name, &mut context) == sys::Status::napi_ok {
+                let argv = [batch.raw()];
+                let mut result = std::ptr::null_mut();
+                let status = sys::napi_make_callback(
+                    raw_env,
+                    context,
+                    global,
+                    receive,
+                    1,
+                    argv.as_ptr(),
+                    &mut result,
+                );
+                if status == sys::Status::napi_pending_exception {
+                    let mut error = std::ptr::null_mut();
+                    sys::napi_get_and_clear_last_exception(raw_env, &mut error);
+                    sys::napi_fatal_exception(raw_env, error);
+                }
+                sys::napi_async_destroy(raw_env, context);
+            }
+        }
+        sys::napi_close_handle_scope(raw_env, scope);
+    }
 }
 
 /// Starts tracking a call (on the JavaScript thread); `watch` is its abort listener, removed

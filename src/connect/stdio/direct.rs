@@ -62,6 +62,9 @@ struct Shared {
     watchdog: Notify,
     /// The runtime the connection lives on, for work that cannot be done in place.
     runtime: tokio::runtime::Handle,
+    /// Giving the connection's stdout to another reader.
+    #[cfg(unix)]
+    handoff: super::handoff::Handoff,
 }
 
 #[derive(Default)]
@@ -90,6 +93,8 @@ impl Direct {
             }),
             watchdog: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
+            #[cfg(unix)]
+            handoff: super::handoff::Handoff::default(),
         });
         tokio::spawn(watchdog(shared.clone()));
         Self { shared }
@@ -98,6 +103,12 @@ impl Direct {
     /// The runtime this connection lives on.
     pub fn runtime(&self) -> &tokio::runtime::Handle {
         &self.shared.runtime
+    }
+
+    /// Giving this connection's stdout to another reader.
+    #[cfg(unix)]
+    pub fn handoff(&self) -> &super::handoff::Handoff {
+        &self.shared.handoff
     }
 
     /// A fresh request id (also the request's progress token), for [`Direct::send`].

@@ -21,8 +21,15 @@ use rmcp::transport::Transport;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
-use super::direct::{Direct, Routed};
+use super::direct::Direct;
 use super::writer::StdinWriter;
+
+mod lines;
+mod switch;
+use lines::quote;
+pub(super) use lines::{Screened, bounded, response_problem, screen, take_line, too_long};
+#[cfg(unix)]
+pub use switch::IntoFd;
 
 /// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
 /// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
@@ -35,7 +42,7 @@ const QUOTE_CHARS: usize = 200;
 /// forgotten first.
 const MAX_PENDING: usize = 4096;
 /// A line buffer grown past this by one big message is given back after it.
-const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+pub(super) const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a server wrote to stdout besides protocol messages. Shared between the transport, which
@@ -71,7 +78,7 @@ impl StdoutReport {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn record_violation(&self, detail: String) {
+    pub(super) fn record_violation(&self, detail: String) {
         self.lock().violation.get_or_insert(detail);
     }
 
@@ -129,7 +136,7 @@ enum Line {
     Invalid(String),
 }
 
-enum Read {
+pub(super) enum Read {
     Line,
     TooLong,
     End,
@@ -138,7 +145,15 @@ enum Read {
 /// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
 /// ([`Direct`]) are taken out of the stream before rmcp sees it.
 pub struct LineTransport<R> {
-    reader: BufReader<R>,
+    /// Stdout, until it is handed away (see [`super::handoff`]); then `lines` brings what the
+    /// new reader passes on.
+    reader: Option<BufReader<R>>,
+    lines: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    #[cfg(unix)]
+    queued: Arc<super::handoff::Queued>,
+    /// How stdout becomes a plain descriptor to hand away; None when it cannot be.
+    #[cfg(unix)]
+    into_fd: Option<IntoFd<R>>,
     /// The line being read. Lives here, not in `receive`, because rmcp polls `receive` inside a
     /// `select!` and may drop it midway: the partial line is resumed on the next call.
     line: Vec<u8>,
@@ -167,7 +182,12 @@ where
     /// Over `writer`, which the direct requests share.
     pub fn with_writer(read: R, writer: StdinWriter, report: Arc<StdoutReport>) -> Self {
         Self {
-            reader: BufReader::with_capacity(64 * 1024, read),
+            reader: Some(BufReader::with_capacity(64 * 1024, read)),
+            lines: None,
+            #[cfg(unix)]
+            queued: Arc::default(),
+            #[cfg(unix)]
+            into_fd: None,
             line: Vec::new(),
             direct: Direct::new(writer.clone()),
             writer,
@@ -185,48 +205,33 @@ where
     /// [`MAX_LINE_BYTES`]. Cancellation-safe: bytes are moved from the reader's buffer to the
     /// line with no await in between.
     async fn read_line(&mut self) -> Read {
+        let Some(reader) = self.reader.as_mut() else {
+            return Read::End;
+        };
         loop {
-            let available = match self.reader.fill_buf().await {
+            let available = match reader.fill_buf().await {
                 Ok(available) if !available.is_empty() => available,
                 // End of file, or a read error: either way no more messages come.
                 _ => return Read::End,
             };
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let content = self.line.len() + take - usize::from(newline.is_some());
-            if content > MAX_LINE_BYTES {
-                return Read::TooLong;
-            }
-            self.line.extend_from_slice(&available[..take]);
-            self.reader.consume(take);
-            if newline.is_some() {
-                return Read::Line;
+            let (taken, read) = take_line(&mut self.line, available);
+            reader.consume(taken);
+            if let Some(read) = read {
+                return read;
             }
         }
     }
 
     fn classify(&self, raw: &[u8]) -> Line {
-        let line = raw.strip_suffix(b"\n").unwrap_or(raw);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
-        let text = match std::str::from_utf8(line) {
-            Ok(text) => text,
-            Err(e) => {
-                let at = e.valid_up_to();
-                return Line::Invalid(format!(
-                    "a line that is not valid UTF-8 (byte 0x{:02X} at offset {at})",
-                    line[at]
-                ));
-            }
-        };
-        if text.trim().is_empty() {
-            return Line::Dropped;
+        match screen(&self.direct, raw) {
+            Screened::Pass(text) => self.parse(text),
+            Screened::Dropped => Line::Dropped,
+            Screened::Invalid(detail) => Line::Invalid(detail),
         }
-        match self.direct.route(text) {
-            Routed::NotOurs => {}
-            Routed::Handled => return Line::Dropped,
-            Routed::Invalid(detail) => return Line::Invalid(detail),
-        }
+    }
+
+    /// A line that passed [`screen`]: what it is to rmcp.
+    fn parse(&self, text: &str) -> Line {
         // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
         let tucked = crate::connect::execution::tuck(text);
         if let Ok(message) =
@@ -334,6 +339,8 @@ where
         let message = self.next_message().await;
         if message.is_none() {
             // No more answers come: the direct requests end too.
+            #[cfg(unix)]
+            self.direct.handoff().refuse();
             self.direct.close_all();
         }
         message
@@ -349,6 +356,8 @@ where
 
 impl<R> Drop for LineTransport<R> {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        self.direct.handoff().refuse();
         self.writer.close();
         self.direct.close_all();
     }
@@ -363,16 +372,19 @@ where
             if self.report.lock().violation.is_some() {
                 return None;
             }
-            match self.read_line().await {
+            match self.next_line().await {
                 Read::Line => {}
                 Read::End => return None,
                 Read::TooLong => {
-                    self.report
-                        .record_violation(format!("a line over {} MiB long", MAX_LINE_BYTES >> 20));
+                    self.report.record_violation(too_long());
                     return None;
                 }
             }
-            let outcome = self.classify(&self.line);
+            // Lines from a new reader were screened there already.
+            let outcome = match self.lines {
+                Some(_) => self.parse(std::str::from_utf8(&self.line).unwrap_or_default()),
+                None => self.classify(&self.line),
+            };
             if self.line.capacity() > KEEP_BUFFER_BYTES {
                 self.line = Vec::new();
             } else {
@@ -395,34 +407,6 @@ where
             }
         }
     }
-}
-
-/// Why a JSON object with the id of one of our requests is not a response, in words.
-pub(super) fn response_problem(object: &Map<String, Value>) -> &'static str {
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return "it lacks \"jsonrpc\": \"2.0\"";
-    }
-    match (object.get("result"), object.get("error")) {
-        (Some(_), Some(_)) => "it has both \"result\" and \"error\"",
-        (None, None) => "it has neither \"result\" nor \"error\"",
-        (None, Some(_)) => {
-            "its \"error\" is not an object with a numeric \"code\" and a \"message\""
-        }
-        (Some(_), None) => "its \"result\" is not an object",
-    }
-}
-
-/// At most [`QUOTE_CHARS`] characters of `text`, with "…" when cut.
-pub(super) fn bounded(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(QUOTE_CHARS) {
-        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
-        None => Cow::Borrowed(text),
-    }
-}
-
-/// A stray line as a JSON string: its control characters escaped, so a reason stays one line.
-fn quote(line: &str) -> String {
-    serde_json::to_string(line).unwrap_or_default()
 }
 
 #[cfg(test)]
