@@ -364,8 +364,11 @@ test("stdio auto against Python mcp 2.x: server/discover, the 2026-07-28 era, no
   } finally {
     await source.close()
   }
-  // A loadMcp source also listens for tool changes (subscriptions/listen, in parallel).
-  assert.deepEqual(methods(log).filter((m) => m !== "subscriptions/listen"), ["server/discover", "tools/list", "tools/call"])
+  // A loadMcp source also listens for tool changes (subscriptions/listen, in parallel); closing
+  // the source may cancel that request before its stdin ends (a race), and nothing else.
+  const seen = methods(log).filter((m) => m !== "subscriptions/listen")
+  assert.deepEqual(seen.slice(0, 3), ["server/discover", "tools/list", "tools/call"])
+  assert.ok(["", "notifications/cancelled"].includes(seen.slice(3).join(",")), seen.join(","))
 })
 
 test("stdio without protocol: Python mcp 2.x is spoken to with the handshake", T, async () => {
