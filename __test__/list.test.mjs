@@ -689,7 +689,7 @@ test("legacy SSE: an endpoint event pointing to another origin is refused (heade
   }
 })
 
-test("a tools/list answer with a tool rmcp's model refuses (no inputSchema): failed, saying which field, with no process left", async () => {
+test("a tools/list answer with a tool rmcp's model refuses (no inputSchema): failed, saying which field, with no process left", { timeout: 30000 }, async () => {
   const inv = await listMcpTools({
     mcpServers: { bad: { command: nodeFixture("bad-stdout-server", "bad-tool", "tools/list"), timeout: 20000 } },
   })
@@ -698,5 +698,16 @@ test("a tools/list answer with a tool rmcp's model refuses (no inputSchema): fai
     inv.errors.bad,
     /^tools\/list failed: the server's answer is not a tool listing \(missing field `inputSchema` at line 1 column \d+\)$/,
   )
+  assert.deepEqual(descendants(), [])
+})
+
+test("a server that never answers tools/list (asked directly over stdio): failed with the page's timeout, nothing left running", { timeout: 30000 }, async () => {
+  const began = performance.now()
+  const inv = await listMcpTools({
+    mcpServers: { quiet: { command: nodeFixture("bad-stdout-server", "silent", "tools/list"), timeout: 500 } },
+  })
+  assert.deepEqual(inv.status, { quiet: "failed" })
+  assert.equal(inv.errors.quiet, "timed out after 500 ms during tools/list")
+  assert.ok(performance.now() - began < 10000, "a hang bound, not a timing claim")
   assert.deepEqual(descendants(), [])
 })

@@ -10,6 +10,7 @@ import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { deferredCleanup, pythonClient, repoRoot } from "./helpers.mjs"
+import { gateTool } from "./gate-tool.mjs"
 
 const T = { timeout: 60000 }
 const defer = deferredCleanup(afterEach)
@@ -51,25 +52,6 @@ for (const stateless of [false, true]) {
     assert.deepEqual(legacy.report.outputs, expectedOutputs)
     assert.doesNotMatch(legacy.stderr, /termination failed/i, "the session's DELETE is acknowledged")
   })
-}
-
-/** A tool whose calls wait until released, reporting how each one ended. */
-function gateTool() {
-  const endings = []
-  const waiting = []
-  const tool = defineTool({
-    name: "gate",
-    run: (_args, ctx) =>
-      new Promise((resolve) => {
-        const finish = (how) => {
-          endings.push(how)
-          resolve(how)
-        }
-        ctx.signal?.addEventListener("abort", () => finish("aborted"))
-        waiting.push(() => finish("released"))
-      }),
-  })
-  return { tool, endings, waiting }
 }
 
 async function rawPost(url, body, headers = {}) {

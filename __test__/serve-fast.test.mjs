@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { deferredCleanup, nodeFixture, pythonClient, waitFor } from "./helpers.mjs"
+import { gateTool } from "./gate-tool.mjs"
 
 const T = { timeout: 60000 }
 const defer = deferredCleanup(afterEach)
@@ -184,25 +185,6 @@ test("the session checks are rmcp's: unknown or deleted session 404, bad MCP-Pro
   const deleted = await both(call(5, "text"), headers)
   assert.deepEqual([deleted.status, deleted.text], [404, "Not Found: Session not found"])
 })
-
-/** A tool whose calls wait until released, reporting how each ended. */
-function gateTool() {
-  const endings = []
-  const waiting = []
-  const tool = defineTool({
-    name: "gate",
-    run: (_args, ctx) =>
-      new Promise((resolve) => {
-        const finish = (how) => {
-          endings.push(how)
-          resolve(how)
-        }
-        ctx.signal?.addEventListener("abort", () => finish("aborted"))
-        waiting.push(() => finish("released"))
-      }),
-  })
-  return { tool, endings, waiting }
-}
 
 test("notifications/cancelled and DELETE end a call on either road alike: no answer comes, and the run is aborted", T, async () => {
   const gate = gateTool()

@@ -57,14 +57,14 @@ pub async fn list_tools(lister: Lister<'_>, page_timeout: Duration) -> Result<Ve
 async fn list_pipelined(direct: &Direct, page_timeout: Duration) -> Result<Vec<Value>, String> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
-    let mut asked = Box::pin(ask(direct, None, page_timeout));
+    let mut asked = Box::pin(ask(direct, None));
     for _ in 0..MAX_LIST_PAGES {
         let result = super::phase("tools/list", page_timeout, &mut asked).await?;
         let head = read_head(result.get())?;
         let next = match head.next_cursor {
             None => None,
             Some(cursor) => {
-                let mut next = Box::pin(ask(direct, Some(cursors.check(cursor)?), page_timeout));
+                let mut next = Box::pin(ask(direct, Some(cursors.check(cursor)?)));
                 // Polled once, the request is written; its answer is awaited after the read.
                 let _ = futures::poll!(&mut next);
                 Some(next)
@@ -83,16 +83,15 @@ async fn list_pipelined(direct: &Direct, page_timeout: Duration) -> Result<Vec<V
 async fn ask(
     direct: &Direct,
     cursor: Option<String>,
-    timeout: Duration,
 ) -> Result<Box<serde_json::value::RawValue>, String> {
     let mut params = Map::new();
     if let Some(cursor) = cursor {
         params.insert("cursor".into(), Value::String(cursor));
     }
-    // The page's phase times out first and words it; this bound only backs it up.
-    let backstop = timeout.saturating_mul(2);
+    // The page's phase is its one timeout (and words it); dropped by it, the request is
+    // forgotten.
     direct
-        .request("tools/list", params, backstop)
+        .request("tools/list", params, Duration::MAX)
         .await
         .map_err(|failure| format!("tools/list failed: {}", failed(&failure)))
 }
@@ -228,12 +227,7 @@ fn tool_info(tool: WireTool) -> Value {
         info.insert("description".into(), Value::String(description));
     }
     let mut schema = tool.input_schema;
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::String("object".into()));
-    schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
+    complete_schema(&mut schema);
     info.insert("inputSchema".into(), Value::Object(schema));
     if let Some(output) = tool.output_schema {
         info.insert("outputSchema".into(), Value::Object(output));
@@ -260,6 +254,16 @@ fn tool_info(tool: WireTool) -> Value {
     Value::Object(info)
 }
 
+/// A tool's input schema with `type: "object"` and `properties` ensured (added last).
+fn complete_schema(schema: &mut Map<String, Value>) {
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::String("object".into()));
+    schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+}
+
 /// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema
 /// with `type: "object"` and `properties` ensured, and every other field the server gave
 /// (`title`, `annotations`, `outputSchema`, `icons`, `_meta`), as it gave them.
@@ -277,12 +281,7 @@ fn typed_tool_info(tool: rmcp::model::Tool) -> Value {
         *schema = Value::Object(Map::new());
     }
     if let Value::Object(schema) = schema {
-        schema
-            .entry("type")
-            .or_insert_with(|| Value::String("object".into()));
-        schema
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()));
+        complete_schema(schema);
     }
     info.insert("name".into(), Value::String(tool.name.into_owned()));
     info.insert(

@@ -10,7 +10,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallOutcome, LiveServer, output_of};
+use super::result::map_raw_result;
+use super::{CallOutcome, LiveServer};
 use crate::connect::relay::Front;
 use crate::connect::stdio::direct::{Direct, Failure};
 
@@ -65,7 +66,7 @@ impl LiveServer {
             call_params(tool, arguments),
             timeout,
             Box::new(move |answer| match answer {
-                Ok(raw) => done(outcome_of(raw, started)),
+                Ok(raw) => done(map_raw_result(raw, started)),
                 // Why the connection ended takes waiting for the server's exit: the rare case
                 // that gets a task.
                 Err(Failure::Closed) if !closed.is_cancelled() => {
@@ -121,7 +122,7 @@ impl LiveServer {
         // front while it is still registered.
         tokio::task::yield_now().await;
         match answer {
-            Ok(raw) => outcome_of(&raw, started),
+            Ok(raw) => map_raw_result(&raw, started),
             Err(Failure::Closed) if !closed.is_cancelled() => {
                 CallOutcome::failure(self.describe_closed(closed).await, started)
             }
@@ -135,25 +136,6 @@ fn call_params(tool: &str, arguments: Map<String, Value>) -> Map<String, Value> 
     params.insert("name".into(), Value::String(tool.to_string()));
     params.insert("arguments".into(), Value::Object(arguments));
     params
-}
-
-/// A raw `CallToolResult` as an outcome.
-fn outcome_of(raw: &RawValue, started: Instant) -> CallOutcome {
-    match serde_json::from_str::<Value>(raw.get()) {
-        Ok(raw) => {
-            let (output, is_error) = output_of(&raw);
-            CallOutcome {
-                output,
-                is_error,
-                raw: Some(raw),
-                elapsed: started.elapsed(),
-            }
-        }
-        Err(e) => CallOutcome::failure(
-            format!("MCP tool call returned an unreadable result: {e}"),
-            started,
-        ),
-    }
 }
 
 /// A failure in words, as the rmcp path words it.

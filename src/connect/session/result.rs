@@ -4,27 +4,36 @@ use std::time::Instant;
 
 use rmcp::model::ServerResult;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::CallOutcome;
 
 /// SPEC §4: an error's non-blank text parts joined by a blank line; else structuredContent as
 /// JSON; else the text parts joined by newlines.
 pub(super) fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
-    let raw = match serde_json::to_value(&result) {
-        Ok(raw) => raw,
-        Err(e) => {
-            return CallOutcome::failure(
-                format!("MCP tool call returned an unreadable result: {e}"),
-                started,
-            );
+    outcome(serde_json::to_value(&result), started)
+}
+
+/// A `CallToolResult` as its server sent it (the direct path), mapped as [`map_result`] maps.
+pub(super) fn map_raw_result(raw: &RawValue, started: Instant) -> CallOutcome {
+    outcome(serde_json::from_str::<Value>(raw.get()), started)
+}
+
+fn outcome(raw: serde_json::Result<Value>, started: Instant) -> CallOutcome {
+    match raw {
+        Ok(raw) => {
+            let (output, is_error) = output_of(&raw);
+            CallOutcome {
+                output,
+                is_error,
+                raw: Some(raw),
+                elapsed: started.elapsed(),
+            }
         }
-    };
-    let (output, is_error) = output_of(&raw);
-    CallOutcome {
-        output,
-        is_error,
-        raw: Some(raw),
-        elapsed: started.elapsed(),
+        Err(e) => CallOutcome::failure(
+            format!("MCP tool call returned an unreadable result: {e}"),
+            started,
+        ),
     }
 }
 
