@@ -50,6 +50,7 @@ pub async fn open(
     };
     conn.use_oauth(entry, &handler.auth, warnings);
     let timeout = Duration::from_millis(entry.timeout_ms);
+    conn.bound_close(timeout);
     let result = tokio::select! {
         biased;
         _ = stop.cancelled() => None,

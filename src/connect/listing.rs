@@ -8,7 +8,11 @@
 //! icons), so a page is accepted or refused as rmcp would, and each tool comes out as
 //! [`typed_tool_info`] makes it from rmcp's `Tool`: same keys, same order.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
+
+use futures::future::MaybeDone;
 
 use rmcp::model::{Icon, PaginatedRequestParams, ToolAnnotations};
 use rmcp::service::{Peer, RoleClient};
@@ -30,18 +34,26 @@ pub enum Lister<'a> {
     Rmcp(&'a Peer<RoleClient>),
 }
 
-/// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects; each page
-/// is bounded by `page_timeout`.
-pub async fn list_tools(lister: Lister<'_>, page_timeout: Duration) -> Result<Vec<Value>, String> {
-    let peer = match lister {
-        Lister::Direct(direct) => return list_pipelined(direct, page_timeout).await,
-        Lister::Rmcp(peer) => peer,
+/// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects. The
+/// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
+/// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
+pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<Value>, String> {
+    let listing = async {
+        match lister {
+            Lister::Direct(direct) => list_pipelined(direct).await,
+            Lister::Rmcp(peer) => list_typed(peer).await,
+        }
     };
+    super::phase("tools/list", timeout, listing).await
+}
+
+/// rmcp's typed requests, one page after another.
+async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
-        let page = super::phase("tools/list", page_timeout, rmcp_page(peer, cursor.take())).await?;
+        let page = rmcp_page(peer, cursor.take()).await?;
         tools.extend(page.tools);
         match page.next_cursor {
             None => return Ok(tools),
@@ -54,19 +66,26 @@ pub async fn list_tools(lister: Lister<'_>, page_timeout: Duration) -> Result<Ve
 /// Direct requests, pipelined: once a page's `nextCursor` is read (a scan that skips over its
 /// tools), the next page is asked for, and this page's tools are read while the server makes
 /// the next one. So reading the tools costs the listing only on its last page.
-async fn list_pipelined(direct: &Direct, page_timeout: Duration) -> Result<Vec<Value>, String> {
+///
+/// The next page's request is polled once, to write it, before this page's tools are read. Its
+/// answer may already be there on that poll, so the request is held in a [`MaybeDone`], which
+/// keeps an answer taken early: a finished future is never polled again.
+async fn list_pipelined(direct: &Direct) -> Result<Vec<Value>, String> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
-    let mut asked = Box::pin(ask(direct, None));
+    let mut asked = Box::pin(futures::future::maybe_done(ask(direct, None)));
     for _ in 0..MAX_LIST_PAGES {
-        let result = super::phase("tools/list", page_timeout, &mut asked).await?;
+        let result = answer(asked.as_mut()).await?;
         let head = read_head(result.get())?;
         let next = match head.next_cursor {
             None => None,
             Some(cursor) => {
-                let mut next = Box::pin(ask(direct, Some(cursors.check(cursor)?)));
-                // Polled once, the request is written; its answer is awaited after the read.
-                let _ = futures::poll!(&mut next);
+                let mut next = Box::pin(futures::future::maybe_done(ask(
+                    direct,
+                    Some(cursors.check(cursor)?),
+                )));
+                // Polled once, the request is written; its answer is taken after the read.
+                let _ = futures::poll!(next.as_mut());
                 Some(next)
             }
         };
@@ -79,16 +98,23 @@ async fn list_pipelined(direct: &Direct, page_timeout: Duration) -> Result<Vec<V
     Err(too_many_pages())
 }
 
+type AskResult = Result<Box<serde_json::value::RawValue>, String>;
+
+/// A page request's answer: awaited if it is still pending, taken if it came on an earlier poll.
+async fn answer<F: Future<Output = AskResult>>(mut asked: Pin<&mut MaybeDone<F>>) -> AskResult {
+    asked.as_mut().await;
+    asked
+        .take_output()
+        .unwrap_or_else(|| Err("tools/list failed: the page's answer was already taken".into()))
+}
+
 /// One page asked for directly: its raw result.
-async fn ask(
-    direct: &Direct,
-    cursor: Option<String>,
-) -> Result<Box<serde_json::value::RawValue>, String> {
+async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
     let mut params = Map::new();
     if let Some(cursor) = cursor {
         params.insert("cursor".into(), Value::String(cursor));
     }
-    // The page's phase is its one timeout (and words it); dropped by it, the request is
+    // The listing's phase is its one timeout (and words it); dropped by it, the request is
     // forgotten.
     direct
         .request("tools/list", params, Duration::MAX)

@@ -36,7 +36,8 @@ use lifecycle::{Carrier, Lifecycle, Probe, Service};
 use reason::Cause;
 use stdio::StdioProcess;
 
-/// A closing HTTP session gets this long to send its DELETE.
+/// A closing HTTP session gets at most this long to send its DELETE (less when the server's
+/// timeout is shorter: see [`Connection::bound_close`]).
 const HTTP_CLOSE_BOUND: Duration = Duration::from_secs(3);
 
 type Pipes = (tokio::process::ChildStdout, tokio::process::ChildStdin);
@@ -74,6 +75,8 @@ pub struct Connection {
     lost_cause: http::LostCause,
     /// OAuth for a remote server without a static `Authorization` header.
     oauth: Option<std::sync::Arc<auth::ServerAuth>>,
+    /// How long closing the session (an HTTP DELETE) may take.
+    close_bound: Duration,
 }
 
 /// Runs one phase of a server's life under its timeout.
@@ -116,6 +119,7 @@ impl Connection {
                     requests: Default::default(),
                     lost_cause: Default::default(),
                     oauth: None,
+                    close_bound: HTTP_CLOSE_BOUND,
                     process: Some(process),
                     service: None,
                     direct: None,
@@ -144,6 +148,7 @@ impl Connection {
                     requests: Default::default(),
                     lost_cause: Default::default(),
                     oauth: None,
+                    close_bound: HTTP_CLOSE_BOUND,
                     process: None,
                     service: None,
                     direct: None,
@@ -163,6 +168,12 @@ impl Connection {
         if let Endpoint::Remote { url, headers, .. } = &self.endpoint {
             self.oauth = auth::ServerAuth::for_remote(entry, url, headers, context, warnings);
         }
+    }
+
+    /// Closing is a phase too: the session's DELETE is waited for at most the server's
+    /// `timeout` (and never more than 3 s).
+    pub fn bound_close(&mut self, timeout: Duration) {
+        self.close_bound = timeout.min(HTTP_CLOSE_BOUND);
     }
 
     /// The name a timeout in [`Connection::initialize`] gives its phase.
@@ -338,13 +349,14 @@ impl Connection {
         self.service.as_ref().map(|s| s.peer())
     }
 
-    /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects.
-    pub async fn list_tools(&self, page_timeout: Duration) -> Result<Vec<Value>, String> {
+    /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects, all of
+    /// its pages within `timeout`.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, String> {
         let lister = match &self.direct {
             Some(direct) => listing::Lister::Direct(direct),
             None => listing::Lister::Rmcp(self.peer().ok_or("not connected")?),
         };
-        listing::list_tools(lister, page_timeout).await
+        listing::list_tools(lister, timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
@@ -406,14 +418,15 @@ impl Connection {
     pub async fn shutdown(mut self, graceful: bool) {
         let service = self.service.take();
         let requests = self.requests.clone();
+        let bound = self.close_bound;
         if graceful {
             if let Some(mut service) = service {
-                let _ = tokio::time::timeout(HTTP_CLOSE_BOUND, service.close()).await;
+                let _ = tokio::time::timeout(bound, service.close()).await;
             }
             requests.cancel();
         } else if let Some(mut service) = service {
             tokio::spawn(async move {
-                let _ = tokio::time::timeout(HTTP_CLOSE_BOUND, service.close()).await;
+                let _ = tokio::time::timeout(bound, service.close()).await;
                 requests.cancel();
             });
         } else {

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use rmcp::model::{ProtocolVersion, SubscriptionFilter};
 use rmcp::service::Subscription;
@@ -14,12 +15,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::{LiveServer, Session};
 
-/// Told, after a server's tools were re-listed, its name and its new (filtered) tools.
+/// Told, after a server's tools were re-listed and found changed, its name and its new
+/// (filtered) tools.
 pub type ToolsHook = Arc<dyn Fn(&str, &[Value]) + Send + Sync>;
 
+/// A notification is acted on this long after it came, so a burst of them costs one re-list.
+const DEBOUNCE: Duration = Duration::from_millis(20);
+/// Re-lists of one server start at least this far apart: a server that announces a change on
+/// every listing (a storm) is re-listed about ten times a second, not in a tight loop.
+const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
 impl Session {
-    /// From now on, a server's `notifications/tools/list_changed` re-lists it (each page under
-    /// its timeout), replaces its listing, bumps the generation and then tells `hook`. A
+    /// From now on, a server's `notifications/tools/list_changed` re-lists it (the listing under
+    /// its timeout); when the tools differ, its listing is replaced, the generation bumped and
+    /// `hook` told. Notifications are coalesced: at most one re-list per server is in flight,
+    /// each starts [`DEBOUNCE`] after the notification and [`MIN_INTERVAL`] after the last. A
     /// re-listing that fails keeps the tools it had; the next notification tries again. Must
     /// run inside the runtime; the followers end when the session closes or is dropped.
     pub fn follow_tool_changes(self: &Arc<Self>, hook: Option<ToolsHook>) {
@@ -56,12 +66,24 @@ async fn follow(
         },
         None => return,
     };
+    let mut last: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return },
             notified = next_change(&mut subscription) => if !notified { subscription = None; continue },
             _ = closed.cancelled() => return,
         }
+        let now = tokio::time::Instant::now();
+        let start = last.map_or(now + DEBOUNCE, |last| {
+            (now + DEBOUNCE).max(last + MIN_INTERVAL)
+        });
+        tokio::select! {
+            _ = tokio::time::sleep_until(start) => {}
+            _ = closed.cancelled() => return,
+        }
+        // Whatever came while waiting is answered by the re-list about to start.
+        changes.borrow_and_update();
+        last = Some(tokio::time::Instant::now());
         let Some(server) = server.upgrade() else {
             return;
         };
@@ -71,7 +93,13 @@ async fn follow(
         };
         let Ok(tools) = listed else { continue };
         let tools = crate::connect::inventory::apply_filter(server.filter.as_deref(), tools);
-        *server.listing.lock().unwrap_or_else(|e| e.into_inner()) = tools.clone();
+        {
+            let mut listing = server.listing.lock().unwrap_or_else(|e| e.into_inner());
+            if *listing == tools {
+                continue;
+            }
+            *listing = tools.clone();
+        }
         let Some(session) = session.upgrade() else {
             return;
         };
