@@ -69,9 +69,7 @@ const convert = converter((tool, sourceOrTools, strict) => {
  * the same objects). Task-required tools are left out.
  */
 export function toAiSdkTools(sourceOrTools, { strict = false } = {}) {
-  const set = {}
-  for (const tool of currentTools(sourceOrTools)) {
-    if (offered(tool)) set[tool.name] = convert(tool, strict ? "strict" : "plain", sourceOrTools, strict)
-  }
-  return set
+  const tools = currentTools(sourceOrTools).filter(offered)
+  const made = convert(sourceOrTools, strict ? "strict" : "plain", tools, () => [strict])
+  return Object.fromEntries(tools.map((tool, i) => [tool.name, made[i]]))
 }

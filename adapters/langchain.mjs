@@ -56,7 +56,6 @@ const convert = converter((tool, sourceOrTools, strict) => {
  * tools come back as the same objects). Task-required tools are left out.
  */
 export function toLangChainTools(sourceOrTools, { strict = false } = {}) {
-  return currentTools(sourceOrTools)
-    .filter(offered)
-    .map((tool) => convert(tool, strict ? "strict" : "plain", sourceOrTools, strict))
+  const tools = currentTools(sourceOrTools).filter(offered)
+  return convert(sourceOrTools, strict ? "strict" : "plain", tools, () => [strict])
 }

@@ -53,7 +53,7 @@ export function toOpenAIAgentsTools(sourceOrTools, { strict = false } = {}) {
     if (typeof sourceOrTools === "object" && sourceOrTools !== null) namers.set(sourceOrTools, namer)
   }
   const names = namer.assign(tools.map((t) => t.name))
-  return tools.map((tool, i) => convert(tool, `${strict ? "strict" : "plain"}:${names[i]}`, sourceOrTools, strict, names[i]))
+  return convert(sourceOrTools, strict ? "strict" : "plain", tools, (_tool, i) => [strict, names[i]])
 }
 
 /** The toolnexus tool name behind an Agents SDK tool name given by `toOpenAIAgentsTools`. */

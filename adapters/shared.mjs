@@ -38,16 +38,26 @@ export function liveTool(sourceOrTools, name, fallback) {
 }
 
 /**
- * Converted tools cached per tool object and variant, so that reading the tools again (after
- * `list_changed`, or every turn) returns the very same framework objects for unchanged tools.
+ * `convert(tool, sourceOrTools, ...argsOf(tool, i))` (plain JSON arguments) for the tools of one read, cached per source and variant: reading the
+ * tools again (every turn, or after `list_changed`) gives the very same framework objects for
+ * the tools whose name, description and schema did not change. The cache holds only the tools
+ * of the last read. (A converted tool calls the tool of its name as the source lists it then.)
  */
 export function converter(convert) {
-  const cache = new WeakMap()
-  return (tool, variant, ...rest) => {
-    let byVariant = cache.get(tool)
-    if (!byVariant) cache.set(tool, (byVariant = new Map()))
-    let made = byVariant.get(variant)
-    if (made === undefined) byVariant.set(variant, (made = convert(tool, ...rest)))
+  const caches = new WeakMap()
+  return (sourceOrTools, variant, tools, argsOf) => {
+    let byVariant = caches.get(sourceOrTools)
+    if (!byVariant) caches.set(sourceOrTools, (byVariant = new Map()))
+    const previous = byVariant.get(variant) ?? new Map()
+    const next = new Map()
+    const made = tools.map((tool, i) => {
+      const args = argsOf(tool, i)
+      const key = JSON.stringify([tool.name, tool.description, tool.inputSchema ?? null, args])
+      const converted = next.get(key) ?? previous.get(key) ?? convert(tool, sourceOrTools, ...args)
+      next.set(key, converted)
+      return converted
+    })
+    byVariant.set(variant, next)
     return made
   }
 }
