@@ -53,6 +53,9 @@ after(() => {
   if (work) fs.rmSync(work, { recursive: true, force: true })
 })
 
+/** The installed toolnexus package.json. */
+const manifestOf = (installed) => JSON.parse(fs.readFileSync(path.join(installed, "toolnexus", "package.json"), "utf8"))
+
 /** Writes `source` to `name` in the consumer folder and returns its path. */
 function consumerFile(name, source) {
   const file = path.join(consumer, name)
@@ -88,7 +91,15 @@ test("the installed packages hold the loader, types and addon, and nothing of th
   const installed = path.join(consumer, "node_modules")
   assert.deepEqual(fs.readdirSync(installed).filter((f) => !f.startsWith(".")).sort(), ["toolnexus", `toolnexus-${platform}`])
   const rootFiles = fs.readdirSync(path.join(installed, "toolnexus")).filter((f) => f !== "bin")
-  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "index.d.ts", "index.js", "index.mjs", "package.json"])
+  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "adapters", "index.d.ts", "index.js", "index.mjs", "package.json"])
+  // The framework adapters (toolnexus/ai-sdk, /langchain, /openai-agents): modules and types only.
+  const adapters = fs.readdirSync(path.join(installed, "toolnexus", "adapters")).sort()
+  const expected = ["ai-sdk", "langchain", "openai-agents", "shared"].flatMap((m) => [`${m}.d.mts`, `${m}.mjs`]).concat(["naming.mjs", "strict.mjs"])
+  assert.deepEqual(adapters, expected.sort())
+  for (const sub of ["ai-sdk", "langchain", "openai-agents"]) assert.ok(manifestOf(installed).exports[`./${sub}`], sub)
+  // The frameworks are optional peers (nothing of theirs was installed above); no runtime dependency.
+  assert.equal(manifestOf(installed).dependencies, undefined)
+  assert.deepEqual(Object.keys(manifestOf(installed).peerDependenciesMeta).sort(), ["@langchain/core", "@openai/agents", "ai"])
   assert.deepEqual(fs.readdirSync(path.join(installed, `toolnexus-${platform}`)).sort(), [addonFile, "README.md", "package.json"].sort())
 
   const manifest = JSON.parse(fs.readFileSync(path.join(installed, "toolnexus", "package.json"), "utf8"))

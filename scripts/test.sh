@@ -23,6 +23,9 @@ git diff --exit-code -- index.js index.d.ts
 step "TypeScript check of index.d.ts against the seed examples"
 npx tsc -p __test__/tsconfig.json
 
+step "TypeScript check of the framework adapters against the frameworks' own types"
+npx tsc -p __test__/tsconfig.adapters.json
+
 step "node --test"
 node --test --test-concurrency=1 __test__/*.test.mjs
 
