@@ -6,16 +6,16 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use crate::connect::tool_info::ToolInfo;
 use rmcp::model::{ProtocolVersion, SubscriptionFilter};
 use rmcp::service::Subscription;
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{LiveServer, Session};
 
 /// Told, after a server's tools were re-listed, its name and its new (filtered) tools.
-pub type ToolsHook = Arc<dyn Fn(&str, &[Value]) + Send + Sync>;
+pub type ToolsHook = Arc<dyn Fn(&str, &[ToolInfo]) + Send + Sync>;
 
 impl Session {
     /// From now on, a server's `notifications/tools/list_changed` re-lists it (each page under
