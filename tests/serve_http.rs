@@ -20,7 +20,9 @@ fn tool(name: &str, caller: impl ToolCaller) -> ServedTool {
     ServedTool {
         name: name.into(),
         description: format!("{name} tool"),
-        input_schema: json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+        input_schema: toolnexus::serve::object_schema(
+            json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+        ),
         extras: Map::new(),
         source: "native".into(),
         caller: Arc::new(caller),

@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
 use super::session::{Joined, Session};
+use super::tool_info::{ToolInfo, object_text, text_of};
 use super::{Connection, phase};
 use crate::config::{Config, ServerEntry};
 
@@ -16,7 +17,7 @@ pub enum Opened {
     Failed(String),
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
-    Connected(Box<Connection>, Vec<Value>),
+    Connected(Box<Connection>, Vec<ToolInfo>),
 }
 
 /// Why a whole call stopped early.
@@ -140,7 +141,7 @@ where
 pub struct ServerInventory {
     pub name: String,
     pub status: &'static str,
-    pub tools: Vec<Value>,
+    pub tools: Vec<ToolInfo>,
     pub error: Option<String>,
     /// What a connected server said about itself (`ServerInfo` JSON).
     pub info: Option<Value>,
@@ -200,9 +201,10 @@ pub async fn list_all(
     }
 }
 
-/// `{ tools, status, errors, info }` in config order.
-pub fn inventory_json(servers: Vec<ServerInventory>) -> Value {
-    let mut tools = Map::new();
+/// `{ tools, status, errors, info }` in config order, as JSON text (each tool written as the
+/// text it is kept as).
+pub fn inventory_json(servers: Vec<ServerInventory>) -> String {
+    let mut tools = Vec::new();
     let mut status = Map::new();
     let mut errors = Map::new();
     let mut info = Map::new();
@@ -215,15 +217,26 @@ pub fn inventory_json(servers: Vec<ServerInventory>) -> Value {
             info.insert(server.name.clone(), server_info);
         }
         if server.status == "connected" {
-            tools.insert(server.name, Value::Array(server.tools));
+            tools.push((server.name, server.tools));
         }
     }
-    let mut out = Map::new();
-    out.insert("tools".into(), Value::Object(tools));
-    out.insert("status".into(), Value::Object(status));
-    out.insert("errors".into(), Value::Object(errors));
-    out.insert("info".into(), Value::Object(info));
-    Value::Object(out)
+    let tools: Vec<(&str, String)> = tools
+        .iter()
+        .map(|(name, tools)| (name.as_str(), text_of(tools)))
+        .collect();
+    let tools: Vec<(&str, &str)> = tools.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (tools, status, errors, info) = (
+        object_text(&tools),
+        text_of(&status),
+        text_of(&errors),
+        text_of(&info),
+    );
+    object_text(&[
+        ("tools", &tools),
+        ("status", &status),
+        ("errors", &errors),
+        ("info", &info),
+    ])
 }
 
 /// What loadMcp connected: the live session, each server's status/error, the tools of each
@@ -305,11 +318,15 @@ pub async fn load_all(
 
 /// The per-server `tools` map: absent or empty => all; any `true` => only the `true` names;
 /// only `false` values => all but those. Names that match no tool are warned about.
-fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<String>) -> Vec<Value> {
+fn filter_tools(
+    entry: &ServerEntry,
+    tools: Vec<ToolInfo>,
+    warnings: &mut Vec<String>,
+) -> Vec<ToolInfo> {
     let Some(filter) = entry.tools.as_ref().filter(|f| !f.is_empty()) else {
         return tools;
     };
-    let names: std::collections::HashSet<&str> = tools.iter().map(tool_name).collect();
+    let names: std::collections::HashSet<&str> = tools.iter().map(ToolInfo::name).collect();
     for (name, _) in filter {
         if !names.contains(name.as_str()) {
             warnings.push(format!(
@@ -321,13 +338,8 @@ fn filter_tools(entry: &ServerEntry, tools: Vec<Value>, warnings: &mut Vec<Strin
     apply_filter(Some(filter), tools)
 }
 
-/// A listed tool's name ("" when it has none).
-fn tool_name(tool: &Value) -> &str {
-    tool.get("name").and_then(Value::as_str).unwrap_or("")
-}
-
 /// Applies a server's `tools` map (see [`filter_tools`]), without warnings: for re-listings.
-pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<Value>) -> Vec<Value> {
+pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
     let Some(filter) = filter.filter(|f| !f.is_empty()) else {
         return tools;
     };
@@ -335,7 +347,7 @@ pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<Value>) -> Vec
     tools
         .into_iter()
         .filter(|t| {
-            let name = tool_name(t);
+            let name = t.name();
             let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
             if allow {
                 listed == Some(true)

@@ -1,12 +1,14 @@
-//! Listing a server's tools: every page, following `nextCursor`, as `ToolInfo` objects.
+//! Listing a server's tools: every page, following `nextCursor`, as [`ToolInfo`]s (each tool
+//! kept as its JSON text, see [`super::tool_info`]).
 //!
 //! A stdio server in the handshake era is asked through its direct requests
 //! ([`super::stdio::direct`]), and each page is read straight from its JSON text. rmcp reads a page into its typed `ServerJsonRpcMessage` (serde buffers the whole result to try
 //! the untagged result kinds, so the page is read twice), and each typed `Tool` is then turned
-//! back into JSON. Here a page is read once, into owned JSON where the tool is passed on as it
-//! came (its schemas and `_meta`) and into rmcp's own types where rmcp checks a shape (annotations,
-//! icons), so a page is accepted or refused as rmcp would, and each tool comes out as
-//! [`typed_tool_info`] makes it from rmcp's `Tool`: same keys, same order.
+//! back into JSON. Here a page is read once, from text to text: the tool's schemas and `_meta`
+//! are passed on as the text they came as (read only to their first level), and rmcp's own
+//! types read where rmcp checks a shape (annotations, icons), so a page is accepted or refused
+//! as rmcp would, and each tool comes out as [`typed_tool_info`] makes it from rmcp's `Tool`:
+//! same keys, same order.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,10 +19,12 @@ use futures::future::MaybeDone;
 use rmcp::model::{Icon, PaginatedRequestParams, ToolAnnotations};
 use rmcp::service::{Peer, RoleClient};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::reason;
 use super::stdio::direct::{Direct, Failure};
+use super::tool_info::{RawObject, ToolInfo, check_size, object_text, text_of};
 
 /// At most this many `tools/list` pages are followed.
 pub const MAX_LIST_PAGES: usize = 1000;
@@ -34,10 +38,10 @@ pub enum Lister<'a> {
     Rmcp(&'a Peer<RoleClient>),
 }
 
-/// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects. The
+/// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
-pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<Value>, String> {
+pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<ToolInfo>, String> {
     let listing = async {
         match lister {
             Lister::Direct(direct) => list_pipelined(direct).await,
@@ -48,7 +52,7 @@ pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<Val
 }
 
 /// rmcp's typed requests, one page after another.
-async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
+async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, String> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
     let mut cursor: Option<String> = None;
@@ -70,7 +74,7 @@ async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<Value>, String> {
 /// The next page's request is polled once, to write it, before this page's tools are read. Its
 /// answer may already be there on that poll, so the request is held in a [`MaybeDone`], which
 /// keeps an answer taken early: a finished future is never polled again.
-async fn list_pipelined(direct: &Direct) -> Result<Vec<Value>, String> {
+async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, String> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
     let mut asked = Box::pin(futures::future::maybe_done(ask(direct, None)));
@@ -150,8 +154,14 @@ async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Pa
         .list_tools(Some(params))
         .await
         .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))?;
+    let tools = page
+        .tools
+        .into_iter()
+        .map(|tool| ToolInfo::from_value(&typed_tool_info(tool)))
+        .collect::<Result<_, _>>()
+        .map_err(|why| format!("tools/list failed: {why}"))?;
     Ok(Page {
-        tools: page.tools.into_iter().map(typed_tool_info).collect(),
+        tools,
         next_cursor: page.next_cursor,
     })
 }
@@ -171,25 +181,28 @@ fn failed(failure: &Failure) -> String {
 
 /// One page of a listing.
 pub struct Page {
-    pub tools: Vec<Value>,
+    pub tools: Vec<ToolInfo>,
     pub next_cursor: Option<String>,
 }
 
-/// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON they came as, plus the
-/// `execution` rmcp has no field for.
+/// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON text they came as (read
+/// only to their first level), plus the `execution` rmcp has no field for.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", expecting = "a tool object")]
-struct WireTool {
+struct WireTool<'a> {
     name: String,
     title: Option<String>,
     description: Option<String>,
-    input_schema: Map<String, Value>,
-    output_schema: Option<Map<String, Value>>,
+    #[serde(borrow)]
+    input_schema: RawObject<'a>,
+    #[serde(borrow)]
+    output_schema: Option<RawObject<'a>>,
     annotations: Option<ToolAnnotations>,
     icons: Option<Vec<Icon>>,
-    #[serde(rename = "_meta")]
-    meta: Option<Map<String, Value>>,
-    execution: Option<Value>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<RawObject<'a>>,
+    #[serde(borrow)]
+    execution: Option<&'a RawValue>,
 }
 
 /// A page's tools, not read yet, and its cursor.
@@ -215,9 +228,31 @@ fn read_head(result: &str) -> Result<PageHead<'_>, String> {
     serde_json::from_str(result).map_err(not_a_listing)
 }
 
-fn read_tools(tools: &str) -> Result<Vec<Value>, String> {
-    let tools: Vec<WireTool> = serde_json::from_str(tools).map_err(not_a_listing)?;
-    Ok(tools.into_iter().map(tool_info).collect())
+/// Each tool of a page, read from its text to its text: a tool's schemas are never held as
+/// values here (see [`super::tool_info`]); a tool over [`super::tool_info::MAX_TOOL_BYTES`] is
+/// refused, naming it.
+fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, String> {
+    #[derive(Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let tools: Vec<&RawValue> = serde_json::from_str(tools).map_err(not_a_listing)?;
+    tools
+        .into_iter()
+        .map(|raw| {
+            let text = raw.get();
+            check_size(text.len(), || {
+                serde_json::from_str::<Named>(text)
+                    .map(|n| n.name)
+                    .unwrap_or_default()
+            })
+            .map_err(|why| format!("tools/list failed: {why}"))?;
+            let tool: WireTool<'_> = serde_json::from_str(text).map_err(not_a_listing)?;
+            let name = tool.name.clone();
+            ToolInfo::named(name, tool_info(tool))
+                .map_err(|why| format!("tools/list failed: {why}"))
+        })
+        .collect()
 }
 
 fn not_a_listing(e: serde_json::Error) -> String {
@@ -239,45 +274,48 @@ fn not_a_listing(e: serde_json::Error) -> String {
     )
 }
 
-/// As [`typed_tool_info`] makes a `ToolInfo` from rmcp's `Tool`: rmcp's serialised field order,
-/// the schema completed with `type` and `properties`, a missing description as `""` (last), and
-/// `execution` last.
-fn tool_info(tool: WireTool) -> Value {
-    let mut info = Map::new();
-    info.insert("name".into(), Value::String(tool.name));
-    if let Some(title) = tool.title {
-        info.insert("title".into(), Value::String(title));
+/// As [`typed_tool_info`] makes a `ToolInfo` from rmcp's `Tool`, as text: rmcp's serialised
+/// field order, the schema completed with `type` and `properties`, a missing description as `""`
+/// (last), and `execution` last.
+fn tool_info(tool: WireTool<'_>) -> String {
+    let name = text_of(&tool.name);
+    let title = tool.title.as_ref().map(text_of);
+    let description = tool.description.as_ref().map(text_of);
+    let schema = {
+        let mut members: Vec<(&str, &str)> = tool
+            .input_schema
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.get()))
+            .collect();
+        for (key, empty) in [("type", "\"object\""), ("properties", "{}")] {
+            if !members.iter().any(|(k, _)| *k == key) {
+                members.push((key, empty));
+            }
+        }
+        object_text(&members)
+    };
+    let object = |o: &RawObject<'_>| {
+        let members: Vec<(&str, &str)> = o.0.iter().map(|(k, v)| (k.as_str(), v.get())).collect();
+        object_text(&members)
+    };
+    let output = tool.output_schema.as_ref().map(object);
+    let annotations = tool.annotations.as_ref().map(text_of);
+    let icons = tool.icons.as_ref().map(text_of);
+    let meta = tool.meta.as_ref().map(object);
+    let mut info: Vec<(&str, &str)> = vec![("name", &name)];
+    info.extend(title.as_deref().map(|t| ("title", t)));
+    info.extend(description.as_deref().map(|d| ("description", d)));
+    info.push(("inputSchema", &schema));
+    info.extend(output.as_deref().map(|o| ("outputSchema", o)));
+    info.extend(annotations.as_deref().map(|a| ("annotations", a)));
+    info.extend(icons.as_deref().map(|i| ("icons", i)));
+    info.extend(meta.as_deref().map(|m| ("_meta", m)));
+    if description.is_none() {
+        info.push(("description", "\"\""));
     }
-    let described = tool.description.is_some();
-    if let Some(description) = tool.description {
-        info.insert("description".into(), Value::String(description));
-    }
-    let mut schema = tool.input_schema;
-    complete_schema(&mut schema);
-    info.insert("inputSchema".into(), Value::Object(schema));
-    if let Some(output) = tool.output_schema {
-        info.insert("outputSchema".into(), Value::Object(output));
-    }
-    if let Some(annotations) = tool.annotations
-        && let Ok(annotations) = serde_json::to_value(annotations)
-    {
-        info.insert("annotations".into(), annotations);
-    }
-    if let Some(icons) = tool.icons
-        && let Ok(icons) = serde_json::to_value(icons)
-    {
-        info.insert("icons".into(), icons);
-    }
-    if let Some(meta) = tool.meta {
-        info.insert("_meta".into(), Value::Object(meta));
-    }
-    if !described {
-        info.insert("description".into(), Value::String(String::new()));
-    }
-    if let Some(execution) = tool.execution {
-        info.insert("execution".into(), execution);
-    }
-    Value::Object(info)
+    info.extend(tool.execution.map(|e| ("execution", e.get())));
+    object_text(&info)
 }
 
 /// A tool's input schema with `type: "object"` and `properties` ensured (added last).
@@ -319,80 +357,4 @@ fn typed_tool_info(tool: rmcp::model::Tool) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// What the typed path makes of the same page (execution tucked as the framing does).
-    fn typed(page: &Value) -> Vec<Value> {
-        let text = json!({"jsonrpc": "2.0", "id": 1, "result": page}).to_string();
-        let text = crate::connect::execution::tuck(&text).unwrap_or(text);
-        let message: Value = serde_json::from_str(&text).unwrap();
-        let result: rmcp::model::ListToolsResult =
-            serde_json::from_value(message["result"].clone()).unwrap();
-        result
-            .tools
-            .into_iter()
-            .map(super::typed_tool_info)
-            .collect()
-    }
-
-    #[test]
-    fn a_page_reads_as_the_typed_path_reads_it() {
-        let page = json!({"tools": [
-            {"name": "plain", "inputSchema": {}},
-            {"name": "full", "title": "Full", "description": "d",
-             "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
-             "outputSchema": {"type": "object", "properties": {}},
-             "annotations": {"title": "t", "readOnlyHint": true, "destructiveHint": false},
-             "icons": [{"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}],
-             "_meta": {"x": 1},
-             "execution": {"taskSupport": "required"}},
-            {"name": "meta-only-execution", "inputSchema": {"type": "object"},
-             "execution": {"taskSupport": "optional"}},
-            {"name": "unknown fields", "inputSchema": {"type": "object"}, "extra": [1, 2],
-             "description": null, "title": null},
-        ], "nextCursor": "c2"});
-        let read = read_page(&page.to_string()).unwrap();
-        assert_eq!(read.next_cursor.as_deref(), Some("c2"));
-        let typed = typed(&page);
-        assert_eq!(read.tools, typed);
-        // Same key order too (what `toolnexus list --json` prints).
-        for (a, b) in read.tools.iter().zip(&typed) {
-            assert_eq!(a.to_string(), b.to_string());
-        }
-    }
-
-    #[test]
-    fn a_page_rmcp_would_refuse_is_refused_in_words() {
-        for (page, why) in [
-            (
-                json!({"tools": [{"name": "x"}]}),
-                "missing field `inputSchema`",
-            ),
-            (
-                json!({"tools": [{"name": "x", "inputSchema": []}]}),
-                "invalid type",
-            ),
-            (json!({"tools": "no"}), "invalid type"),
-            (json!([]), "expected an object with \"tools\""),
-            (
-                json!({"tools": [{"name": "x", "inputSchema": {}, "icons": [7]}]}),
-                "expected an object at",
-            ),
-            (
-                json!({"tools": [{"name": "x", "inputSchema": {}, "annotations": {"readOnlyHint": "yes"}}]}),
-                "invalid type",
-            ),
-        ] {
-            let err = read_page(&page.to_string()).err().unwrap();
-            assert!(
-                err.starts_with("tools/list failed: the server's answer is not a tool listing (")
-                    && err.contains(why),
-                "{err}"
-            );
-            let typed = serde_json::from_value::<rmcp::model::ListToolsResult>(page);
-            assert!(typed.is_err(), "rmcp accepts what is refused here");
-        }
-    }
-}
+mod tests;

@@ -19,6 +19,7 @@ pub mod relay;
 pub mod session;
 pub mod sse;
 pub mod stdio;
+pub mod tool_info;
 
 use std::future::Future;
 use std::time::Duration;
@@ -349,9 +350,9 @@ impl Connection {
         self.service.as_ref().map(|s| s.peer())
     }
 
-    /// Every tool the server lists, following `nextCursor`, as `ToolInfo` JSON objects, all of
-    /// its pages within `timeout`.
-    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Value>, String> {
+    /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s, all of its pages
+    /// within `timeout`.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<tool_info::ToolInfo>, String> {
         let lister = match &self.direct {
             Some(direct) => listing::Lister::Direct(direct),
             None => listing::Lister::Rmcp(self.peer().ok_or("not connected")?),

@@ -12,6 +12,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::Connection;
+use super::tool_info::ToolInfo;
 
 /// How many input-required rounds one call may take (rmcp's own client default).
 const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
@@ -35,7 +36,7 @@ pub struct LiveServer {
     timeout: Duration,
     connection: Mutex<Option<Connection>>,
     /// Its tools as last listed (after its config's `tools` filter).
-    listing: std::sync::Mutex<Vec<Value>>,
+    listing: std::sync::Mutex<Vec<ToolInfo>>,
     /// Its config's `tools` filter, applied again to every re-listing.
     filter: Option<Vec<(String, bool)>>,
     /// Its `notifications/tools/list_changed`, until `follow_tool_changes` takes it.
@@ -48,7 +49,7 @@ pub struct Joined {
     pub connection: Connection,
     pub timeout: Duration,
     /// Its tools, already filtered by `filter`.
-    pub tools: Vec<Value>,
+    pub tools: Vec<ToolInfo>,
     pub filter: Option<Vec<(String, bool)>>,
 }
 
@@ -160,8 +161,8 @@ impl LiveServer {
         }
     }
 
-    /// Its tools as last listed.
-    pub fn listing(&self) -> Vec<Value> {
+    /// Its tools as last listed (shared, not copied).
+    pub fn listing(&self) -> Vec<ToolInfo> {
         self.listing
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -11,11 +11,12 @@ use serde_json::{Map, Value, json};
 use super::abort::Watch;
 use super::bounded::JsonValue;
 use super::convert::{self, ErrorKind, Settle};
-use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, tool_objects, tool_set};
+use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, named_tools, tool_objects};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
 use crate::connect::session::{Session, ToolsHook};
+use crate::connect::tool_info::ToolInfo;
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
@@ -161,7 +162,7 @@ fn on_tools_changed_option(
                 .build()
                 .map_err(|e| e.reason.clone())?;
             let tsfn = Arc::new(tsfn);
-            let hook: ToolsHook = Arc::new(move |server: &str, tools: &[Value]| {
+            let hook: ToolsHook = Arc::new(move |server: &str, tools: &[ToolInfo]| {
                 let tsfn = tsfn.clone();
                 let change = json!({ "server": server, "tools": tools });
                 tokio::spawn(async move {
@@ -241,7 +242,7 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
     }
     let session = Arc::new(session);
     let names = SourceNames::default();
-    let naming_warnings = tool_set(&session, &names).2;
+    let naming_warnings = named_tools(&session, &names).2;
     if warn_names {
         warnings.extend(naming_warnings);
     }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::abort::{self, Watch};
 use super::convert;
 use crate::connect::session::{Done, LiveServer, Session};
+use crate::connect::tool_info::{ToolInfo, object_fields, object_text, text_of};
 
 /// A tool that came from loadMcp: which live server serves it, under which original name.
 /// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
@@ -19,8 +20,11 @@ pub struct McpToolRef {
     pub server: Arc<LiveServer>,
     /// The original name.
     pub tool: String,
-    /// The tool as its server listed it (`ToolInfo`), so a gateway re-serves it unchanged.
-    pub listing: Value,
+    /// The tool as its server listed it (`ToolInfo`, shared with the session), so a gateway
+    /// re-serves it unchanged.
+    pub listing: ToolInfo,
+    /// Whether its listing says it can only be called as a task.
+    pub task_required: bool,
 }
 
 pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
@@ -29,54 +33,77 @@ pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
 pub const NAMED_BY_TOOLKIT_KEY: &str = "__toolnexusNamedByToolkit";
 
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
-type ToolRefs = Vec<(Arc<LiveServer>, Value)>;
+type ToolRefs = Vec<(Arc<LiveServer>, ToolInfo)>;
 
 /// The names a source gave its tools, kept while its servers re-list (see `naming::Namer`).
 pub(super) type SourceNames = Arc<std::sync::Mutex<crate::connect::naming::Namer>>;
 
-/// The session's tools as they are now: the `Tool` objects' JSON (in config order, then each
-/// server's listing order), each tool's live server and listing, and warnings for new names.
-pub(super) fn tool_set(session: &Session, names: &SourceNames) -> (String, ToolRefs, Vec<String>) {
-    let mut pairs = Vec::new();
+/// The session's tools as they are now (in config order, then each server's listing order),
+/// their names, and warnings for new names.
+pub(super) fn named_tools(
+    session: &Session,
+    names: &SourceNames,
+) -> (ToolRefs, Vec<String>, Vec<String>) {
     let mut tools = Vec::new();
     for live in &session.servers {
         for tool in live.listing() {
-            let original = tool.get("name").and_then(Value::as_str).unwrap_or("");
-            pairs.push((live.name.clone(), original.to_string()));
             tools.push((live.clone(), tool));
         }
     }
-    let pair_refs: Vec<(&str, &str)> = pairs
+    let pairs: Vec<(&str, &str)> = tools
         .iter()
-        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .map(|(live, tool)| (live.name.as_str(), tool.name()))
         .collect();
     let (names, warnings) = names
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .assign(&pair_refs);
-    let mut tool_objects = Vec::with_capacity(tools.len());
-    for ((_, info), name) in tools.iter().zip(names) {
-        let mut schema = info
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        if let Some(obj) = schema.as_object_mut() {
-            obj.insert("additionalProperties".into(), Value::Bool(false));
-        }
-        let mut tool = json!({
-            "name": name,
-            "description": info.get("description").cloned().unwrap_or_else(|| json!("")),
-            "inputSchema": schema,
-            "source": "mcp",
-        });
-        for key in crate::serve::LISTING_EXTRAS {
-            if let Some(value) = info.get(key) {
-                tool[key] = value.clone();
+        .assign(&pairs);
+    (tools, names, warnings)
+}
+
+/// A `Tool` object's JSON text, without `execute`: its source name, the listing's
+/// description, its input schema with `additionalProperties: false`, and the listing's other
+/// fields. Written from the listing's text: a wide schema is copied once, as text. And whether
+/// the listing says the tool can only be called as a task.
+fn tool_object_json(info: &ToolInfo, name: &str) -> (String, bool) {
+    let fields = info.fields();
+    let field = |key: &str| fields.iter().find_map(|(k, v)| (k == key).then(|| v.get()));
+    let schema = match field("inputSchema") {
+        None => object_text(&[("additionalProperties", "false")]),
+        Some(schema) => match object_fields(schema) {
+            Some(members) => {
+                let mut members: Vec<(&str, &str)> =
+                    members.iter().map(|(k, v)| (k.as_str(), v.get())).collect();
+                match members
+                    .iter_mut()
+                    .find(|(k, _)| *k == "additionalProperties")
+                {
+                    Some(member) => member.1 = "false",
+                    None => members.push(("additionalProperties", "false")),
+                }
+                object_text(&members)
             }
+            None => schema.to_string(),
+        },
+    };
+    let name = text_of(&name);
+    let mut tool: Vec<(&str, &str)> = vec![
+        ("name", &name),
+        ("description", field("description").unwrap_or("\"\"")),
+        ("inputSchema", &schema),
+        ("source", "\"mcp\""),
+    ];
+    for key in crate::serve::LISTING_EXTRAS {
+        if let Some(value) = field(key) {
+            tool.push((key, value));
         }
-        tool_objects.push(tool);
     }
-    (Value::Array(tool_objects).to_string(), tools, warnings)
+    let task_required = field("execution")
+        .and_then(|execution| serde_json::from_str::<Value>(execution).ok())
+        .is_some_and(|execution| {
+            crate::connect::execution::task_required(&json!({ "execution": execution }))
+        });
+    (object_text(&tool), task_required)
 }
 
 /// The session's current tools as an array of `Tool` objects with their `execute`.
@@ -85,23 +112,28 @@ pub(super) fn tool_objects<'env>(
     session: &Arc<Session>,
     names: &SourceNames,
 ) -> Result<Unknown<'env>> {
-    let (json, refs, _) = tool_set(session, names);
+    let (refs, names, _) = named_tools(session, names);
+    let (objects, task_required): (Vec<String>, Vec<bool>) = refs
+        .iter()
+        .zip(&names)
+        .map(|((_, info), name)| tool_object_json(info, name))
+        .unzip();
+    let json = format!("[{}]", objects.join(","));
+    drop(objects);
     let array = convert::parse_json(env, &json)?;
+    drop(json);
+    crate::connect::tool_info::release_freed(refs.iter().map(|(_, t)| t.json().get().len()).sum());
     let tools: Object = unsafe { array.cast() }?;
     // `execute` is made by the glue around [`call_mcp_tool`], whose results settle in batches.
     let bind: Function<Unknown, Unknown> = super::glue::function(env, "mcpExecute")?;
-    for (i, (server, listing)) in refs.into_iter().enumerate() {
+    for (i, ((server, listing), task_required)) in refs.into_iter().zip(task_required).enumerate() {
         let mut tool_obj: Object = tools.get_element(i as u32)?;
-        let tool = listing
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
         let tool_ref = Arc::new(McpToolRef {
             session: session.clone(),
             server,
-            tool,
+            tool: listing.name().to_string(),
             listing,
+            task_required,
         });
         let external = External::new(tool_ref.clone()).into_unknown(env)?;
         tool_obj.set_named_property("execute", bind.call(external)?)?;
@@ -168,7 +200,7 @@ pub fn call_mcp_tool(
         Ok(call) => call,
     };
     // rmcp 3.11's client has no tasks API: say so instead of calling.
-    if crate::connect::execution::task_required(&tool.listing) {
+    if tool.task_required {
         let reason = crate::connect::execution::task_required_reason(&tool.tool);
         completion.deliver(result_json(&server.name, reason, true, None));
         return Ok(id);

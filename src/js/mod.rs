@@ -175,11 +175,12 @@ fn list<'env>(
                 for s in &servers {
                     warnings.extend(s.warnings.iter().cloned());
                 }
-                let inventory = inventory::inventory_json(servers);
-                let json = inventory.to_string();
-                // Freeing a big listing's values takes as long as writing them out: it is done
-                // beside JavaScript's parse of the text, not before it.
-                drop_beside(inventory);
+                let listed = servers
+                    .iter()
+                    .map(|s| crate::connect::tool_info::bytes(&s.tools))
+                    .sum();
+                let json = inventory::inventory_json(servers);
+                crate::connect::tool_info::release_freed(listed);
                 Settle::Value((json, warnings))
             }
             Err(Interrupted::Deadline) => Settle::Fail(
@@ -225,24 +226,6 @@ where
         };
         convert::contain(|| finish(env, settle.into_result(env)?))
     })
-}
-
-/// Drops `value` on a blocking thread when it is big enough for that to matter.
-fn drop_beside(value: serde_json::Value) {
-    let big = value
-        .get("tools")
-        .and_then(serde_json::Value::as_object)
-        .is_some_and(|tools| {
-            tools
-                .values()
-                .filter_map(serde_json::Value::as_array)
-                .map(Vec::len)
-                .sum::<usize>()
-                > 1000
-        });
-    if big {
-        tokio::task::spawn_blocking(move || drop(value));
-    }
 }
 
 /// Reads and parses the config on a blocking thread (a file read may stall, on a network file

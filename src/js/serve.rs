@@ -112,7 +112,7 @@ impl ToolCaller for Forward {
         ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
-        if crate::connect::execution::task_required(&tool.listing) {
+        if tool.task_required {
             let reason = crate::connect::execution::task_required_reason(&tool.tool);
             return futures::future::ready(text_result(reason, true)).boxed();
         }
@@ -293,31 +293,40 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     let name: String = tool.get_named_property("name")?;
     let mut description: String = tool.get_named_property("description")?;
     let about = format!("tool {name:?}");
-    let mut input_schema = super::convert::json_value(
-        env,
-        tool.get_named_property("inputSchema")?,
-        &about,
-        "inputSchema",
-    )?;
     let source: String = tool.get_named_property("source")?;
     let mcp: Unknown = tool.get_named_property("mcp")?;
     let mut extras = Map::new();
+    // A loadMcp tool's schema is its listing's (not read from its object, which may be big).
+    let mut input_schema = Value::Null;
+    if mcp.get_type()? != ValueType::External {
+        input_schema = super::convert::json_value(
+            env,
+            tool.get_named_property("inputSchema")?,
+            &about,
+            "inputSchema",
+        )?;
+    }
     let caller: Arc<dyn ToolCaller> = if mcp.get_type()? == ValueType::External {
         let external = unsafe {
             <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(env.raw(), mcp.raw())?
         };
         let tool_ref: Arc<McpToolRef> = (**external).clone();
         // A gateway relays the tool as its server listed it, under the served name.
-        let listing = &tool_ref.listing;
-        if let Some(d) = listing.get("description").and_then(Value::as_str) {
-            description = d.to_string();
+        // Read from the listing's text, once: the one value of its schema is the one served.
+        let Value::Object(mut listing) = tool_ref.listing.to_value() else {
+            return Err(Error::from_reason(
+                "toolnexus: a listed tool is not an object",
+            ));
+        };
+        if let Some(Value::String(d)) = listing.remove("description") {
+            description = d;
         }
-        if let Some(schema) = listing.get("inputSchema") {
-            input_schema = schema.clone();
+        if let Some(schema) = listing.remove("inputSchema") {
+            input_schema = schema;
         }
         for key in serve::LISTING_EXTRAS {
-            if let Some(value) = listing.get(key) {
-                extras.insert(key.to_string(), value.clone());
+            if let Some(value) = listing.remove(key) {
+                extras.insert(key.to_string(), value);
             }
         }
         Arc::new(Forward(tool_ref))
@@ -351,7 +360,7 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
     Ok(ServedTool {
         name,
         description,
-        input_schema,
+        input_schema: serve::object_schema(input_schema),
         extras,
         source,
         caller,

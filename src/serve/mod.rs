@@ -96,12 +96,25 @@ pub const LISTING_EXTRAS: [&str; 6] = [
 pub struct ServedTool {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    /// An object schema (see [`object_schema`]), shared with the tool's `tools/list` entry.
+    pub input_schema: Arc<Map<String, Value>>,
     /// Other listing fields (`LISTING_EXTRAS`), served as given.
     pub extras: Map<String, Value>,
     /// Where the tool came from (`mcp`, `native`, ...); only reported through `OnCall`.
     pub source: String,
     pub caller: Arc<dyn ToolCaller>,
+}
+
+/// MCP requires `inputSchema` to be an object schema; a source that has none gets the empty one.
+pub fn object_schema(schema: Value) -> Arc<Map<String, Value>> {
+    match schema {
+        Value::Object(schema) => Arc::new(schema),
+        _ => {
+            let mut schema = Map::new();
+            schema.insert("type".into(), Value::String("object".into()));
+            Arc::new(schema)
+        }
+    }
 }
 
 /// What `OnCall` hears about each finished `tools/call`.
@@ -337,7 +350,7 @@ impl ServerHandler for ToolServer {
         }
         let tool = set.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
-        if let Some(Err(problems)) = set.validators[index].as_ref().map(|v| v.check(&arguments)) {
+        if let Err(problems) = set.check(index, &arguments) {
             // A mismatch is the caller's to fix, so it is a result the model can read.
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),

@@ -18,7 +18,7 @@ fn tool(name: &str, caller: impl ToolCaller) -> ServedTool {
     ServedTool {
         name: name.into(),
         description: format!("{name} tool"),
-        input_schema: json!({"type": "object"}),
+        input_schema: object_schema(json!({"type": "object"})),
         extras: Map::new(),
         source: "native".into(),
         caller: Arc::new(caller),

@@ -98,7 +98,7 @@ fn asker_server(
     let tool = ServedTool {
         name: "ask".into(),
         description: "asks twice".into(),
-        input_schema: json!({"type": "object"}),
+        input_schema: super::object_schema(json!({"type": "object"})),
         extras: Map::new(),
         source: "native".into(),
         caller: Arc::new(caller),

@@ -2,7 +2,6 @@
 //! `tools/call` needs to find and check a tool.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
@@ -15,18 +14,16 @@ pub(super) struct ToolSet {
     pub(super) by_name: HashMap<String, usize>,
     /// Built once per version.
     pub(super) listed: Vec<Tool>,
-    /// Each tool's argument check, by index (None: its schema could not be compiled).
-    pub(super) validators: Vec<Option<validate::Arguments>>,
+    /// Each tool's argument check, by index, made on its first call (so serving a tool costs
+    /// no compiled validator until it is called).
+    checks: Vec<std::sync::OnceLock<validate::Check>>,
 }
 
 impl ToolSet {
     pub(super) fn new(tools: Vec<ServedTool>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
-        let validators = tools
-            .iter()
-            .map(|t| validate::Arguments::compile(&t.input_schema))
-            .collect();
+        let checks = tools.iter().map(|_| std::sync::OnceLock::new()).collect();
         for (i, tool) in tools.iter().enumerate() {
             // First definition wins so `tools/list` never shows a name twice.
             if by_name.contains_key(&tool.name) {
@@ -39,8 +36,16 @@ impl ToolSet {
             tools,
             by_name,
             listed,
-            validators,
+            checks,
         }
+    }
+
+    /// Ok when tool `index`'s arguments match its input schema, else the problems.
+    pub(super) fn check(&self, index: usize, arguments: &Map<String, Value>) -> Result<(), String> {
+        let schema = &self.tools[index].input_schema;
+        self.checks[index]
+            .get_or_init(|| validate::Check::for_schema(schema))
+            .check(schema, arguments)
     }
 }
 
@@ -50,7 +55,7 @@ fn listing(tool: &ServedTool) -> Tool {
         Tool::new(
             tool.name.clone(),
             tool.description.clone(),
-            Arc::new(object_schema(&tool.input_schema)),
+            tool.input_schema.clone(),
         )
     };
     if tool.extras.is_empty() {
@@ -62,21 +67,13 @@ fn listing(tool: &ServedTool) -> Tool {
         "description".into(),
         Value::String(tool.description.clone()),
     );
-    full.insert(
-        "inputSchema".into(),
-        Value::Object(object_schema(&tool.input_schema)),
-    );
-    serde_json::from_value(Value::Object(full)).unwrap_or_else(|_| plain())
-}
-
-/// MCP requires `inputSchema` to be an object schema; sources that have none get the empty one.
-fn object_schema(schema: &Value) -> Map<String, Value> {
-    match schema {
-        Value::Object(schema) => schema.clone(),
-        _ => {
-            let mut schema = Map::new();
-            schema.insert("type".into(), Value::String("object".into()));
-            schema
+    // Read with an empty schema, then given the tool's own (shared, not copied).
+    full.insert("inputSchema".into(), Value::Object(Map::new()));
+    match serde_json::from_value::<Tool>(Value::Object(full)) {
+        Ok(mut listed) => {
+            listed.input_schema = tool.input_schema.clone();
+            listed
         }
+        Err(_) => plain(),
     }
 }

@@ -6,6 +6,72 @@ use serde_json::{Map, Value};
 /// How many problems one message names, so a huge bad input stays a short answer.
 const MAX_PROBLEMS: usize = 5;
 
+/// A schema with more `properties` than this is not compiled whole (a compiled validator costs
+/// far more memory than the schema): each call is checked against the schema with only the
+/// properties its arguments name, which `properties` makes the same check.
+pub const MAX_COMPILED_PROPERTIES: usize = 1000;
+
+/// How a tool's arguments are checked, found on its first call.
+pub enum Check {
+    /// Its schema, compiled once.
+    Compiled(Arguments),
+    /// Per call, against the schema cut down to the arguments' properties (see [`wide`]).
+    Wide,
+    /// Its schema does not compile: served unchecked.
+    Unchecked,
+}
+
+impl Check {
+    pub fn for_schema(schema: &Map<String, Value>) -> Self {
+        if wide(schema) {
+            return Check::Wide;
+        }
+        Arguments::compile(&Value::Object(schema.clone())).map_or(Check::Unchecked, Check::Compiled)
+    }
+
+    /// Ok, or the problems (see [`Arguments::check`]); `schema` is the one this was made for.
+    pub fn check(
+        &self,
+        schema: &Map<String, Value>,
+        arguments: &Map<String, Value>,
+    ) -> Result<(), String> {
+        match self {
+            Check::Compiled(compiled) => compiled.check(arguments),
+            Check::Wide => match Arguments::compile(&cut_to(schema, arguments)) {
+                Some(compiled) => compiled.check(arguments),
+                None => Ok(()),
+            },
+            Check::Unchecked => Ok(()),
+        }
+    }
+}
+
+/// Whether the schema has more than [`MAX_COMPILED_PROPERTIES`] properties.
+fn wide(schema: &Map<String, Value>) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.len() > MAX_COMPILED_PROPERTIES)
+}
+
+/// The schema with only the `properties` the arguments name (the others would check nothing).
+fn cut_to(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Value {
+    let cut = schema
+        .iter()
+        .map(|(key, value)| match (key.as_str(), value.as_object()) {
+            ("properties", Some(properties)) => {
+                let named = arguments
+                    .keys()
+                    .filter_map(|name| Some((name.clone(), properties.get(name)?.clone())))
+                    .collect();
+                (key.clone(), Value::Object(named))
+            }
+            _ => (key.clone(), value.clone()),
+        })
+        .collect();
+    Value::Object(cut)
+}
+
 pub struct Arguments(jsonschema::Validator);
 
 impl Arguments {
@@ -96,6 +162,33 @@ mod tests {
                 .check(&args(json!({"n": 1, "x": 1})))
                 .unwrap_err()
                 .contains("x")
+        );
+    }
+
+    #[test]
+    fn a_wide_schema_is_checked_as_a_compiled_one_would_be() {
+        let properties: Map<String, Value> = (0..MAX_COMPILED_PROPERTIES + 1)
+            .map(|i| (format!("p{i}"), json!({"type": "number"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": properties, "required": ["p0"],
+            "additionalProperties": false});
+        let wide = Check::for_schema(schema.as_object().unwrap());
+        assert!(matches!(wide, Check::Wide));
+        let whole = Arguments::compile(&schema).unwrap();
+        for arguments in [
+            json!({"p0": 1, "p1000": 2}),
+            json!({"p1": 1}),
+            json!({"p0": "1", "p7": true}),
+            json!({"p0": 1, "nope": 1}),
+        ] {
+            let arguments = args(arguments);
+            let checked = wide.check(schema.as_object().unwrap(), &arguments);
+            assert_eq!(checked, whole.check(&arguments));
+        }
+        assert_eq!(
+            wide.check(schema.as_object().unwrap(), &args(json!({"p0": "1"})))
+                .unwrap_err(),
+            r#"/p0: "1" is not of type "number""#
         );
     }
 

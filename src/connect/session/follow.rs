@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use crate::connect::tool_info::ToolInfo;
 use rmcp::model::{ProtocolVersion, SubscriptionFilter};
 use rmcp::service::Subscription;
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -17,7 +17,7 @@ use super::{LiveServer, Session};
 
 /// Told, after a server's tools were re-listed and found changed, its name and its new
 /// (filtered) tools.
-pub type ToolsHook = Arc<dyn Fn(&str, &[Value]) + Send + Sync>;
+pub type ToolsHook = Arc<dyn Fn(&str, &[ToolInfo]) + Send + Sync>;
 
 /// A notification is acted on this long after it came, so a burst of them costs one re-list.
 const DEBOUNCE: Duration = Duration::from_millis(20);
