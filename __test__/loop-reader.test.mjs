@@ -1,5 +1,6 @@
 // A loadMcp stdio server's stdout read on the JavaScript thread (a libuv poll on the pipe, once
-// the handshake is done) against the same on the runtime (TOOLNEXUS_STDOUT_READER=runtime):
+// the handshake is done; Node only, see __test__/compat/ for the reader Bun and Deno get) against
+// the same on the runtime (TOOLNEXUS_STDOUT_READER=runtime, the debugging switch):
 // which thread reads, lines cut across writes with stray output around them, lines of
 // megabytes and one past the bound, bytes buffered at the hand-off, a server exiting mid-call,
 // a server request answered meanwhile, and a worker thread terminated with a call in flight.

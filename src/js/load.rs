@@ -86,12 +86,14 @@ fn load<'env>(
         .as_ref()
         .and_then(|o| o.get::<bool>("relayInput").ok().flatten())
         .unwrap_or(false);
-    // The toolkit's sources are called from its tasks: their answers are read there. The
-    // variable is read here, on the JavaScript thread, which is where `process.env` writes it.
+    // The toolkit's sources are called from its tasks: their answers are read there. Which
+    // reader this process uses is decided once (`uv_reader::chosen`: the JavaScript thread on
+    // Node only). `TOOLNEXUS_STDOUT_READER=runtime`, a debugging aid, keeps a load's stdouts on
+    // the runtime; it is read here, on the JavaScript thread, where `process.env` writes it.
     #[cfg(unix)]
     let read_here = warn_names
-        && !std::env::var("TOOLNEXUS_STDOUT_READER").is_ok_and(|v| v == "runtime")
-        && super::uv_reader::available();
+        && super::uv_reader::chosen(env)
+        && !std::env::var("TOOLNEXUS_STDOUT_READER").is_ok_and(|v| v == "runtime");
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -257,8 +259,7 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
 }
 
 /// The stdouts of the session's direct-path servers, handed over to be read on the
-/// JavaScript thread (see [`super::uv_reader`]). `TOOLNEXUS_STDOUT_READER=runtime` keeps them
-/// on the runtime (to compare the two).
+/// JavaScript thread (see [`super::uv_reader`]).
 #[cfg(unix)]
 async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::handoff::Taken> {
     let mut stdouts = Vec::new();
