@@ -139,14 +139,18 @@ async function runtimeRows() {
   const tail = [path.join(root, "bench", "runtime-calls.mjs"), TOOLNEXUS, String(CALLS), ...serverCommand()]
   const commands = {
     node: [process.execPath, ...tail],
-    // The reader Bun and Deno get, on Node: what the runtime itself costs, apart.
+    // The reader Bun and Deno get (a thread per server), on Node: what the runtime itself
+    // costs, apart.
+    "node (thread reader)": [process.execPath, ...tail],
+    // The transport's own reader, on the runtime (TOOLNEXUS_STDOUT_READER=runtime).
     "node (runtime reader)": [process.execPath, ...tail],
     bun: [bin("bun"), ...tail],
     deno: [bin("deno"), "run", "-A", ...tail],
   }
   const clients = {}
   for (const [name, command] of Object.entries(commands)) {
-    clients[name] = await RuntimeClient.start(command, name.includes("runtime reader") ? { TOOLNEXUS_STDOUT_READER: "runtime" } : {})
+    const reader = /\((\w+) reader\)/.exec(name)?.[1]
+    clients[name] = await RuntimeClient.start(command, reader ? { TOOLNEXUS_STDOUT_READER: reader } : {})
   }
   const floor = await FloorClient.connect(serverCommand())
   const bare = () => floor.callTool("echo", { message: "m" })

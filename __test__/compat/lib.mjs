@@ -63,6 +63,16 @@ export const isAlive = (pid) => {
   return s !== null && s.state !== "Z"
 }
 
+/** This process's threads named `name` (`/proc/self/task/<tid>/comm`). */
+export const threadsNamed = (name) =>
+  fs.readdirSync("/proc/self/task").filter((tid) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === name
+    } catch {
+      return false
+    }
+  })
+
 /** Bytes this process's main thread (the JavaScript thread) has read. */
 export const readByMainThread = () =>
   Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/self/task/${process.pid}/io`, "utf8"))[1])

@@ -15,6 +15,7 @@ import {
   readByMainThread,
   runtime,
   runtimeCommand,
+  threadsNamed,
   tmpFile,
   waitFor,
   within,
@@ -31,9 +32,13 @@ const pidOf = async (file) => waitFor(() => {
   const n = Number(fs.existsSync(file) && fs.readFileSync(file, "utf8").trim())
   return n > 0 ? n : null
 }, `pid in ${file}`)
-const nothingRunning = (what) => waitFor(() => descendants().length === 0, `${what}: children still running (${descendants()})`)
+// No child process, nor a stdout reader's thread (`toolnexus-out`, on runtimes other than Node).
+const nothingRunning = async (what) => {
+  await waitFor(() => descendants().length === 0, `${what}: children still running (${descendants()})`)
+  await waitFor(() => threadsNamed("toolnexus-out").length === 0, `${what}: reader threads left (${threadsNamed("toolnexus-out")})`)
+}
 
-check("the reader: answers read on the JavaScript thread on Node only, by the runtime elsewhere", async () => {
+check("the reader: answers read on the JavaScript thread on Node only, by a thread per server elsewhere", async () => {
   const source = await loadMcp({ mcpServers: { raw: { command: fixture("raw-line-server"), timeout: 20000 } } })
   try {
     const before = readByMainThread()
@@ -42,9 +47,11 @@ check("the reader: answers read on the JavaScript thread on Node only, by the ru
     const read = readByMainThread() - before
     if (runtime === "node") assert.ok(read > 3_000_000, `the JavaScript thread read ${read} bytes`)
     else assert.ok(read < 1_000_000, `the JavaScript thread read ${read} bytes`)
+    assert.equal(threadsNamed("toolnexus-out").length, runtime === "node" ? 0 : 1)
   } finally {
     await source.close()
   }
+  await nothingRunning("after close()")
 })
 
 check("listMcpTools: statuses, tools, errors, info, and nothing left running", async () => {
@@ -116,6 +123,7 @@ check("loadMcp: close() resolves once the server has exited", async () => {
   await source.close()
   assert.equal(isAlive(pid), false)
   assert.deepEqual(descendants(), [])
+  await nothingRunning("after close()")
 })
 
 check("createToolkit: serve a gateway over streamable HTTP (own tool and forwarded tool)", async () => {

@@ -9,8 +9,9 @@
 //! Only Node itself gets this reader ([`chosen`]): libuv is no part of the Node-API ABI, and other
 //! runtimes that load Node-API addons either lack it (Bun aborts the process on `uv_poll_init`)
 //! or imitate it with other semantics (Deno). Anywhere else, or when libuv's functions are not in
-//! the running process (`dlsym`) or fail the self-check, stdouts keep the tokio reader. The
-//! choice is made once per process. The handle is unreferenced: an idle source does not keep Node alive
+//! the running process (`dlsym`) or fail the self-check, each stdout gets a thread of its own
+//! ([`read_on_thread`](crate::connect::stdio::handoff::read_on_thread)). The choice is made once
+//! per process. The handle is unreferenced: an idle source does not keep Node alive
 //! (a pending call does, through `settle`). It is closed at end of file, when the server breaks
 //! the framing, and by an environment cleanup hook (a worker thread ending).
 
