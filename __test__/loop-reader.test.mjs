@@ -1,5 +1,7 @@
 // A loadMcp stdio server's stdout read on the JavaScript thread (a libuv poll on the pipe, once
-// the handshake is done) against the same on the runtime (TOOLNEXUS_STDOUT_READER=runtime):
+// the handshake is done; Node only), on a thread of its own per server (what Bun and Deno get,
+// see __test__/compat/; TOOLNEXUS_STDOUT_READER=thread on Node) and on the runtime (the
+// transport's reader, TOOLNEXUS_STDOUT_READER=runtime; both debugging switches):
 // which thread reads, lines cut across writes with stray output around them, lines of
 // megabytes and one past the bound, bytes buffered at the hand-off, a server exiting mid-call,
 // a server request answered meanwhile, and a worker thread terminated with a call in flight.
@@ -12,7 +14,8 @@ import { deferredCleanup, isAlive, nodeFixture, readPid, tmpFile, waitFor } from
 
 const T = { timeout: 60000 }
 const defer = deferredCleanup(afterEach)
-const MODES = { "event loop": undefined, runtime: "runtime" }
+// The event loop's reader is Node's; Bun and Deno get the thread reader (a thread per server).
+const MODES = { "event loop": undefined, thread: "thread", runtime: "runtime" }
 
 async function load(mode, servers, opts) {
   const before = process.env.TOOLNEXUS_STDOUT_READER

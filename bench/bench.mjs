@@ -5,6 +5,7 @@
 //
 //   npm run build && npm run bench          # release build; also runs bench/serve.mjs
 //   BENCH_ONLY=seq,concurrent node bench/bench.mjs
+//   BENCH_ONLY=runtimes node bench/bench.mjs   # the call rows under node, bun and deno
 //   TOOLNEXUS=/path/to/another/checkout node bench/bench.mjs
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -13,7 +14,7 @@ import { EventEmitter } from "node:events"
 import { promisify } from "node:util"
 import path from "node:path"
 import { pathToFileURL } from "node:url"
-import { alternate, FloorClient, header, root, row, serverCommand, time } from "./lib.mjs"
+import { alternate, FloorClient, header, root, row, RuntimeClient, serverCommand, time } from "./lib.mjs"
 
 // TOOLNEXUS=<checkout> measures another build (a baseline) against the same SDK and floor.
 const TOOLNEXUS = path.resolve(process.env.TOOLNEXUS ?? root)
@@ -129,6 +130,48 @@ async function callRows() {
   await floor.close()
 }
 
+/**
+ * The call rows under each runtime that loads the addon: a toolnexus client in a node, a bun and
+ * a deno of its own (bench/runtime-calls.mjs), taking turns with this process's floor client.
+ */
+async function runtimeRows() {
+  const bin = (name) => path.join(root, "node_modules", ".bin", name)
+  const tail = [path.join(root, "bench", "runtime-calls.mjs"), TOOLNEXUS, String(CALLS), ...serverCommand()]
+  const commands = {
+    node: [process.execPath, ...tail],
+    // The reader Bun and Deno get (a thread per server), on Node: what the runtime itself
+    // costs, apart.
+    "node (thread reader)": [process.execPath, ...tail],
+    // The transport's own reader, on the runtime (TOOLNEXUS_STDOUT_READER=runtime).
+    "node (runtime reader)": [process.execPath, ...tail],
+    bun: [bin("bun"), ...tail],
+    deno: [bin("deno"), "run", "-A", ...tail],
+  }
+  const clients = {}
+  for (const [name, command] of Object.entries(commands)) {
+    const reader = /\((\w+) reader\)/.exec(name)?.[1]
+    clients[name] = await RuntimeClient.start(command, reader ? { TOOLNEXUS_STDOUT_READER: reader } : {})
+  }
+  const floor = await FloorClient.connect(serverCommand())
+  const bare = () => floor.callTool("echo", { message: "m" })
+  for (let i = 0; i < 2000; i++) await bare()
+  const floorJobs = {
+    seq: async () => {
+      for (let i = 0; i < CALLS; i++) await bare()
+    },
+    concurrent: () => Promise.all(Array.from({ length: CALLS }, bare)),
+  }
+  for (const [job, words] of [["seq", "sequential"], ["concurrent", "concurrent"]]) {
+    const turns = Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, () => client.run(job)]))
+    const samples = await alternate(ROUNDS, { floor: floorJobs[job], ...turns })
+    for (const name of Object.keys(clients)) {
+      row(`${CALLS} ${words} \`tools/call\`, toolnexus under ${name}`, { toolnexus: samples[name], floor: samples.floor })
+    }
+  }
+  for (const client of Object.values(clients)) await client.close()
+  await floor.close()
+}
+
 /** Connect, initialize, list every page, disconnect (waiting for the children to exit). */
 async function listRow(job, servers, command, tools) {
   const config = Object.fromEntries(Array.from({ length: servers }, (_, i) => [`s${i}`, { command }]))
@@ -205,6 +248,7 @@ async function hungRow() {
 console.log(`node ${process.version}; raw Python stdio server; medians of ${ROUNDS} alternating rounds\n`)
 header()
 if (["seq", "concurrent", "abort", "hop"].some(wanted)) await callRows()
+if (wanted("runtimes")) await runtimeRows()
 if (wanted("big")) await listRow(`list one server, ${BIG_TOOLS} tools in ${BIG_TOOLS / BIG_PAGE} pages`, 1,
   serverCommand("--tools", String(BIG_TOOLS), "--page-size", String(BIG_PAGE)), BIG_TOOLS)
 if (wanted("list10")) await listRow("list 10 stdio servers", 10, serverCommand(), 3)

@@ -87,6 +87,55 @@ export class FloorClient {
   }
 }
 
+/**
+ * A toolnexus client in a runtime of its own (bench/runtime-calls.mjs under node, bun or deno):
+ * `run("seq" | "concurrent")` resolves with the milliseconds that job took there.
+ */
+export class RuntimeClient {
+  constructor(command, env = {}) {
+    this.child = spawn(command[0], command.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, NO_COLOR: "1", ...env } })
+    this.exited = once(this.child, "exit")
+    this.waiting = []
+    let buffered = ""
+    this.child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      buffered += chunk
+      let end
+      while ((end = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, end)
+        buffered = buffered.slice(end + 1)
+        this.waiting.shift()?.(line)
+      }
+    })
+    this.exited.then(([code]) => {
+      for (const resolve of this.waiting.splice(0)) resolve(`exited with code ${code}`)
+    })
+  }
+
+  next() {
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+
+  static async start(command, env) {
+    const client = new RuntimeClient(command, env)
+    const ready = await client.next()
+    if (ready !== "ready") throw new Error(`${command.join(" ")}: ${ready}`)
+    return client
+  }
+
+  async run(job) {
+    const answer = this.next()
+    this.child.stdin.write(`${job}\n`)
+    const ms = Number(await answer)
+    if (!Number.isFinite(ms)) throw new Error(`${job}: ${await answer}`)
+    return ms
+  }
+
+  async close() {
+    this.child.stdin.end()
+    await this.exited
+  }
+}
+
 export async function time(fn) {
   const t0 = performance.now()
   await fn()

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The whole test command: quality gates, the Rust tests, the build, the Node suite, the types.
+# The whole test command: its own set-up, quality gates, the Rust tests, the build, the Node
+# suite, the types, the suite under every runtime (Node, Bun, Deno), conformance.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+
+step "test dependencies (scripts/setup-test-deps.sh; quick once installed)"
+bash scripts/setup-test-deps.sh
 
 step "cargo fmt --check"
 cargo fmt --check
@@ -27,7 +31,12 @@ step "TypeScript check of the framework adapters against the frameworks' own typ
 npx tsc -p __test__/tsconfig.adapters.json
 
 step "node --test"
-node --test --test-concurrency=1 __test__/*.test.mjs
+suite=()
+for file in __test__/*.test.mjs; do [ "$file" = __test__/compat.test.mjs ] || suite+=("$file"); done
+node --test --test-concurrency=1 "${suite[@]}"
+
+step "compatibility suite under each runtime (this Node, Node 22, Bun, Deno)"
+node --test --test-concurrency=1 __test__/compat.test.mjs
 
 step "conformance (official MCP suite: server and client modes, each era)"
 # run.mjs bounds itself (7 min); the outer bound is the backstop for a wedged Node.

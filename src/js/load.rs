@@ -28,9 +28,11 @@ struct Loaded {
     json: String,
     warnings: Vec<String>,
     names: SourceNames,
-    /// Its servers' stdouts, to be read on the JavaScript thread.
+    /// Its servers' stdouts, to be read by `reader`.
     #[cfg(unix)]
     stdouts: Vec<crate::connect::stdio::handoff::Taken>,
+    #[cfg(unix)]
+    reader: Reader,
 }
 
 /// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
@@ -87,12 +89,9 @@ fn load<'env>(
         .as_ref()
         .and_then(|o| o.get::<bool>("relayInput").ok().flatten())
         .unwrap_or(false);
-    // The toolkit's sources are called from its tasks: their answers are read there. The
-    // variable is read here, on the JavaScript thread, which is where `process.env` writes it.
+    // The toolkit's sources are called from its tasks: their answers are read there.
     #[cfg(unix)]
-    let read_here = warn_names
-        && !std::env::var("TOOLNEXUS_STDOUT_READER").is_ok_and(|v| v == "runtime")
-        && super::uv_reader::available();
+    let read_here = warn_names.then(|| stdout_reader(env)).flatten();
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -109,8 +108,9 @@ fn load<'env>(
                 #[allow(unused_mut)]
                 let mut loaded = describe(loaded, warn_names);
                 #[cfg(unix)]
-                if read_here {
+                if let Some(reader) = read_here {
                     loaded.stdouts = stdouts_to_read_here(&loaded.session).await;
+                    loaded.reader = reader;
                 }
                 loaded.session.follow_tool_changes(on_tools_changed);
                 Settle::Value(loaded)
@@ -254,12 +254,38 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
         names,
         #[cfg(unix)]
         stdouts: Vec::new(),
+        #[cfg(unix)]
+        reader: Reader::default(),
+    }
+}
+
+/// Who reads a loadMcp source's stdio servers once their handshake is done.
+#[cfg(unix)]
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Reader {
+    /// The JavaScript thread's event loop (Node only, see [`super::uv_reader::chosen`]).
+    #[default]
+    EventLoop,
+    /// A thread of its own per server (anywhere else).
+    Thread,
+}
+
+/// The reader this load's stdouts get, or None for the runtime's (the transport's own).
+/// The process's choice is made once ([`super::uv_reader::chosen`]);
+/// `TOOLNEXUS_STDOUT_READER` (`runtime`, `thread`) overrides it, a debugging aid read here on
+/// the JavaScript thread, where `process.env` writes it.
+#[cfg(unix)]
+fn stdout_reader(env: &Env) -> Option<Reader> {
+    match std::env::var("TOOLNEXUS_STDOUT_READER").as_deref() {
+        Ok("runtime") => None,
+        Ok("thread") => Some(Reader::Thread),
+        _ if super::uv_reader::chosen(env) => Some(Reader::EventLoop),
+        _ => Some(Reader::Thread),
     }
 }
 
 /// The stdouts of the session's direct-path servers, handed over to be read on the
-/// JavaScript thread (see [`super::uv_reader`]). `TOOLNEXUS_STDOUT_READER=runtime` keeps them
-/// on the runtime (to compare the two).
+/// JavaScript thread (see [`super::uv_reader`]) or a thread of their own.
 #[cfg(unix)]
 async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::handoff::Taken> {
     let mut stdouts = Vec::new();
@@ -281,8 +307,12 @@ fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env
     #[cfg(unix)]
     for taken in std::mem::take(&mut loaded.stdouts) {
         let owner = Arc::as_ptr(&loaded.session) as usize;
-        if let Err(taken) = super::uv_reader::start(env, taken, owner) {
-            crate::connect::stdio::handoff::read_on_runtime(taken);
+        let taken = match loaded.reader {
+            Reader::EventLoop => super::uv_reader::start(env, taken, owner),
+            Reader::Thread => Err(taken),
+        };
+        if let Err(taken) = taken {
+            crate::connect::stdio::handoff::read_on_thread(taken);
         }
     }
     let source = convert::parse_json(env, &loaded.json)?;

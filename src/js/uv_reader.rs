@@ -6,8 +6,12 @@
 //! in place ([`Feed`]), answers to direct calls settle at once (through [`settle::here`], no
 //! thread-safe function), and everything else goes on to rmcp on the runtime.
 //!
-//! libuv's functions are looked up in the running process (`dlsym`), so a host without them
-//! keeps the tokio reader. The handle is unreferenced: an idle source does not keep Node alive
+//! Only Node itself gets this reader ([`chosen`]): libuv is no part of the Node-API ABI, and other
+//! runtimes that load Node-API addons either lack it (Bun aborts the process on `uv_poll_init`)
+//! or imitate it with other semantics (Deno). Anywhere else, or when libuv's functions are not in
+//! the running process (`dlsym`) or fail the self-check, each stdout gets a thread of its own
+//! ([`read_on_thread`](crate::connect::stdio::handoff::read_on_thread)). The choice is made once
+//! per process. The handle is unreferenced: an idle source does not keep Node alive
 //! (a pending call does, through `settle`). It is closed at end of file, when the server breaks
 //! the framing, and by an environment cleanup hook (a worker thread ending).
 
@@ -38,6 +42,7 @@ type PollStart = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
 type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
 type Close = unsafe extern "C" fn(*mut c_void, CloseCb);
 type Unref = unsafe extern "C" fn(*mut c_void);
+type Version = unsafe extern "C" fn() -> std::ffi::c_uint;
 
 /// The libuv functions this needs, from the running process.
 struct Uv {
@@ -47,6 +52,7 @@ struct Uv {
     poll_stop: PollStop,
     close: Close,
     unref: Unref,
+    version: Version,
 }
 
 fn uv() -> Option<&'static Uv> {
@@ -69,18 +75,84 @@ fn uv() -> Option<&'static Uv> {
                 poll_stop: std::mem::transmute::<*mut c_void, PollStop>(find(c"uv_poll_stop")?),
                 close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
                 unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
+                version: std::mem::transmute::<*mut c_void, Version>(find(c"uv_version")?),
             })
         }
     })
     .as_ref()
 }
 
-/// Whether stdout can be read on the JavaScript thread here.
-pub fn available() -> bool {
+/// Whether this process reads stdouts on the JavaScript thread: on Node itself, with libuv's
+/// functions found and passing the self-check. Decided by the first call (on a JavaScript
+/// thread), the same for every environment of the process after that.
+pub fn chosen(env: &Env) -> bool {
+    static CHOSEN: OnceLock<bool> = OnceLock::new();
+    *CHOSEN.get_or_init(|| is_node(env) && self_check(env))
+}
+
+/// Whether the runtime is Node: `process.release.name` is `"node"`, `process.versions.node` is
+/// set, and neither Bun's (`process.versions.bun`) nor Deno's (`globalThis.Deno`) marks are
+/// there (both runtimes name themselves Node for compatibility).
+fn is_node(env: &Env) -> bool {
+    let read = || -> Result<bool> {
+        // SAFETY: the global object is an object.
+        let global: Object = unsafe { env.get_global()?.to_unknown().cast() }?;
+        let marked = |obj: &Object, key: &str| -> Result<bool> {
+            Ok(obj.get_named_property::<Unknown>(key)?.get_type()? != ValueType::Undefined)
+        };
+        let object = |obj: &Object, key: &str| -> Result<Option<Object>> {
+            let value: Unknown = obj.get_named_property(key)?;
+            Ok(match value.get_type()? {
+                // SAFETY: the value is an object.
+                ValueType::Object => Some(unsafe { value.cast::<Object>() }?),
+                _ => None,
+            })
+        };
+        if marked(&global, "Deno")? || marked(&global, "Bun")? {
+            return Ok(false);
+        }
+        let Some(process) = object(&global, "process")? else {
+            return Ok(false);
+        };
+        let (Some(versions), Some(release)) =
+            (object(&process, "versions")?, object(&process, "release")?)
+        else {
+            return Ok(false);
+        };
+        if marked(&versions, "bun")? || marked(&versions, "deno")? || !marked(&versions, "node")? {
+            return Ok(false);
+        }
+        let name: Unknown = release.get_named_property("name")?;
+        if name.get_type()? != ValueType::String {
+            return Ok(false);
+        }
+        // SAFETY: the value is a string.
+        Ok(unsafe { name.cast::<String>() }? == "node")
+    };
+    let node = read().unwrap_or(false);
+    // A getter that threw leaves its exception pending: it is this check's, not the caller's.
+    let mut pending = false;
+    // SAFETY (both): on this environment's JavaScript thread.
+    unsafe {
+        sys::napi_is_exception_pending(env.raw(), &mut pending);
+        if pending {
+            let mut error = std::ptr::null_mut();
+            sys::napi_get_and_clear_last_exception(env.raw(), &mut error);
+        }
+    }
+    node && !pending
+}
+
+/// libuv's functions are all there, of libuv 1.x, with a poll handle of a plausible size, and
+/// this environment has an event loop.
+fn self_check(env: &Env) -> bool {
     uv().is_some_and(|uv| {
-        // SAFETY: asks libuv a size.
-        let size = unsafe { (uv.handle_size)(UV_POLL) };
-        size > 0 && size <= 1024
+        // SAFETY: asks libuv its version and a size.
+        let (version, size) = unsafe { ((uv.version)(), (uv.handle_size)(UV_POLL)) };
+        version >> 16 == 1
+            && size > 0
+            && size <= 1024
+            && env.get_uv_event_loop().is_ok_and(|l| !l.is_null())
     })
 }
 
@@ -107,6 +179,9 @@ thread_local! {
 /// Reads `taken` on this (the JavaScript) thread; when that cannot start, the stdout is handed
 /// back (the caller reads it on the runtime).
 pub fn start(env: &Env, taken: Taken, owner: usize) -> std::result::Result<(), Taken> {
+    if !chosen(env) {
+        return Err(taken);
+    }
     let (Some(uv), Ok(event_loop)) = (uv(), env.get_uv_event_loop()) else {
         return Err(taken);
     };
@@ -124,7 +199,7 @@ pub fn start(env: &Env, taken: Taken, owner: usize) -> std::result::Result<(), T
             return Err(taken);
         }
     }
-    // SAFETY: asks libuv a size (checked by `available`).
+    // SAFETY: asks libuv a size (checked by `self_check`).
     let size = unsafe { (uv.handle_size)(UV_POLL) };
     let Taken {
         fd: owned,

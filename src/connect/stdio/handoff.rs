@@ -1,4 +1,5 @@
-//! Handing a stdio server's stdout to another reader (the JavaScript thread's event loop).
+//! Handing a stdio server's stdout to another reader (the JavaScript thread's event loop on
+//! Node, a thread of its own elsewhere).
 //!
 //! A direct call's answer read by a tokio worker needs one more thread hand-off than a bare
 //! client, which reads the pipe on its own thread. Once the handshake is done, the transport can
@@ -233,6 +234,79 @@ pub fn read_on_runtime(taken: Taken) {
             }
         }
     });
+}
+
+/// Reads a stdout given away on a thread of its own, with blocking reads: where the JavaScript
+/// thread cannot read it (on runtimes other than Node), an answer then wakes one thread, the
+/// reader, where the runtime's reactor wakes a worker, which may wake another to share the task
+/// (a context switch a sequential call pays every time). The thread ends at end of file (the
+/// server and its process tree gone, as every close and teardown sees to) or when the server
+/// breaks the framing. While rmcp's side is behind, it waits, as [`read_on_runtime`] does.
+pub fn read_on_thread(taken: Taken) {
+    let runtime = taken.feed.direct.runtime().clone();
+    let slot = Arc::new(Mutex::new(Some(taken)));
+    let theirs = slot.clone();
+    let spawned = std::thread::Builder::new()
+        // `/proc/<pid>/task/<tid>/comm` shows it (15 bytes at most).
+        .name("toolnexus-out".into())
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            let taken = theirs.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(taken) = taken {
+                read_blocking(&runtime, taken);
+            }
+        });
+    if spawned.is_err() {
+        // No thread to be had: the runtime reads it.
+        if let Some(taken) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            read_on_runtime(taken);
+        }
+    }
+}
+
+fn read_blocking(runtime: &tokio::runtime::Handle, taken: Taken) {
+    use std::io::Read as _;
+    use std::os::fd::AsRawFd;
+    // What settles in place may spawn on the connection's runtime.
+    let _context = runtime.enter();
+    let Taken {
+        fd,
+        buffered,
+        mut feed,
+    } = taken;
+    // SAFETY: F_GETFL/F_SETFL only change the flags of this descriptor, which the reader owns.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            return read_on_runtime(Taken { fd, buffered, feed });
+        }
+    }
+    if feed.push(&buffered) == Flow::Stop {
+        return;
+    }
+    let mut pipe = std::fs::File::from(fd);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while feed.is_full() {
+            let gone = runtime.block_on(async {
+                tokio::select! {
+                    _ = feed.queued.drained.notified() => false,
+                    // rmcp's side is gone: the connection is over.
+                    _ = feed.lines.closed() => true,
+                }
+            });
+            if gone {
+                return;
+            }
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) if feed.push(&buf[..n]) == Flow::Stop => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }
 
 #[cfg(test)]
