@@ -448,7 +448,7 @@ export interface ServeOptions {
   sessionIdleTimeout?: number
   /**
    * Sessions alive at once at most; opening one more ends the idlest (one with no request
-   * in flight first), which is answered 404 from then on. Default 1000.
+   * in flight first), which is answered 404 from then on. Default 500.
    */
   maxSessions?: number
 }
@@ -598,7 +598,7 @@ export interface HttpServeOptions {
   allowedOrigins?: Array<string>
   /** A session no request names for this many ms expires (404 from then on); default 300000. */
   sessionIdleTimeout?: number
-  /** Live sessions at most; a new one beyond it ends the idlest. Default 1000. */
+  /** Live sessions at most; a new one beyond it ends the idlest. Default 500. */
   maxSessions?: number
 }
 

@@ -50,7 +50,7 @@ Options:
                     a session no request names for this long expires and is answered 404
                     from then on, so its client opens a new one (default 300000: 5 minutes)
   --max-sessions n  sessions alive at once at most; a new one beyond it ends the idlest
-                    (default 1000)
+                    (default 500)
   -h, --help        show this help
 
 Exit status: 0 stopped by a signal (or end of input), 1 could not start serving, 2

@@ -448,7 +448,7 @@ export interface ServeOptions {
   sessionIdleTimeout?: number
   /**
    * Sessions alive at once at most; opening one more ends the idlest (one with no request
-   * in flight first), which is answered 404 from then on. Default 1000.
+   * in flight first), which is answered 404 from then on. Default 500.
    */
   maxSessions?: number
 }

@@ -376,7 +376,7 @@ pub struct HttpServeOptions {
     pub allowed_origins: Option<Vec<String>>,
     /// A session no request names for this many ms expires (404 from then on); default 300000.
     pub session_idle_timeout: Option<f64>,
-    /// Live sessions at most; a new one beyond it ends the idlest. Default 1000.
+    /// Live sessions at most; a new one beyond it ends the idlest. Default 500.
     pub max_sessions: Option<f64>,
 }
 

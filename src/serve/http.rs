@@ -222,11 +222,11 @@ pub async fn serve_http(
 /// Ends expired sessions until the endpoint stops.
 async fn sweep(sessions: Arc<FastSessions>, stopping: CancellationToken) {
     let period = sessions.sweep_period();
-    let mut after_many = false;
+    let mut state = sessions::SweepState::default();
     loop {
         tokio::select! {
             _ = stopping.cancelled() => return,
-            _ = tokio::time::sleep(period) => sessions.sweep(&mut after_many).await,
+            _ = tokio::time::sleep(period) => sessions.sweep(&mut state).await,
         }
     }
 }

@@ -49,12 +49,9 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{Ledger, SessionLimits};
+use super::sessions::{Ledger, SessionLimits, SweepState};
 use crate::serve::ToolServer;
 use crate::serve::context::SessionLogLevel;
-
-/// After this many sessions ended at once, freed memory is handed back to the system.
-const TRIM_AFTER: usize = 256;
 
 /// Where a call answered here leaves its answer for the HTTP layer (which puts one in the
 /// request's extensions): the JSON-RPC message, serialised.
@@ -164,7 +161,7 @@ pub struct FastSessions {
     links: Arc<Links>,
     server: ToolServer,
     ledger: Arc<Ledger>,
-    /// Sessions ended since memory was last handed back.
+    /// Sessions ended (expired or evicted) since the last sweep.
     ended: AtomicUsize,
 }
 
@@ -192,19 +189,17 @@ impl FastSessions {
 
     /// Ends the sessions idle past the timeout. After many ended (here or by the cap), forgets
     /// their peers and hands the freed memory back to the system: the sessions' tasks have
-    /// finished by the next sweep, so that sweep does it.
-    pub async fn sweep(&self, after_many: &mut bool) {
-        if std::mem::take(after_many) {
+    /// finished by the next sweep, so that sweep does it (at most once a second: a trim walks
+    /// every arena, and a flood of sessions would otherwise trim at every sweep).
+    pub async fn sweep(&self, state: &mut SweepState) {
+        if state.trim_due() {
             self.server.forget_closed_peers();
             super::limits::release_memory();
         }
         for id in self.ledger.take_all_expired() {
             self.end(&id).await;
         }
-        if self.ended.load(Ordering::Relaxed) >= TRIM_AFTER {
-            self.ended.store(0, Ordering::Relaxed);
-            *after_many = true;
-        }
+        state.ended(self.ended.swap(0, Ordering::Relaxed));
     }
 
     /// Ends a session the ledger already forgot (expired or evicted), as DELETE would.

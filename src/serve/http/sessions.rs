@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_server::session::SessionId;
 /// A session no request has named for this long expires.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// Live sessions never exceed this; a new one ends the idlest.
-pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+pub const DEFAULT_MAX_SESSIONS: usize = 500;
 
 /// The bounds on the sessions of one endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,37 @@ impl Default for SessionLimits {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             max_sessions: DEFAULT_MAX_SESSIONS,
         }
+    }
+}
+
+/// After this many sessions ended, freed memory is handed back to the system...
+const TRIM_AFTER: usize = 256;
+/// ...at most this often.
+const MIN_TRIM_GAP: Duration = Duration::from_secs(1);
+
+/// What the sweeps of one endpoint remember: how many sessions ended since the last trim,
+/// and when that was.
+#[derive(Default)]
+pub struct SweepState {
+    ended: usize,
+    last_trim: Option<Instant>,
+}
+
+impl SweepState {
+    /// `n` more sessions ended (expired or evicted).
+    pub fn ended(&mut self, n: usize) {
+        self.ended += n;
+    }
+
+    /// Whether to trim now (and if so, counting starts again).
+    pub fn trim_due(&mut self) -> bool {
+        let due = self.last_trim.is_none_or(|at| at.elapsed() >= MIN_TRIM_GAP);
+        if self.ended < TRIM_AFTER || !due {
+            return false;
+        }
+        self.ended = 0;
+        self.last_trim = Some(Instant::now());
+        true
     }
 }
 
@@ -283,5 +314,17 @@ mod tests {
         assert!(ledger.take_all_expired().is_empty());
         ledger.close(&id("a"));
         assert_eq!(ledger.len(), 0);
+    }
+
+    #[test]
+    fn memory_is_trimmed_after_many_sessions_ended_and_not_more_than_once_a_second() {
+        let mut state = SweepState::default();
+        state.ended(TRIM_AFTER - 1);
+        assert!(!state.trim_due());
+        state.ended(1);
+        assert!(state.trim_due());
+        assert!(!state.trim_due(), "counting starts again");
+        state.ended(TRIM_AFTER);
+        assert!(!state.trim_due(), "a second trim waits for the gap");
     }
 }
