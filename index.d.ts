@@ -439,6 +439,18 @@ export interface ServeOptions {
    * ones; requests from any other `Origin` are refused with 403. `["*"]` accepts any.
    */
   allowedOrigins?: string[]
+  /**
+   * A session that no request names for this many milliseconds expires: its requests are
+   * answered 404 from then on, as after DELETE, and MCP clients open a new one. A request in
+   * flight (a long call, an open GET stream) keeps its session; idle time counts from its
+   * end. Default 300000 (5 minutes).
+   */
+  sessionIdleTimeout?: number
+  /**
+   * Sessions alive at once at most; opening one more ends the idlest (one with no request
+   * in flight first), which is answered 404 from then on. Default 500.
+   */
+  maxSessions?: number
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */
@@ -584,6 +596,10 @@ export interface HttpServeOptions {
   allowedHosts?: Array<string>
   /** Browser origins accepted besides the loopback ones. */
   allowedOrigins?: Array<string>
+  /** A session no request names for this many ms expires (404 from then on); default 300000. */
+  sessionIdleTimeout?: number
+  /** Live sessions at most; a new one beyond it ends the idlest. Default 500. */
+  maxSessions?: number
 }
 
 /** Connects to every enabled server just long enough to list its tools, then disconnects. */

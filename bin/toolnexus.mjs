@@ -76,6 +76,8 @@ const COMMANDS = {
       stateless: { type: "boolean" },
       "allowed-hosts": { type: "string" },
       "allowed-origins": { type: "string" },
+      "session-idle-timeout": { type: "string" },
+      "max-sessions": { type: "string" },
     },
   },
 }
@@ -135,6 +137,13 @@ function parse(argv) {
       throw new Usage(`toolnexus ${first}: --timeout must be a positive number of milliseconds, got "${values.timeout}"`, cmd.help)
     }
     values.timeout = Number(values.timeout)
+  }
+  for (const [key, what] of [["session-idle-timeout", "a positive number of milliseconds"], ["max-sessions", "a positive whole number"]]) {
+    if (values[key] === undefined) continue
+    if (!/^\d+$/.test(values[key]) || Number(values[key]) <= 0) {
+      throw new Usage(`toolnexus ${first}: --${key} must be ${what}, got "${values[key]}"`, cmd.help)
+    }
+    values[key] = Number(values[key])
   }
   if (values.addr !== undefined && !validAddr(values.addr)) {
     throw new Usage(`toolnexus ${first}: --addr must be host:port (port 0-65535), got "${values.addr}"`, cmd.help)

@@ -10,6 +10,7 @@ import { MARK } from "./term.mjs"
 export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8808 | --stdio] [--watch]
                        [--tools a,b] [--name n] [--stateless]
                        [--allowed-hosts h1,h2] [--allowed-origins o1,o2]
+                       [--session-idle-timeout ms] [--max-sessions n]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -45,6 +46,11 @@ Options:
   --allowed-origins o1,o2
                     browser origins accepted besides the loopback ones (e.g.
                     https://app.example.com); other Origins are refused with 403
+  --session-idle-timeout ms
+                    a session no request names for this long expires and is answered 404
+                    from then on, so its client opens a new one (default 300000: 5 minutes)
+  --max-sessions n  sessions alive at once at most; a new one beyond it ends the idlest
+                    (default 500)
   -h, --help        show this help
 
 Exit status: 0 stopped by a signal (or end of input), 1 could not start serving, 2
@@ -159,6 +165,8 @@ export async function serve({ positionals, values }) {
         stateless: values.stateless === true,
         allowedHosts: list(values["allowed-hosts"]),
         allowedOrigins: list(values["allowed-origins"]),
+        sessionIdleTimeout: values["session-idle-timeout"],
+        maxSessions: values["max-sessions"],
         onCall,
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)

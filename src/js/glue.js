@@ -223,6 +223,14 @@
     })
   }
 
+  // A serve option that must be a number (its range is checked natively).
+  function numberOption(name, value) {
+    if (value !== undefined && typeof value !== "number") {
+      throw new TypeError(`toolnexus: ${name} must be a number, got ${typeof value}`)
+    }
+    return value
+  }
+
   function serviceFor(tools, cfg, onCall) {
     if (onCall !== undefined && typeof onCall !== "function") {
       throw new TypeError("toolnexus: onCall must be a function")
@@ -416,10 +424,16 @@
         return run
       },
       async serve(addr, serveOpts) {
-        const { mcp, onCall, stateless, allowedHosts, allowedOrigins } = serveOpts ?? {}
+        const { mcp, onCall, stateless, allowedHosts, allowedOrigins, sessionIdleTimeout, maxSessions } = serveOpts ?? {}
         const cfg = mcp ?? {}
         const service = serviceFor(tools, cfg, onCall)
-        const handle = await service.serveHttp(String(addr), { stateless, allowedHosts, allowedOrigins })
+        const handle = await service.serveHttp(String(addr), {
+          stateless,
+          allowedHosts,
+          allowedOrigins,
+          sessionIdleTimeout: numberOption("sessionIdleTimeout", sessionIdleTimeout),
+          maxSessions: numberOption("maxSessions", maxSessions),
+        })
         const entry = { service, cfg, handle }
         services.add(entry)
         const stop = async () => {

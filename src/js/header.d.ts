@@ -439,6 +439,18 @@ export interface ServeOptions {
    * ones; requests from any other `Origin` are refused with 403. `["*"]` accepts any.
    */
   allowedOrigins?: string[]
+  /**
+   * A session that no request names for this many milliseconds expires: its requests are
+   * answered 404 from then on, as after DELETE, and MCP clients open a new one. A request in
+   * flight (a long call, an open GET stream) keeps its session; idle time counts from its
+   * end. Default 300000 (5 minutes).
+   */
+  sessionIdleTimeout?: number
+  /**
+   * Sessions alive at once at most; opening one more ends the idlest (one with no request
+   * in flight first), which is answered 404 from then on. Default 500.
+   */
+  maxSessions?: number
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

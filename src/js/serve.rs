@@ -383,6 +383,44 @@ pub struct HttpServeOptions {
     pub allowed_hosts: Option<Vec<String>>,
     /// Browser origins accepted besides the loopback ones.
     pub allowed_origins: Option<Vec<String>>,
+    /// A session no request names for this many ms expires (404 from then on); default 300000.
+    pub session_idle_timeout: Option<f64>,
+    /// Live sessions at most; a new one beyond it ends the idlest. Default 500.
+    pub max_sessions: Option<f64>,
+}
+
+/// A number as JavaScript prints it (`Infinity`, not Rust's `inf`).
+fn js_number(n: f64) -> String {
+    match n {
+        n if n.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        n => n.to_string(),
+    }
+}
+
+/// The session bounds `serve` was given, checked.
+fn session_limits(o: &HttpServeOptions) -> Result<serve::http::SessionLimits> {
+    let mut limits = serve::http::SessionLimits::default();
+    if let Some(ms) = o.session_idle_timeout {
+        if !(1.0..=1e12).contains(&ms) {
+            return Err(Error::from_reason(format!(
+                "toolnexus: sessionIdleTimeout must be a number of milliseconds from 1 to 1e12, got {}",
+                js_number(ms)
+            )));
+        }
+        limits.idle_timeout = std::time::Duration::from_millis(ms as u64);
+    }
+    if let Some(n) = o.max_sessions {
+        if !((1.0..=1e9).contains(&n) && n.fract() == 0.0) {
+            return Err(Error::from_reason(format!(
+                "toolnexus: maxSessions must be a whole number from 1 to 1e9, got {}",
+                js_number(n)
+            )));
+        }
+        limits.max_sessions = n as usize;
+    }
+    Ok(limits)
 }
 
 /// Outgoing messages of a bridged session, handed to the SDK transport's `send`.
@@ -446,13 +484,15 @@ impl NativeService {
         options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
         let server = self.server.clone();
-        let options = options.map_or_else(serve::http::ServeOptions::default, |o| {
-            serve::http::ServeOptions {
+        let options = match options {
+            None => serve::http::ServeOptions::default(),
+            Some(o) => serve::http::ServeOptions {
+                sessions: session_limits(&o)?,
                 stateless: o.stateless.unwrap_or(false),
                 allowed_hosts: o.allowed_hosts,
                 allowed_origins: o.allowed_origins,
-            }
-        });
+            },
+        };
         // Like a Node HTTP server, a running one keeps the process alive until stop().
         let noop =
             env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;

@@ -12,11 +12,27 @@ use tokio_util::sync::CancellationToken;
 
 pub struct ToolChanges {
     /// Handshake-era clients, forgotten once their transport closed.
-    peers: Mutex<Vec<Peer<RoleServer>>>,
+    peers: Mutex<Peers>,
     /// Counts changes, for listeners.
     version: watch::Sender<u64>,
     /// Cancelled (and replaced) when an endpoint stops, ending the listeners it has.
     listening: Mutex<CancellationToken>,
+}
+
+/// The clients to tell, and how many there were when the closed ones were last forgotten (so a
+/// registration forgets them only when the list has doubled since: a burst of sessions costs
+/// linear time, not quadratic).
+#[derive(Default)]
+struct Peers {
+    all: Vec<Peer<RoleServer>>,
+    kept: usize,
+}
+
+impl Peers {
+    fn forget_closed(&mut self) {
+        self.all.retain(|peer| !peer.is_transport_closed());
+        self.kept = self.all.len();
+    }
 }
 
 impl Default for ToolChanges {
@@ -33,8 +49,17 @@ impl ToolChanges {
     /// A client that completed the handshake.
     pub fn register(&self, peer: Peer<RoleServer>) {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-        peers.retain(|peer| !peer.is_transport_closed());
-        peers.push(peer);
+        if peers.all.len() >= 2 * peers.kept.max(16) {
+            peers.forget_closed();
+        }
+        peers.all.push(peer);
+    }
+
+    /// Forgets the clients whose session ended (what each holds of it goes with it).
+    pub fn forget_closed(&self) {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        peers.forget_closed();
+        peers.all.shrink_to_fit();
     }
 
     /// Tells every client; must run inside the runtime (each notification is sent on its own
@@ -43,8 +68,8 @@ impl ToolChanges {
         self.version.send_modify(|v| *v += 1);
         let peers = {
             let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-            peers.retain(|peer| !peer.is_transport_closed());
-            peers.clone()
+            peers.forget_closed();
+            peers.all.clone()
         };
         for peer in peers {
             tokio::spawn(async move {

@@ -27,10 +27,12 @@ use tokio_util::sync::CancellationToken;
 use super::ToolServer;
 use fast::{FastSessions, JsonAnswer};
 use limits::{Calls, GuardedBody, Slots};
+pub use sessions::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionLimits};
 
 mod accept;
 pub(super) mod fast;
 mod limits;
+mod sessions;
 
 /// Tool arguments can carry whole documents, so be generous; the cap only stops runaway bodies.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -48,6 +50,8 @@ pub struct ServeOptions {
     /// Browser origins accepted (`scheme://host[:port|:*]`); loopback origins are always
     /// accepted on a loopback bind, and no others unless listed.
     pub allowed_origins: Option<Vec<String>>,
+    /// How long a session may go unused, and how many may live at once.
+    pub sessions: SessionLimits,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -186,7 +190,12 @@ pub async fn serve_http(
         ))
     } else {
         let links = Arc::new(fast::Links::default());
-        let sessions = Arc::new(FastSessions::new(server.clone(), links.clone()));
+        let sessions = Arc::new(FastSessions::new(
+            server.clone(),
+            links.clone(),
+            options.sessions,
+        ));
+        tokio::spawn(sweep(sessions.clone(), stopping.clone()));
         Endpoint::Sessions(StreamableHttpService::new(
             move || Ok(served.for_http_session(&links)),
             sessions,
@@ -208,6 +217,18 @@ pub async fn serve_http(
         task: tokio::sync::Mutex::new(Some(task)),
         server,
     })
+}
+
+/// Ends expired sessions until the endpoint stops.
+async fn sweep(sessions: Arc<FastSessions>, stopping: CancellationToken) {
+    let period = sessions.sweep_period();
+    let mut state = sessions::SweepState::default();
+    loop {
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = tokio::time::sleep(period) => sessions.sweep(&mut state).await,
+        }
+    }
 }
 
 fn url_for(addr: SocketAddr) -> String {

@@ -234,6 +234,11 @@ impl ToolServer {
         self.shared.parking.count()
     }
 
+    /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
+    pub fn forget_closed_peers(&self) {
+        self.shared.changes.forget_closed();
+    }
+
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
     pub fn end_listeners(&self) {
         self.shared.changes.end_listeners();

@@ -22,13 +22,17 @@
 //! whose originating call it cannot see: a tool runs on a task of its own, so none is seen),
 //! through the session's own peer, so the answers to those requests come back as before.
 //! Progress goes on the call's own stream, so a call with a `progressToken` takes rmcp's
-//! road; so does a 2026-07-28 call, and a session that took this road for a while, so that
-//! rmcp's worker sees it active and does not end it as idle.
+//! road; so does a 2026-07-28 call.
+//!
+//! When a session ends is decided here too, not by rmcp's worker (whose idle timer is off: it
+//! sees none of the calls answered here): `sessions::Ledger` counts every request of every
+//! session, a session idle past the timeout is answered 404 and ended, and one opened beyond
+//! the cap ends the idlest.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
@@ -45,12 +49,9 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::sessions::{Ledger, SessionLimits, SweepState};
 use crate::serve::ToolServer;
 use crate::serve::context::SessionLogLevel;
-
-/// How long a session may take the short road before one call goes through rmcp's worker
-/// again: the worker ends a session that it has not seen for `DEFAULT_KEEP_ALIVE` (5 minutes).
-const REFRESH: Duration = Duration::from_secs(SessionConfig::DEFAULT_KEEP_ALIVE.as_secs() / 5);
 
 /// Where a call answered here leaves its answer for the HTTP layer (which puts one in the
 /// request's extensions): the JSON-RPC message, serialised.
@@ -85,22 +86,6 @@ struct Link {
     /// Cancelled when the session ends, like rmcp's session loop token its calls descend from.
     ended: CancellationToken,
     calls: Mutex<HashMap<RequestId, CancellationToken>>,
-    /// When a request of this session last went through rmcp's worker (ms since `epoch`).
-    refreshed: AtomicU64,
-    epoch: Instant,
-}
-
-impl Link {
-    fn now(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
-    }
-
-    /// Whether the worker saw this session recently enough; if not, the caller goes its road.
-    fn fresh(&self) -> bool {
-        self.now()
-            .saturating_sub(self.refreshed.load(Ordering::Relaxed))
-            < REFRESH.as_millis() as u64
-    }
 }
 
 /// Which session an `initialize` request opens (rmcp's session manager knows; its handler not).
@@ -138,8 +123,6 @@ impl SessionLinker {
             log_level,
             ended: self.ended.clone(),
             calls: Mutex::default(),
-            refreshed: AtomicU64::new(0),
-            epoch: Instant::now(),
         });
         let mut links = self.links.0.lock().unwrap_or_else(|e| e.into_inner());
         links.insert(id.clone(), link);
@@ -171,20 +154,58 @@ impl Drop for SessionLinker {
     }
 }
 
-/// rmcp's in-memory session manager, answering the calls it can on the request's own task.
+/// rmcp's in-memory session manager, answering the calls it can on the request's own task, and
+/// ending sessions idle past the timeout or beyond the cap.
 pub struct FastSessions {
     inner: LocalSessionManager,
     links: Arc<Links>,
     server: ToolServer,
+    ledger: Arc<Ledger>,
+    /// Sessions ended (expired or evicted) since the last sweep.
+    ended: AtomicUsize,
 }
 
 impl FastSessions {
-    pub fn new(server: ToolServer, links: Arc<Links>) -> Self {
+    pub fn new(server: ToolServer, links: Arc<Links>, limits: SessionLimits) -> Self {
+        let mut inner = LocalSessionManager::default();
+        let mut config = SessionConfig::default();
+        // The ledger decides when a session is idle: rmcp's worker sees none of the calls
+        // answered on the short road.
+        config.keep_alive = None;
+        inner.session_config = config;
         Self {
-            inner: LocalSessionManager::default(),
+            inner,
             links,
             server,
+            ledger: Arc::new(Ledger::new(limits)),
+            ended: AtomicUsize::new(0),
         }
+    }
+
+    /// How often `sweep` should run.
+    pub fn sweep_period(&self) -> Duration {
+        self.ledger.limits().sweep_period()
+    }
+
+    /// Ends the sessions idle past the timeout. After many ended (here or by the cap), forgets
+    /// their peers and hands the freed memory back to the system: the sessions' tasks have
+    /// finished by the next sweep, so that sweep does it (at most once a second: a trim walks
+    /// every arena, and a flood of sessions would otherwise trim at every sweep).
+    pub async fn sweep(&self, state: &mut SweepState) {
+        if state.trim_due() {
+            self.server.forget_closed_peers();
+            super::limits::release_memory();
+        }
+        for id in self.ledger.take_all_expired() {
+            self.end(&id).await;
+        }
+        state.ended(self.ended.swap(0, Ordering::Relaxed));
+    }
+
+    /// Ends a session the ledger already forgot (expired or evicted), as DELETE would.
+    async fn end(&self, id: &SessionId) {
+        let _ = self.inner.close_session(id).await;
+        self.ended.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The session's link and where to leave the answer, if the call in `message` can be
@@ -219,10 +240,6 @@ impl FastSessions {
             .peer_info()
             .is_some_and(|info| info.protocol_version.as_str() < "2026-07-28");
         if !handshake_era || link.ended.is_cancelled() {
-            return None;
-        }
-        if !link.fresh() {
-            link.refreshed.store(link.now(), Ordering::Relaxed);
             return None;
         }
         Some((link, answer))
@@ -283,7 +300,11 @@ impl SessionManager for FastSessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        let (id, transport) = self.inner.create_session().await?;
+        for idlest in self.ledger.open(&id) {
+            self.end(&idlest).await;
+        }
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -297,14 +318,20 @@ impl SessionManager for FastSessions {
                 .extensions_mut()
                 .insert(SessionTag(id.clone()));
         }
+        let _busy = self.ledger.begin(id);
         self.inner.initialize_session(id, message).await
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        if self.ledger.take_expired(id) {
+            self.end(id).await;
+            return Ok(false);
+        }
         self.inner.has_session(id).await
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.ledger.close(id);
         self.inner.close_session(id).await
     }
 
@@ -315,6 +342,7 @@ impl SessionManager for FastSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         match (self.short_road(id, &message), message) {
             (Some((link, answer)), ClientJsonRpcMessage::Request(request)) => {
+                let _busy = self.ledger.begin(id);
                 let bytes = self.answer(request, link.clone()).await;
                 // A session that ended meanwhile gets what rmcp gives then: a stream that
                 // ends without an answer.
@@ -325,7 +353,7 @@ impl SessionManager for FastSessions {
             }
             (_, message) => {
                 let stream = self.inner.create_stream(id, message).await?;
-                Ok(stream.right_stream())
+                Ok(self.ledger.hold(id, stream).right_stream())
             }
         }
     }
@@ -335,6 +363,7 @@ impl SessionManager for FastSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.ledger.touch(id);
         self.inner.accept_message(id, message).await
     }
 
@@ -342,7 +371,8 @@ impl SessionManager for FastSessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_standalone_stream(id).await
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(self.ledger.hold(id, stream))
     }
 
     async fn resume(
@@ -350,7 +380,8 @@ impl SessionManager for FastSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        let stream = self.inner.resume(id, last_event_id).await?;
+        Ok(self.ledger.hold(id, stream))
     }
 
     async fn restore_session(
