@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     LoggingMessageNotificationParam, ProgressNotificationParam,
@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::connect::relay::Front;
 
 /// Weak: a call in flight keeps Node alive, its progress callback does not.
-type OnProgress = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+type OnProgress = super::load::OnToolsChanged;
 
 /// A call's `onProgress`, with the count of notifications handed to JavaScript that it has not
 /// run yet: the call's result waits for them ([`ProgressFront::flush`]), so every progress is
@@ -112,20 +112,7 @@ pub fn on_progress(
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let name = "ctx.onProgress"
-                .into_unknown(env)
-                .map_err(|e| e.reason.clone())?;
-            let nothing = ().into_unknown(env).map_err(|e| e.reason.clone())?;
-            let guarded = super::glue::call(env, "guardCallback", (value, name, nothing))
-                .map_err(|e| e.reason.clone())?;
-            // SAFETY: guardCallback returns a function (an arrow function around `value`).
-            let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
-            let tsfn: OnProgress = f
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
-                .map_err(|e| e.reason.clone())?;
+            let tsfn = super::load::guarded_callback(env, value, "ctx.onProgress")?;
             Ok(Some(Arc::new(ProgressFront {
                 callback: tsfn,
                 outstanding: Arc::default(),
