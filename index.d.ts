@@ -198,6 +198,18 @@ export interface ToolContext {
   signal?: AbortSignal
   /** Overrides the server's timeout for this call, in ms; each progress notification restarts it. */
   timeout?: number
+  /**
+   * Told each progress notification the server sends about this call, in order. A throw in it
+   * is a `ToolnexusWarning`; the call goes on.
+   */
+  onProgress?: (progress: Progress) => void
+}
+
+/** A server's `notifications/progress` about a call. */
+export interface Progress {
+  progress: number
+  total?: number
+  message?: string
 }
 
 /** A callable tool; from loadMcp it also carries its server's listing fields (see `ToolInfo`). */

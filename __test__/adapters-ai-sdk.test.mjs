@@ -122,8 +122,7 @@ test("an isError result reaches the model as error-text; an image as a file part
 
 test("progress a tool reports goes to the AI SDK's stream as preliminary results, before the final one", T, async () => {
   const tool = defineTool({ name: "steps", run: () => "three steps" })
-  // A tool of one's own that reports progress through the context the adapter gives it (the
-  // engine's MCP tools do not report progress to execute yet).
+  // A tool of one's own that reports progress through the context the adapter gives it.
   const reporting = {
     ...tool,
     async execute(args, ctx) {
@@ -147,4 +146,28 @@ test("progress a tool reports goes to the AI SDK's stream as preliminary results
   // The AI SDK shows every value yielded as preliminary, then the last one again as the result.
   assert.deepEqual(results.slice(3).map(([preliminary, output]) => [preliminary, output.output]), [[true, "three steps"], [false, "three steps"]])
   assert.equal(await stream.text, "done")
+})
+
+test("an MCP server's progress on a call reaches the AI SDK's stream as preliminary results", T, async () => {
+  const source = await loadMcp(fixtureServer(["slow"]).config)
+  try {
+    let turn = 0
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        const parts = turn++ === 0
+          ? [{ type: "stream-start", warnings: [] }, call("x_slow", { steps: 3, intervalMs: 10 }), { type: "finish", finishReason: { unified: "tool-calls", raw: undefined }, usage }]
+          : [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "done" }, { type: "text-end", id: "t" }, { type: "finish", finishReason: { unified: "stop", raw: undefined }, usage }]
+        return { stream: convertArrayToReadableStream(parts) }
+      },
+    })
+    const stream = streamText({ model, tools: toAiSdkTools(source), prompt: "go", stopWhen: isStepCount(3) })
+    const results = []
+    for await (const part of stream.fullStream) if (part.type === "tool-result") results.push([part.preliminary ?? false, part.output])
+    assert.deepEqual(results.slice(0, 3), [1, 2, 3].map((progress) => [true, { progress: { progress, total: 3, message: `step ${progress}` } }]))
+    assert.deepEqual(results.at(-1)[0], false)
+    assert.equal(results.at(-1)[1].output, "slow done after 3 steps")
+    assert.equal(await stream.text, "done")
+  } finally {
+    await source.close()
+  }
 })

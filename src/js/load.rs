@@ -35,8 +35,9 @@ struct Loaded {
     reader: Reader,
 }
 
-/// The `onToolsChanged` callback, callable from any thread; weak, so it never keeps Node alive.
-type OnToolsChanged = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+/// A guarded callback (`onToolsChanged`, `ctx.onProgress`), callable from any thread; weak, so
+/// it never keeps Node alive.
+pub(super) type OnToolsChanged = ThreadsafeFunction<Value, (), Value, Status, false, true>;
 
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
 /// until `source.close()`.
@@ -141,26 +142,7 @@ fn on_tools_changed_option(
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let name = "onToolsChanged"
-                .into_unknown(env)
-                .map_err(|e| e.reason.clone())?;
-            let guarded = super::glue::call(
-                env,
-                "guardCallback",
-                (
-                    value,
-                    name,
-                    ().into_unknown(env).map_err(|e| e.reason.clone())?,
-                ),
-            )
-            .map_err(|e| e.reason.clone())?;
-            let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
-            let tsfn: OnToolsChanged = f
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
-                .map_err(|e| e.reason.clone())?;
+            let tsfn: OnToolsChanged = guarded_callback(env, value, "onToolsChanged")?;
             let tsfn = Arc::new(tsfn);
             let hook: ToolsHook = Arc::new(move |server: &str, tools: &[ToolInfo]| {
                 let tsfn = tsfn.clone();
@@ -173,6 +155,26 @@ fn on_tools_changed_option(
         }
         _ => Err("toolnexus: opts.onToolsChanged must be a function".to_string()),
     }
+}
+
+/// `value` (a function) wrapped so that a throw in it is a `ToolnexusWarning` naming `name`,
+/// callable from any thread, weak (it never keeps Node alive).
+pub(super) fn guarded_callback(
+    env: &Env,
+    value: Unknown,
+    name: &str,
+) -> std::result::Result<OnToolsChanged, String> {
+    let name = name.into_unknown(env).map_err(|e| e.reason.clone())?;
+    let nothing = ().into_unknown(env).map_err(|e| e.reason.clone())?;
+    let guarded = super::glue::call(env, "guardCallback", (value, name, nothing))
+        .map_err(|e| e.reason.clone())?;
+    // SAFETY: guardCallback returns a function (an arrow function around `value`).
+    let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
+    f.build_threadsafe_function()
+        .weak::<true>()
+        .callee_handled::<false>()
+        .build()
+        .map_err(|e| e.reason.clone())
 }
 
 fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {

@@ -172,6 +172,11 @@ pub fn call_mcp_tool(
     };
     let arguments =
         arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
+    // Like a bad `ctx.timeout`, a bad `ctx.onProgress` is the call's error.
+    let (arguments, front) = match super::progress::on_progress(env, call_ctx.as_ref()) {
+        Ok(front) => (arguments, front),
+        Err(message) => (Err(message), None),
+    };
     let signal = call_ctx
         .as_ref()
         .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
@@ -215,27 +220,36 @@ pub fn call_mcp_tool(
         return Ok(id);
     }
     // The direct path: the request is written here, on the JavaScript thread, and the reader
-    // delivers the result; no task runs for the call.
+    // delivers the result; no task runs for the call. A call that hears its progress takes the
+    // road that registers it as the call's front.
     let name = server.name.clone();
     let done: Done = Box::new(move |out| {
         completion.deliver(result_json(&name, out.output, out.is_error, out.raw));
     });
     let closed = tool.session.closed_token().clone();
-    let (done, arguments) = match server.start_call(&tool.tool, arguments, timeout, &closed, done) {
-        Ok(call) => {
-            if let Some(on_abort) = on_abort {
-                *on_abort.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(Box::new(move || call.abort()));
+    let (done, arguments) = match front {
+        Some(_) => (done, arguments),
+        None => match server.start_call(&tool.tool, arguments, timeout, &closed, done) {
+            Ok(call) => {
+                if let Some(on_abort) = on_abort {
+                    *on_abort.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Box::new(move || call.abort()));
+                }
+                return Ok(id);
             }
-            return Ok(id);
-        }
-        Err(not_direct) => not_direct,
+            Err(not_direct) => not_direct,
+        },
     };
     let tool = tool.clone();
     napi::bindgen_prelude::spawn(async move {
-        let call = tool
-            .server
-            .call(&tool.tool, arguments, timeout, &cancel, &closed, None);
+        let call = tool.server.call(
+            &tool.tool,
+            arguments,
+            timeout,
+            &cancel,
+            &closed,
+            front.clone().map(|f| f as _),
+        );
         // A call never rejects: even a panic is an error result.
         let out = match convert::contain_future(call).await {
             Ok(out) => out,
@@ -246,6 +260,9 @@ pub fn call_mcp_tool(
                 elapsed: Duration::ZERO,
             },
         };
+        if let Some(front) = &front {
+            front.flush().await;
+        }
         done(out);
     });
     Ok(id)

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod glue;
 pub mod load;
 pub mod mcp_tools;
+pub mod progress;
 pub mod serve;
 pub mod settle;
 #[cfg(unix)]

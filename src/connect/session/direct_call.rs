@@ -95,7 +95,24 @@ impl LiveServer {
         let started = Instant::now();
         let id = direct.new_id();
         let token = ProgressToken(NumberOrString::Number(id as i64));
-        let _relayed = front.map(|front| self.client.relays.register(token, front));
+        // Progress reaches the front from the reader, in order and before the answer (through
+        // rmcp's notification tasks it could come after the call ended); the rest of what the
+        // server sends during the call reaches it through the relays.
+        let _listening = front.clone().map(|front| {
+            direct.listen(
+                id,
+                Arc::new(move |params: &RawValue| {
+                    if let Ok(param) = serde_json::from_str(params.get()) {
+                        front.progress(param);
+                    }
+                }),
+            )
+        });
+        let _relayed = front.map(|front| {
+            self.client
+                .relays
+                .register(token, Arc::new(NoProgress(front)))
+        });
         let (answered, answer) = tokio::sync::oneshot::channel();
         direct.send(
             id,
@@ -148,5 +165,31 @@ fn words(failure: &Failure, closed: &CancellationToken) -> String {
             format!("MCP tool call timed out after {} ms", timeout.as_millis())
         }
         Failure::Closed => "not connected (source closed)".to_string(),
+    }
+}
+
+/// A front whose progress is heard from the reader ([`Direct::listen`]), not the relays.
+struct NoProgress(Arc<dyn Front>);
+
+#[allow(deprecated)] // the Front trait names logging and sampling (SEP-2577).
+impl Front for NoProgress {
+    fn progress(&self, _: rmcp::model::ProgressNotificationParam) {}
+
+    fn log(&self, param: rmcp::model::LoggingMessageNotificationParam) {
+        self.0.log(param)
+    }
+
+    fn elicit(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
+        self.0.elicit(params)
+    }
+
+    fn sample(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::CreateMessageResult>> {
+        self.0.sample(params)
     }
 }

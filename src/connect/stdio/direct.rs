@@ -74,7 +74,12 @@ struct Table {
     closed: bool,
     /// The deadline the watchdog sleeps until; None while it waits for one.
     watchdog_until: Option<Instant>,
+    /// Who hears a request's progress (its `params`), in the reader, before its answer.
+    listeners: HashMap<u64, Listener>,
 }
+
+/// Hears the `params` of each progress notification on one request.
+pub type Listener = Arc<dyn Fn(&RawValue) + Send + Sync>;
 
 struct Pending {
     settle: Settle,
@@ -251,10 +256,26 @@ impl Direct {
         self.shared.lock().pending.contains_key(&id)
     }
 
-    /// Progress on request `id`: its timeout starts again.
-    fn progressed(&self, id: u64) {
-        if let Some(pending) = self.shared.lock().pending.get_mut(&id) {
-            pending.deadline = deadline_after(pending.timeout);
+    /// Progress on request `id`: its timeout starts again, and its listener hears it.
+    fn progressed(&self, id: u64, params: &RawValue) {
+        let listener = {
+            let mut table = self.shared.lock();
+            if let Some(pending) = table.pending.get_mut(&id) {
+                pending.deadline = deadline_after(pending.timeout);
+            }
+            table.listeners.get(&id).cloned()
+        };
+        if let Some(listener) = listener {
+            listener(params);
+        }
+    }
+
+    /// `listener` hears request `id`'s progress (see [`Direct::send`]) until the guard drops.
+    pub fn listen(&self, id: u64, listener: Listener) -> Listening {
+        self.shared.lock().listeners.insert(id, listener);
+        Listening {
+            direct: self.clone(),
+            id,
         }
     }
 
@@ -360,3 +381,15 @@ async fn watchdog(shared: Arc<Shared>) {
 
 #[cfg(test)]
 mod tests;
+
+/// A progress listener's registration ([`Direct::listen`]).
+pub struct Listening {
+    direct: Direct,
+    id: u64,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.direct.shared.lock().listeners.remove(&self.id);
+    }
+}

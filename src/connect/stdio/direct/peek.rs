@@ -59,13 +59,13 @@ pub(super) fn route(direct: &Direct, text: &str) -> Routed {
     };
     if let Some(method) = envelope.method {
         if method.get() == "\"notifications/progress\""
-            && let Some(id) = envelope
-                .params
-                .and_then(|p| serde_json::from_str::<ProgressParams>(p.get()).ok())
+            && let Some(params) = envelope.params
+            && let Some(id) = serde_json::from_str::<ProgressParams>(params.get())
+                .ok()
                 .and_then(|p| p.progress_token)
                 .and_then(direct_id)
         {
-            direct.progressed(id);
+            direct.progressed(id, params);
         }
         return Routed::NotOurs;
     }
