@@ -38,6 +38,16 @@ const tool = (source, name) => source.tools.find((t) => t.name === `raw_${name}`
 // Bytes read by this process's JavaScript thread (its thread id is the process id).
 const readByMainThread = () => Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/self/task/${process.pid}/io`, "utf8"))[1])
 
+// This process's stdout reader threads (named `toolnexus-out`).
+const readerThreads = () =>
+  fs.readdirSync(`/proc/self/task`).filter((t) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() === "toolnexus-out"
+    } catch {
+      return false
+    }
+  }).length
+
 for (const mode of Object.keys(MODES)) {
   test(`${mode}: the answers are read by the thread the mode says`, T, async () => {
     const source = await load(mode, raw())
@@ -47,6 +57,10 @@ for (const mode of Object.keys(MODES)) {
     const read = readByMainThread() - before
     if (mode === "event loop") assert.ok(read > 3_000_000, `the JavaScript thread read ${read} bytes`)
     else assert.ok(read < 1_000_000, `the JavaScript thread read ${read} bytes`)
+    // The thread reader is a thread of its own per server; the other two start none (a reader
+    // of an earlier test's closed source may still be ending: waited for).
+    const expected = MODES[mode] === "thread" ? 1 : 0
+    await waitFor(() => readerThreads() === expected, { message: `${expected} reader thread(s), not ${readerThreads()}` })
   })
 
   test(`${mode}: answers cut across writes, between a banner and a log line, and of megabytes`, T, async () => {

@@ -7,4 +7,5 @@
 pub mod config;
 pub mod connect;
 pub mod js;
+pub mod memory;
 pub mod serve;

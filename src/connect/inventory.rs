@@ -45,13 +45,12 @@ pub async fn open(
     if stop.is_cancelled() {
         return Opened::Cancelled;
     }
-    let mut conn = match Connection::start(&spec, entry.protocol) {
+    let timeout = Duration::from_millis(entry.timeout_ms);
+    let mut conn = match Connection::start(&spec, entry.protocol, timeout) {
         Ok(conn) => conn,
         Err(reason) => return Opened::Failed(reason),
     };
     conn.use_oauth(entry, &handler.auth, warnings);
-    let timeout = Duration::from_millis(entry.timeout_ms);
-    conn.bound_close(timeout);
     let result = tokio::select! {
         biased;
         _ = stop.cancelled() => None,

@@ -38,7 +38,7 @@ use reason::Cause;
 use stdio::StdioProcess;
 
 /// A closing HTTP session gets at most this long to send its DELETE (less when the server's
-/// timeout is shorter: see [`Connection::bound_close`]).
+/// timeout is shorter: closing is a phase too).
 const HTTP_CLOSE_BOUND: Duration = Duration::from_secs(3);
 
 type Pipes = (tokio::process::ChildStdout, tokio::process::ChildStdin);
@@ -76,7 +76,8 @@ pub struct Connection {
     lost_cause: http::LostCause,
     /// OAuth for a remote server without a static `Authorization` header.
     oauth: Option<std::sync::Arc<auth::ServerAuth>>,
-    /// How long closing the session (an HTTP DELETE) may take.
+    /// How long closing the session (an HTTP DELETE) may take: the server's timeout, at most
+    /// [`HTTP_CLOSE_BOUND`].
     close_bound: Duration,
 }
 
@@ -98,7 +99,12 @@ pub async fn phase<T>(
 impl Connection {
     /// Spawns a stdio child (its failure to start is the error) or prepares a remote endpoint.
     /// `spec` must already have its variables expanded; `protocol` is the server's era setting.
-    pub fn start(spec: &ServerSpec, protocol: Option<Protocol>) -> Result<Self, String> {
+    /// `timeout` is the server's: it also bounds closing.
+    pub fn start(
+        spec: &ServerSpec,
+        protocol: Option<Protocol>,
+        timeout: Duration,
+    ) -> Result<Self, String> {
         match spec {
             ServerSpec::Local {
                 command,
@@ -120,7 +126,7 @@ impl Connection {
                     requests: Default::default(),
                     lost_cause: Default::default(),
                     oauth: None,
-                    close_bound: HTTP_CLOSE_BOUND,
+                    close_bound: timeout.min(HTTP_CLOSE_BOUND),
                     process: Some(process),
                     service: None,
                     direct: None,
@@ -149,7 +155,7 @@ impl Connection {
                     requests: Default::default(),
                     lost_cause: Default::default(),
                     oauth: None,
-                    close_bound: HTTP_CLOSE_BOUND,
+                    close_bound: timeout.min(HTTP_CLOSE_BOUND),
                     process: None,
                     service: None,
                     direct: None,
@@ -169,12 +175,6 @@ impl Connection {
         if let Endpoint::Remote { url, headers, .. } = &self.endpoint {
             self.oauth = auth::ServerAuth::for_remote(entry, url, headers, context, warnings);
         }
-    }
-
-    /// Closing is a phase too: the session's DELETE is waited for at most the server's
-    /// `timeout` (and never more than 3 s).
-    pub fn bound_close(&mut self, timeout: Duration) {
-        self.close_bound = timeout.min(HTTP_CLOSE_BOUND);
     }
 
     /// The name a timeout in [`Connection::initialize`] gives its phase.

@@ -273,9 +273,9 @@ enum Reader {
 }
 
 /// The reader this load's stdouts get, or None for the runtime's (the transport's own).
-/// The process's choice is made once ([`super::uv_reader::chosen`]);
-/// `TOOLNEXUS_STDOUT_READER` (`runtime`, `thread`) overrides it, a debugging aid read here on
-/// the JavaScript thread, where `process.env` writes it.
+/// The process's default is decided once ([`super::uv_reader::chosen`]);
+/// `TOOLNEXUS_STDOUT_READER` (`runtime`, `thread`) overrides it, a debugging aid read per load
+/// (tests switch it between loads) on the JavaScript thread, where `process.env` writes it.
 #[cfg(unix)]
 fn stdout_reader(env: &Env) -> Option<Reader> {
     match std::env::var("TOOLNEXUS_STDOUT_READER").as_deref() {

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use super::ToolServer;
 use fast::{FastSessions, JsonAnswer};
 use limits::{Calls, GuardedBody, Slots};
-pub use sessions::{DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionLimits};
+pub use sessions::SessionLimits;
 
 mod accept;
 pub(super) mod fast;

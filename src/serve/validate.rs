@@ -46,12 +46,37 @@ impl Check {
     }
 }
 
-/// Whether the schema has more than [`MAX_COMPILED_PROPERTIES`] properties.
+/// Whether the schema has more than [`MAX_COMPILED_PROPERTIES`] properties and can be cut: no
+/// reference anywhere in it (a `$ref`, or an anchor or id one could point at, may lead into
+/// the properties a cut drops, or resolve against the cut root), so the cut schema checks
+/// what the whole one does.
 fn wide(schema: &Map<String, Value>) -> bool {
     schema
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| p.len() > MAX_COMPILED_PROPERTIES)
+        && !refers(&Value::Object(schema.clone()))
+}
+
+/// Whether a schema uses `$ref`, `$dynamicRef`, `$recursiveRef` or names a place with `$id`,
+/// `$anchor`, `$dynamicAnchor` or `$recursiveAnchor`, at any depth.
+fn refers(schema: &Value) -> bool {
+    const KEYS: [&str; 7] = [
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+    ];
+    match schema {
+        Value::Object(members) => members
+            .iter()
+            .any(|(key, value)| KEYS.contains(&key.as_str()) || refers(value)),
+        Value::Array(items) => items.iter().any(refers),
+        _ => false,
+    }
 }
 
 /// The schema with only the `properties` the arguments name (the others would check nothing).
@@ -189,6 +214,24 @@ mod tests {
             wide.check(schema.as_object().unwrap(), &args(json!({"p0": "1"})))
                 .unwrap_err(),
             r#"/p0: "1" is not of type "number""#
+        );
+    }
+
+    #[test]
+    fn a_wide_schema_with_references_is_compiled_whole() {
+        let mut properties: Map<String, Value> = (0..MAX_COMPILED_PROPERTIES + 1)
+            .map(|i| (format!("p{i}"), json!({"type": "number"})))
+            .collect();
+        // `q` is checked through a reference into a property the arguments do not name.
+        properties.insert("q".into(), json!({"$ref": "#/properties/p5"}));
+        let schema = json!({"type": "object", "properties": properties});
+        let check = Check::for_schema(schema.as_object().unwrap());
+        assert!(matches!(check, Check::Compiled(_)));
+        assert_eq!(
+            check
+                .check(schema.as_object().unwrap(), &args(json!({"q": "x"})))
+                .unwrap_err(),
+            r#"/q: "x" is not of type "number""#
         );
     }
 

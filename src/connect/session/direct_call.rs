@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::result::map_raw_result;
 use super::{CallOutcome, LiveServer};
 use crate::connect::relay::Front;
-use crate::connect::stdio::direct::{Direct, Failure};
+use crate::connect::stdio::direct::{Direct, Failure, Listener};
 
 /// Gets a call's outcome, on whichever thread settled it.
 pub type Done = Box<dyn FnOnce(CallOutcome) + Send>;
@@ -98,15 +98,12 @@ impl LiveServer {
         // Progress reaches the front from the reader, in order and before the answer (through
         // rmcp's notification tasks it could come after the call ended); the rest of what the
         // server sends during the call reaches it through the relays.
-        let _listening = front.clone().map(|front| {
-            direct.listen(
-                id,
-                Arc::new(move |params: &RawValue| {
-                    if let Ok(param) = serde_json::from_str(params.get()) {
-                        front.progress(param);
-                    }
-                }),
-            )
+        let heard: Option<Listener> = front.clone().map(|front| {
+            Arc::new(move |params: &RawValue| {
+                if let Ok(param) = serde_json::from_str(params.get()) {
+                    front.progress(param);
+                }
+            }) as Listener
         });
         let _relayed = front.map(|front| {
             self.client
@@ -114,7 +111,7 @@ impl LiveServer {
                 .register(token, Arc::new(NoProgress(front)))
         });
         let (answered, answer) = tokio::sync::oneshot::channel();
-        direct.send(
+        direct.send_heard(
             id,
             "tools/call",
             call_params(tool, arguments),
@@ -122,6 +119,7 @@ impl LiveServer {
             Box::new(move |answer| {
                 let _ = answered.send(answer.map(RawValue::to_owned));
             }),
+            heard,
         );
         let _forget = direct.forget_on_drop(id);
         let answer = tokio::select! {

@@ -74,15 +74,16 @@ struct Table {
     closed: bool,
     /// The deadline the watchdog sleeps until; None while it waits for one.
     watchdog_until: Option<Instant>,
-    /// Who hears a request's progress (its `params`), in the reader, before its answer.
-    listeners: HashMap<u64, Listener>,
 }
 
-/// Hears the `params` of each progress notification on one request.
+/// Hears the `params` of each progress notification on one request, in the reader, before its
+/// answer.
 pub type Listener = Arc<dyn Fn(&RawValue) + Send + Sync>;
 
 struct Pending {
     settle: Settle,
+    /// Who hears its progress ([`Direct::send_heard`]).
+    heard: Option<Listener>,
     timeout: Duration,
     deadline: Instant,
 }
@@ -131,9 +132,23 @@ impl Direct {
         &self,
         id: u64,
         method: &str,
+        params: Map<String, Value>,
+        timeout: Duration,
+        settle: Settle,
+    ) {
+        self.send_heard(id, method, params, timeout, settle, None)
+    }
+
+    /// [`Direct::send`], and `heard` (when given) hears each progress notification on the
+    /// request, in the reader: in order, and before the answer.
+    pub fn send_heard(
+        &self,
+        id: u64,
+        method: &str,
         mut params: Map<String, Value>,
         timeout: Duration,
         settle: Settle,
+        heard: Option<Listener>,
     ) {
         let meta = params
             .entry("_meta")
@@ -154,6 +169,7 @@ impl Direct {
                 id,
                 Pending {
                     settle,
+                    heard,
                     timeout,
                     deadline,
                 },
@@ -256,26 +272,14 @@ impl Direct {
         self.shared.lock().pending.contains_key(&id)
     }
 
-    /// Progress on request `id`: its timeout starts again, and its listener hears it.
+    /// Progress on request `id`: its timeout starts again, and whoever hears it is told.
     fn progressed(&self, id: u64, params: &RawValue) {
-        let listener = {
-            let mut table = self.shared.lock();
-            if let Some(pending) = table.pending.get_mut(&id) {
-                pending.deadline = deadline_after(pending.timeout);
-            }
-            table.listeners.get(&id).cloned()
-        };
-        if let Some(listener) = listener {
-            listener(params);
-        }
-    }
-
-    /// `listener` hears request `id`'s progress (see [`Direct::send`]) until the guard drops.
-    pub fn listen(&self, id: u64, listener: Listener) -> Listening {
-        self.shared.lock().listeners.insert(id, listener);
-        Listening {
-            direct: self.clone(),
-            id,
+        let heard = self.shared.lock().pending.get_mut(&id).and_then(|pending| {
+            pending.deadline = deadline_after(pending.timeout);
+            pending.heard.clone()
+        });
+        if let Some(heard) = heard {
+            heard(params);
         }
     }
 
@@ -381,15 +385,3 @@ async fn watchdog(shared: Arc<Shared>) {
 
 #[cfg(test)]
 mod tests;
-
-/// A progress listener's registration ([`Direct::listen`]).
-pub struct Listening {
-    direct: Direct,
-    id: u64,
-}
-
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.direct.shared.lock().listeners.remove(&self.id);
-    }
-}

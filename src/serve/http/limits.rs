@@ -24,22 +24,16 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Connections never exceed this, whatever the descriptor limit.
 const MAX_CONNECTIONS: usize = 4096;
 
-fn now_ms() -> u64 {
+/// Milliseconds since the first call (one clock for connections and sessions).
+pub(super) fn now_ms() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
-/// Hands memory freed after a burst back to the system once the last connection has closed:
-/// glibc keeps freed blocks in its per-thread arenas otherwise, so a burst of big requests
-/// would leave the process at its peak for good.
+/// Hands memory freed after a burst back to the system once the last connection has closed
+/// (see [`crate::memory::trim`]).
 pub fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    tokio::task::spawn_blocking(|| {
-        // SAFETY: malloc_trim only returns free heap memory to the kernel.
-        unsafe {
-            libc::malloc_trim(0);
-        }
-    });
+    crate::memory::trim();
 }
 
 /// One connection's liveness, shared by its IO, its requests and the slot table.

@@ -7,7 +7,7 @@
 //! every session is busy. Its idle time counts from the end of its last request.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
@@ -73,10 +73,7 @@ impl SweepState {
     }
 }
 
-fn now_ms() -> u64 {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_millis() as u64
-}
+use super::limits::now_ms;
 
 /// Where a session sits in the idle order: when it was last active, then a sequence number.
 type Key = (u64, u64);
@@ -150,16 +147,18 @@ impl Ledger {
         table.by_id.insert(id.clone(), Entry { key, busy: 0 });
         table.order.insert(key, id.clone());
         let mut evicted = Vec::new();
-        while table.by_id.len() > self.limits.max_sessions.max(1) {
+        // One session came in, so at most one goes (the cap is at least 1).
+        if table.by_id.len() > self.limits.max_sessions.max(1) {
             let victim = table
                 .order
                 .values()
                 .find(|other| *other != id && table.by_id.get(*other).is_some_and(|e| e.busy == 0))
                 .or_else(|| table.order.values().find(|other| *other != id))
                 .cloned();
-            let Some(victim) = victim else { break };
-            table.remove(&victim);
-            evicted.push(victim);
+            if let Some(victim) = victim {
+                table.remove(&victim);
+                evicted.push(victim);
+            }
         }
         evicted
     }
@@ -198,6 +197,8 @@ impl Ledger {
     }
 
     /// Whether `id` has been idle past the timeout (it is then forgotten: the caller ends it).
+    /// A session that has not expired is touched: a request naming it has just arrived, so the
+    /// sweep cannot end it between this check and the request's handling.
     pub fn take_expired(&self, id: &SessionId) -> bool {
         let mut table = self.table();
         let expired = table
@@ -206,6 +207,8 @@ impl Ledger {
             .is_some_and(|entry| table.expired(entry, self.limits.idle_timeout));
         if expired {
             table.remove(id);
+        } else {
+            table.touch(id);
         }
         expired
     }
