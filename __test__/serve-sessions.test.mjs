@@ -149,8 +149,13 @@ test("an idle session expires (404, like a deleted one) while a used one and one
     const idle = await open(server.url)
     const used = await open(server.url)
     const calling = await open(server.url)
+    const streaming = await open(server.url)
     // A call that runs past the timeout keeps its session: idle time counts from its end.
     const long = call(server.url, calling, "sleep", { ms: 2500 })
+    // So does an open GET stream (rmcp's road).
+    const stream = new AbortController()
+    const opened = await fetch(server.url, { headers: { accept: "text/event-stream", ...streaming }, signal: stream.signal })
+    assert.equal(opened.status, 200)
     const started = performance.now()
     while (performance.now() - started < 2600) {
       assert.deepEqual(await call(server.url, used), { status: 200, text: "hello" })
@@ -158,6 +163,8 @@ test("an idle session expires (404, like a deleted one) while a used one and one
     }
     assert.deepEqual(await long, { status: 200, text: "slept 2500" })
     assert.deepEqual(await call(server.url, calling), { status: 200, text: "hello" })
+    stream.abort()
+    assert.deepEqual(await call(server.url, streaming), { status: 200, text: "hello" })
     assert.deepEqual(await call(server.url, idle), { status: 404, text: "Not Found: Session not found" })
     // Gone for every method, as after DELETE (and a DELETE now is acknowledged, as a second
     // DELETE is).

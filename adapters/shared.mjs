@@ -71,9 +71,7 @@ export function schemaFor(tool, strict) {
 
 /** One content part that has no media form of its own, in words. */
 export function partText(part) {
-  if (part.type === "text") return part.text
-  if (part.type === "resource" && typeof part.resource?.text === "string") return `[resource ${part.resource.uri}]\n${part.resource.text}`
-  return binding.describeContent([part])
+  return part.type === "text" ? part.text : binding.describeContent([part])
 }
 
 /** Whether a part is an image or audio (sent as media). */

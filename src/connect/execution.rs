@@ -52,10 +52,12 @@ pub fn untuck(info: &mut Map<String, Value>) {
 
 /// Whether a listing says the tool can only be called as a task.
 pub fn task_required(listing: &Value) -> bool {
-    listing
-        .pointer("/execution/taskSupport")
-        .and_then(Value::as_str)
-        == Some("required")
+    listing.get("execution").is_some_and(requires_task)
+}
+
+/// Whether a tool's `execution` says it can only be called as a task.
+pub fn requires_task(execution: &Value) -> bool {
+    execution.get("taskSupport").and_then(Value::as_str) == Some("required")
 }
 
 /// Why such a tool's call fails at once.

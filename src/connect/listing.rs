@@ -288,7 +288,7 @@ fn tool_info(tool: WireTool<'_>) -> String {
             .iter()
             .map(|(k, v)| (k.as_str(), v.get()))
             .collect();
-        for (key, empty) in [("type", "\"object\""), ("properties", "{}")] {
+        for (key, empty) in SCHEMA_COMPLETION {
             if !members.iter().any(|(k, _)| *k == key) {
                 members.push((key, empty));
             }
@@ -318,14 +318,18 @@ fn tool_info(tool: WireTool<'_>) -> String {
     object_text(&info)
 }
 
-/// A tool's input schema with `type: "object"` and `properties` ensured (added last).
+/// What a tool's input schema is completed with when it lacks them (added last, in order), as
+/// JSON text: one list for both the text path and the typed path.
+const SCHEMA_COMPLETION: [(&str, &str); 2] = [("type", "\"object\""), ("properties", "{}")];
+
+/// A tool's input schema with [`SCHEMA_COMPLETION`] ensured (added last).
 fn complete_schema(schema: &mut Map<String, Value>) {
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::String("object".into()));
-    schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
+    for (key, empty) in SCHEMA_COMPLETION {
+        if !schema.contains_key(key) {
+            let value = serde_json::from_str(empty).unwrap_or(Value::Null);
+            schema.insert(key.into(), value);
+        }
+    }
 }
 
 /// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema

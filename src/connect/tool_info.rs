@@ -80,19 +80,6 @@ impl ToolInfo {
         object_fields(self.0.json.get()).unwrap_or_default()
     }
 
-    /// One top-level field as its text.
-    pub fn raw(&self, key: &str) -> Option<&RawValue> {
-        self.fields()
-            .into_iter()
-            .find_map(|(k, v)| (k == key).then_some(v))
-    }
-
-    /// One top-level field as a value (read from its text each time).
-    pub fn get(&self, key: &str) -> Option<Value> {
-        self.raw(key)
-            .and_then(|v| serde_json::from_str(v.get()).ok())
-    }
-
     /// The whole tool as a value (read from its text each time: for a wide schema that is the
     /// expensive form, so only where a value is needed).
     pub fn to_value(&self) -> Value {
@@ -220,12 +207,19 @@ mod tests {
         let tool = ToolInfo::from_value(&info).unwrap();
         assert_eq!(tool.name(), "a");
         assert_eq!(tool.to_value(), info);
-        assert_eq!(tool.get("description"), Some(json!("d")));
+        let fields: Vec<(String, &str)> = tool
+            .fields()
+            .into_iter()
+            .map(|(k, v)| (k, v.get()))
+            .collect();
         assert_eq!(
-            tool.raw("inputSchema").unwrap().get(),
-            r#"{"type":"object"}"#
+            fields,
+            [
+                ("name".to_string(), r#""a""#),
+                ("description".to_string(), r#""d""#),
+                ("inputSchema".to_string(), r#"{"type":"object"}"#)
+            ]
         );
-        assert_eq!(tool.get("nope"), None);
         assert_eq!(serde_json::to_string(&tool).unwrap(), info.to_string());
     }
 

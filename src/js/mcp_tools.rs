@@ -100,9 +100,7 @@ fn tool_object_json(info: &ToolInfo, name: &str) -> (String, bool) {
     }
     let task_required = field("execution")
         .and_then(|execution| serde_json::from_str::<Value>(execution).ok())
-        .is_some_and(|execution| {
-            crate::connect::execution::task_required(&json!({ "execution": execution }))
-        });
+        .is_some_and(|execution| crate::connect::execution::requires_task(&execution));
     (object_text(&tool), task_required)
 }
 

@@ -253,7 +253,7 @@ pub fn read_on_thread(taken: Taken) {
         .spawn(move || {
             let taken = theirs.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(taken) = taken {
-                read_blocking(&runtime, taken);
+                let _ = read_blocking(&runtime, taken);
             }
         });
     if spawned.is_err() {
@@ -264,7 +264,9 @@ pub fn read_on_thread(taken: Taken) {
     }
 }
 
-fn read_blocking(runtime: &tokio::runtime::Handle, taken: Taken) {
+/// Reads `taken` until end of file, a line that stops the feed, or rmcp's side gone; how the
+/// feed ended ([`Flow::Stop`] when it was stopped).
+fn read_blocking(runtime: &tokio::runtime::Handle, taken: Taken) -> Flow {
     use std::io::Read as _;
     use std::os::fd::AsRawFd;
     // What settles in place may spawn on the connection's runtime.
@@ -278,11 +280,12 @@ fn read_blocking(runtime: &tokio::runtime::Handle, taken: Taken) {
     unsafe {
         let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
         if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
-            return read_on_runtime(Taken { fd, buffered, feed });
+            read_on_runtime(Taken { fd, buffered, feed });
+            return Flow::More;
         }
     }
     if feed.push(&buffered) == Flow::Stop {
-        return;
+        return Flow::Stop;
     }
     let mut pipe = std::fs::File::from(fd);
     let mut buf = vec![0u8; 64 * 1024];
@@ -296,15 +299,15 @@ fn read_blocking(runtime: &tokio::runtime::Handle, taken: Taken) {
                 }
             });
             if gone {
-                return;
+                return Flow::Stop;
             }
         }
         match pipe.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) if feed.push(&buf[..n]) == Flow::Stop => return,
+            Ok(0) => return Flow::More,
+            Ok(n) if feed.push(&buf[..n]) == Flow::Stop => return Flow::Stop,
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return,
+            Err(_) => return Flow::More,
         }
     }
 }

@@ -2,7 +2,6 @@
 //! half of one) reach the new reader (the thread reader of `read_on_thread`), answers to direct requests settle in its feed, other
 //! lines reach rmcp's `receive`, and a transport that ended gives nothing.
 
-use std::io::Read as _;
 use std::time::Duration;
 
 use rmcp::model::ServerJsonRpcMessage;
@@ -26,27 +25,10 @@ fn transport() -> (LineTransport<pipe::Receiver>, pipe::Sender) {
     (transport, server_out)
 }
 
-/// Reads `taken`'s descriptor (blocking, on a thread of its own) into its feed until EOF.
+/// The shipped thread reader ([`read_blocking`]) on a thread of its own.
 fn read_all(taken: Taken) -> std::thread::JoinHandle<Flow> {
-    std::thread::spawn(move || {
-        let Taken {
-            fd,
-            buffered,
-            mut feed,
-        } = taken;
-        let mut flow = feed.push(&buffered);
-        let mut file = std::fs::File::from(fd);
-        // SAFETY: F_SETFL only clears O_NONBLOCK, so the reads here wait.
-        unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_SETFL, 0) };
-        let mut buf = [0u8; 4096];
-        while flow == Flow::More {
-            match file.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => flow = feed.push(&buf[..n]),
-            }
-        }
-        flow
-    })
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::spawn(move || read_blocking(&runtime, taken))
 }
 
 #[tokio::test]
