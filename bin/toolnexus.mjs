@@ -132,13 +132,12 @@ function parse(argv) {
   if (n < min) throw new Usage(`toolnexus ${first}: missing ${cmd.missing?.[n] ?? "argument"}`, cmd.help)
   if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"`, cmd.help)
   const { values } = parsed
-  if (values.timeout !== undefined) {
-    if (!/^\d+$/.test(values.timeout) || Number(values.timeout) <= 0) {
-      throw new Usage(`toolnexus ${first}: --timeout must be a positive number of milliseconds, got "${values.timeout}"`, cmd.help)
-    }
-    values.timeout = Number(values.timeout)
-  }
-  for (const [key, what] of [["session-idle-timeout", "a positive number of milliseconds"], ["max-sessions", "a positive whole number"]]) {
+  const positive = [
+    ["timeout", "a positive number of milliseconds"],
+    ["session-idle-timeout", "a positive number of milliseconds"],
+    ["max-sessions", "a positive whole number"],
+  ]
+  for (const [key, what] of positive) {
     if (values[key] === undefined) continue
     if (!/^\d+$/.test(values[key]) || Number(values[key]) <= 0) {
       throw new Usage(`toolnexus ${first}: --${key} must be ${what}, got "${values[key]}"`, cmd.help)
