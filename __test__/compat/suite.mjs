@@ -182,29 +182,19 @@ function runWorker(workerData) {
     worker.once("message", resolve)
     worker.once("error", reject)
   })
-  return { worker, message }
+  // Listened for from the start: a worker that ends just after its last message has its
+  // "exit" emitted in the same turn as that message, before an await on the message returns.
+  const exit = new Promise((resolve) => worker.once("exit", resolve))
+  return { worker, message, exit }
 }
 
 check("a worker thread loads, calls and closes its own source", async () => {
   const pid = tmpFile("pid")
-  const { worker, message } = runWorker({ server: fx("echo,sleep", { PID_FILE: pid }) })
+  const { worker, message, exit } = runWorker({ server: fx("echo,sleep", { PID_FILE: pid }) })
   const said = await within(message, 20000, "the worker's report")
   assert.deepEqual(said.status, { w: "connected" })
   assert.deepEqual(said.outputs, [...Array.from({ length: 20 }, (_, i) => `s${i}`), ...Array.from({ length: 50 }, (_, i) => `c${i}`)])
   assert.equal(isAlive(await pidOf(pid)), false)
-  const exit = new Promise((resolve) => worker.once("exit", resolve))
-  if (runtime === "deno") {
-    // Known: on Deno 2.9 some workers (one in five to ten) stay blocked in Deno's own worker
-    // teardown (a blocking read on an internal socket pair; no toolnexus thread is left, and
-    // terminate() cannot end it) after their source closed and their servers are gone. The
-    // README says so; the worker is let go so that it does not hold this process.
-    const exited = await Promise.race([exit.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 3000))])
-    if (!exited) {
-      console.log("note - deno: a worker did not end on its own after close() (the known Deno teardown hang)")
-      worker.unref()
-    }
-    return
-  }
   await within(exit, 10000, "the worker's exit")
 })
 
