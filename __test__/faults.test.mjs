@@ -9,7 +9,7 @@ import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
 import readline from "node:readline"
 import { listMcpTools, loadMcp } from "toolnexus"
-import { descendants, describePids, fixture, isAlive, killAll, nodeFixture, readPid, tmpFile, waitFor, watchDescendants } from "./helpers.mjs"
+import { describePids, fixture, isAlive, killAll, leakCheck, nodeFixture, readPid, tmpFile, waitFor, watchDescendants } from "./helpers.mjs"
 import { startStatus, startStreamableHttp } from "./fixtures/http-servers.mjs"
 import { closedPort, startDropped, startEndlessSse, startHtml, startSilent } from "./fixtures/faults/http-faults.mjs"
 
@@ -28,23 +28,16 @@ const names = (infos) => infos.map((t) => t.name)
 const canary = await startStreamableHttp({ toolNames: ["chirp"] })
 after(() => canary.close())
 
-// Sources a test opened, closed afterwards even when the test failed.
-const opened = []
-async function load(servers) {
-  const source = await loadMcp({ mcpServers: servers })
-  opened.push(source)
-  return source
-}
-
-afterEach(async () => {
-  const left = descendants()
-  await Promise.all(opened.splice(0).map((s) => s.close()))
-  killAll(left) // keep one failure from cascading into the next tests
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-  const inv = await listMcpTools({ mcpServers: { canary: { url: canary.url, timeout: 10000 } } })
-  assert.deepEqual(inv.status, { canary: "connected" }, inv.errors.canary)
-  assert.deepEqual(names(inv.tools.canary), ["chirp"])
+// Nothing left running after a test, and the canary still lists; sources a test opened are
+// closed afterwards even when the test failed.
+const track = leakCheck(afterEach, {
+  then: async () => {
+    const inv = await listMcpTools({ mcpServers: { canary: { url: canary.url, timeout: 10000 } } })
+    assert.deepEqual(inv.status, { canary: "connected" }, inv.errors.canary)
+    assert.deepEqual(names(inv.tools.canary), ["chirp"])
+  },
 })
+const load = async (servers) => track(await loadMcp({ mcpServers: servers }))
 
 // A Rust path (`rmcp::transport::…`), an Option or Result dump, or a smart-pointer type.
 const RUST_NOISE = /\b[a-z_][a-z0-9_]*::[A-Za-z_]|\b(?:Some|Ok|Err)\(|\b(?:Box|Arc|Vec|Option)</

@@ -7,18 +7,15 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { descendants, describePids, killAll, repoRoot, runNode } from "./helpers.mjs"
+import { repoRoot, runNode, leakCheck } from "./helpers.mjs"
 
 const PENDING = false
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const T = { timeout: 20000, skip: PENDING || false }
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 /** The seed scripts write their server under js/_docs_*; none may be left behind. */
 function docsLeftovers() {

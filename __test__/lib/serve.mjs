@@ -9,6 +9,7 @@ import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { deferredCleanup } from "../helpers.mjs"
+import { eachLine } from "../fixtures/lines.mjs"
 
 export { within } from "../helpers.mjs"
 
@@ -138,16 +139,7 @@ export function tryConnect(url) {
  * line that is not JSON throws), and each is handed to `onMessage`.
  */
 export function onLines(stream, onMessage) {
-  let buf = ""
-  stream.setEncoding("utf8").on("data", (d) => {
-    buf += d
-    let nl
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl)
-      buf = buf.slice(nl + 1)
-      onMessage(JSON.parse(line))
-    }
-  })
+  eachLine(stream, (line) => onMessage(JSON.parse(line)))
 }
 
 // The seed 003 tools, in JavaScript.
