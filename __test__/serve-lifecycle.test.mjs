@@ -7,8 +7,6 @@ import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import { createToolkit, defineTool } from "toolnexus"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { fixture, runNode, tmpFile, waitFor, within } from "./helpers.mjs"
 import {
   deferred,
@@ -22,7 +20,7 @@ import {
   tryConnect,
 } from "./lib/serve.mjs"
 
-const { defer } = serveHarness(afterEach)
+const { defer, sdkClient } = serveHarness(afterEach)
 
 // ---------------------------------------------------------------------------------------------
 // stop()
@@ -105,9 +103,7 @@ test("a client's cancellation reaches a served run() as ctx.signal, and the serv
   const tk = await createToolkit({ extraTools: [wait, echo] })
   defer(() => tk.close())
   const handle = await tk.serve("127.0.0.1:0")
-  const client = new Client({ name: "cancel-test", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(handle.url + "/mcp")))
-  defer(() => client.close())
+  const client = await sdkClient(handle.url, "cancel-test")
 
   const ac = new AbortController()
   const call = client.callTool({ name: "wait", arguments: {} }, undefined, { signal: ac.signal })
@@ -132,9 +128,7 @@ test("a gateway passes a client's cancellation on to the upstream server", T, as
   })
   defer(() => tk.close())
   const handle = await tk.serve("127.0.0.1:0")
-  const client = new Client({ name: "cancel-test", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(handle.url + "/mcp")))
-  defer(() => client.close())
+  const client = await sdkClient(handle.url, "cancel-test")
 
   const ac = new AbortController()
   const call = client.callTool({ name: "up_sleep", arguments: { ms: 20000 } }, undefined, { signal: ac.signal })

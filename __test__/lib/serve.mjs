@@ -20,8 +20,8 @@ export const names = (tools) => tools.map((t) => t.name)
  * The clean-up a serving test file registers with `afterEach` (a safety net only: whatever a
  * failing test left open is closed before the process check; tests that are about teardown
  * assert it themselves, before this runs), and what opens things under it: `serveTools(tools,
- * opts)` serves `tools` from a fresh toolkit, `sdkClient(url)` connects the SDK client over
- * streamable HTTP to `url + "/mcp"`.
+ * opts)` serves `tools` from a fresh toolkit, `sdkClient(url, name)` connects the SDK client
+ * (named `name` in its clientInfo) over streamable HTTP to `url + "/mcp"`.
  */
 export function serveHarness(afterEach) {
   const defer = deferredCleanup(afterEach)
@@ -32,8 +32,8 @@ export function serveHarness(afterEach) {
     defer(() => handle.stop())
     return { tk, handle }
   }
-  async function sdkClient(url) {
-    const client = new Client({ name: "serve-test", version: "1.0.0" })
+  async function sdkClient(url, name = "serve-test") {
+    const client = new Client({ name, version: "1.0.0" })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))
     defer(() => client.close())
     return client
