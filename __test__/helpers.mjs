@@ -307,3 +307,19 @@ export async function withEnv(vars, fn) {
     }
   }
 }
+
+/**
+ * Lists a streamable-HTTP fixture once with `listMcpTools`, so that the engine's first HTTP
+ * connection in this process (80-250 ms, seconds on a loaded machine) is paid here and not
+ * inside a timed case. A test file whose timed HTTP cases used to follow other HTTP tests in one
+ * file calls it at its top.
+ */
+export async function warmHttp(listMcpTools) {
+  const s = await startStreamableHttp({ tools: 1 })
+  try {
+    const inv = await listMcpTools({ mcpServers: { warm: { url: s.url, timeout: 30000 } } })
+    assert.deepEqual(inv.status, { warm: "connected" }, inv.errors.warm)
+  } finally {
+    await s.close()
+  }
+}

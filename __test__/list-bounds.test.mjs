@@ -12,6 +12,7 @@ import {
   leakCheck,
   nodeFixture,
   rejection,
+  warmHttp,
 } from "./helpers.mjs"
 
 const T = { timeout: 20000 }
@@ -19,6 +20,8 @@ const names = (infos) => infos.map((t) => t.name)
 
 // SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
+// The abort cases time an HTTP session's close: its first connection's set-up is paid before.
+await warmHttp(listMcpTools)
 
 // ---------------------------------------------------------------------------------------------
 // Several servers

@@ -10,6 +10,22 @@ import { byName, call, captureWarnings, loadHarness, names, T } from "./lib/load
 
 const load = loadHarness(afterEach)
 
+/**
+ * Loads `cfg` twice, capturing the warnings of each load; `onFirst(source)` checks the first
+ * source before it is closed. Resolves the two loads' { names, warnings }.
+ */
+async function loadTwice(cfg, onFirst) {
+  const runs = []
+  for (let i = 0; i < 2; i++) {
+    const warnings = captureWarnings()
+    const source = await load(cfg)
+    runs.push({ names: names(source), warnings: await warnings.stop() })
+    if (i === 0) await onFirst(source)
+    await source.close()
+  }
+  return runs
+}
+
 // ---------------------------------------------------------------------------------------------
 // Naming
 
@@ -41,18 +57,11 @@ test("naming: a name over 64 characters is shortened deterministically, with a w
   const sibling = `very_long_tool_name_${"x".repeat(49)}y` // same readable head, different tool
   assert.equal(long.length, 70)
   const cfg = { mcpServers: { srv: { command: nodeFixture("stdio-server", "--tools", `${long},${sibling},short`) } } }
-  const runs = []
-  for (let i = 0; i < 2; i++) {
-    const warnings = captureWarnings()
-    const source = await load(cfg)
-    runs.push({ names: names(source), warnings: await warnings.stop() })
-    if (i === 0) {
-      const tools = source.tools
-      assert.deepEqual(await call(tools[0], {}), { output: long, isError: false, metadata: { server: "srv" } })
-      assert.deepEqual(await call(tools[1], {}), { output: sibling, isError: false, metadata: { server: "srv" } })
-    }
-    await source.close()
-  }
+  const runs = await loadTwice(cfg, async (source) => {
+    const tools = source.tools
+    assert.deepEqual(await call(tools[0], {}), { output: long, isError: false, metadata: { server: "srv" } })
+    assert.deepEqual(await call(tools[1], {}), { output: sibling, isError: false, metadata: { server: "srv" } })
+  })
   const [a, b] = runs
   assert.deepEqual(a.names, b.names, "the same config gives the same names")
   const [n1, n2, n3] = a.names
@@ -80,22 +89,15 @@ test("naming: sanitized names that collide across servers are disambiguated, wit
       a_b: { command: nodeFixture("stdio-server", "--tools", "x") },
     },
   }
-  const runs = []
-  for (let i = 0; i < 2; i++) {
-    const warnings = captureWarnings()
-    const source = await load(cfg)
-    runs.push({ names: names(source), warnings: await warnings.stop() })
-    if (i === 0) {
-      const [first, second] = source.tools
-      assert.equal(first.name, "a_b_x", "the first tool in config order keeps the plain name")
-      assert.notEqual(second.name, first.name)
-      assert.match(second.name, /^a_b_x.+/)
-      assert.ok(second.name.length <= 64)
-      assert.deepEqual(await call(first, {}), { output: "x", isError: false, metadata: { server: "a.b" } })
-      assert.deepEqual(await call(second, {}), { output: "x", isError: false, metadata: { server: "a_b" } })
-    }
-    await source.close()
-  }
+  const runs = await loadTwice(cfg, async (source) => {
+    const [first, second] = source.tools
+    assert.equal(first.name, "a_b_x", "the first tool in config order keeps the plain name")
+    assert.notEqual(second.name, first.name)
+    assert.match(second.name, /^a_b_x.+/)
+    assert.ok(second.name.length <= 64)
+    assert.deepEqual(await call(first, {}), { output: "x", isError: false, metadata: { server: "a.b" } })
+    assert.deepEqual(await call(second, {}), { output: "x", isError: false, metadata: { server: "a_b" } })
+  })
   assert.deepEqual(runs[0].names, runs[1].names, "disambiguation is deterministic")
   assert.equal(runs[0].warnings.length, 1, runs[0].warnings.join("\n"))
   assert.ok(runs[0].warnings[0].includes("a_b_x"), runs[0].warnings[0])
