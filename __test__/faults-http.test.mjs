@@ -8,24 +8,9 @@ import { after, afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { listMcpTools } from "toolnexus"
 import { waitFor } from "./helpers.mjs"
-import {
-  assertReason,
-  faultsHarness,
-  listOne,
-  MARGIN,
-  names,
-  raw,
-  T,
-  watchRss,
-} from "./lib/faults.mjs"
+import { assertReason, faultsHarness, listOne, MARGIN, names, raw, T, watchRss } from "./lib/faults.mjs"
 import { startStatus } from "./fixtures/http-servers.mjs"
-import {
-  closedPort,
-  startDropped,
-  startEndlessSse,
-  startHtml,
-  startSilent,
-} from "./fixtures/faults/http-faults.mjs"
+import { closedPort, startDropped, startEndlessSse, startHtml, startSilent } from "./fixtures/faults/http-faults.mjs"
 
 const { canary } = await faultsHarness({ after, afterEach })
 

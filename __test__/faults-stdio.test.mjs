@@ -9,20 +9,7 @@ import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
 import readline from "node:readline"
 import { fixture, isAlive, killAll, nodeFixture, readPid, tmpFile, waitFor } from "./helpers.mjs"
-import {
-  assertReason,
-  AT_ONCE,
-  AT_ONCE_TIMEOUT,
-  faultsHarness,
-  listOne,
-  MARGIN,
-  names,
-  raw,
-  sdk,
-  T,
-  timedCall,
-  watchRss,
-} from "./lib/faults.mjs"
+import { assertReason, AT_ONCE, AT_ONCE_TIMEOUT, faultsHarness, listOne, MARGIN, names, raw, sdk, T, timedCall, watchRss } from "./lib/faults.mjs"
 
 const { load } = await faultsHarness({ after, afterEach })
 

@@ -5,15 +5,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { listMcpTools } from "toolnexus"
-import {
-  assertAbortedBeforeStart,
-  assertAbortMidway,
-  descendants,
-  leakCheck,
-  nodeFixture,
-  rejection,
-  warmHttp,
-} from "./helpers.mjs"
+import { assertAbortedBeforeStart, assertAbortMidway, descendants, leakCheck, nodeFixture, rejection, warmHttp } from "./helpers.mjs"
 
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)

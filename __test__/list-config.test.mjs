@@ -8,16 +8,7 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { expandEnvHeaders, listMcpTools, parseMcpConfig, sanitize } from "toolnexus"
-import {
-  descendants,
-  fixture,
-  leakCheck,
-  nodeFixture,
-  rejection,
-  tmpConfig,
-  tmpFile,
-  withEnv,
-} from "./helpers.mjs"
+import { descendants, fixture, leakCheck, nodeFixture, rejection, tmpConfig, tmpFile, withEnv } from "./helpers.mjs"
 import { startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const T = { timeout: 20000 }

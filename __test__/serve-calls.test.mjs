@@ -5,16 +5,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { createToolkit, defineTool, loadMcp } from "toolnexus"
-import {
-  descendants,
-  describePids,
-  isAlive,
-  nodeFixture,
-  readPid,
-  tmpFile,
-  waitFor,
-  within,
-} from "./helpers.mjs"
+import { descendants, describePids, isAlive, nodeFixture, readPid, tmpFile, waitFor, within } from "./helpers.mjs"
 import { addTool, deferred, explodeTool, mk, names, serveHarness, T } from "./lib/serve.mjs"
 
 const { defer, serveTools, sdkClient } = serveHarness(afterEach)

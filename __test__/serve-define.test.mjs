@@ -6,17 +6,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { createToolkit, defineTool, exposedMcpTools, loadMcp } from "toolnexus"
-import {
-  addTool,
-  explodeTool,
-  mk,
-  names,
-  parseBody,
-  post,
-  rawSession,
-  serveHarness,
-  T,
-} from "./lib/serve.mjs"
+import { addTool, explodeTool, mk, names, parseBody, post, rawSession, serveHarness, T } from "./lib/serve.mjs"
 
 const { defer, serveTools, sdkClient } = serveHarness(afterEach)
 

@@ -6,17 +6,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { defineTool } from "toolnexus"
-import {
-  addTool,
-  explodeTool,
-  INIT,
-  parseBody,
-  post,
-  rawHttp,
-  rawSession,
-  serveHarness,
-  T,
-} from "./lib/serve.mjs"
+import { addTool, explodeTool, INIT, parseBody, post, rawHttp, rawSession, serveHarness, T } from "./lib/serve.mjs"
 
 const { serveTools, sdkClient } = serveHarness(afterEach)
 

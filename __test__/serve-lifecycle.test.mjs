@@ -8,17 +8,7 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import { createToolkit, defineTool } from "toolnexus"
 import { fixture, runNode, tmpFile, waitFor, within } from "./helpers.mjs"
-import {
-  deferred,
-  mk,
-  names,
-  parseBody,
-  post,
-  rawSession,
-  serveHarness,
-  T,
-  tryConnect,
-} from "./lib/serve.mjs"
+import { deferred, mk, names, parseBody, post, rawSession, serveHarness, T, tryConnect } from "./lib/serve.mjs"
 
 const { defer, sdkClient } = serveHarness(afterEach)
 
