@@ -3,13 +3,11 @@
 // cancels the MCP call, errors and images reach the model as such, strict schemas are valid.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import fs from "node:fs"
 import { generateText, isStepCount, streamText } from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test"
 import { defineTool, loadMcp } from "toolnexus"
 import { toAiSdkTools } from "toolnexus/ai-sdk"
-import { everything, fixtureServer, spySource, strictViolations } from "./adapters-helpers.mjs"
-import { waitFor } from "./helpers.mjs"
+import { assertAbortCancels, everything, fixtureServer, strictViolations, withSource } from "./adapters-helpers.mjs"
 
 const T = { timeout: 30000 }
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
@@ -32,8 +30,7 @@ function scripted(...calls) {
 const shown = (turns) => Object.fromEntries(turns[1].prompt.filter((m) => m.role === "tool").flatMap((m) => m.content).map((p) => [p.toolCallId, p.output]))
 
 test("a call's result reaches the model's next turn; the whole ToolResult stays the tool's result", T, async () => {
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const { model, turns } = scripted(call("ev_get-sum", { a: 2, b: 3 }), call("ev_get-structured-content", { location: "Chicago" }, "c2"))
     const answer = await generateText({ model, tools: toAiSdkTools(source), prompt: "add", stopWhen: isStepCount(3) })
     assert.equal(answer.text, "done")
@@ -42,14 +39,11 @@ test("a call's result reaches the model's next turn; the whole ToolResult stays 
     assert.equal(structured.isError, false)
     assert.equal(typeof structured.structuredContent.temperature, "number")
     assert.deepEqual(shown(turns).c2, { type: "text", value: JSON.stringify(structured.structuredContent) })
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("strict: every tool reaches the model strict-valid and marked strict; a null for an optional property is not sent to the server", T, async () => {
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const loose = scripted()
     await generateText({ model: loose.model, tools: toAiSdkTools(source), prompt: "hi" })
     // Without strict, the schemas go as the server gave them: none is strict-valid, 5 have optional
@@ -69,39 +63,23 @@ test("strict: every tool reaches the model strict-valid and marked strict; a nul
     const result = answer.steps[0].toolResults[0].output
     assert.equal(result.isError, false, result.output)
     assert.equal(result.content.filter((p) => p.type === "resource_link").length, 3, "the server's default count (3) applied")
-  } finally {
-    await source.close()
-  }
+  })
 })
 
-test("abort through generateText's abortSignal ends the MCP call in under a second; the server is sent notifications/cancelled", T, async () => {
-  const { events, config } = fixtureServer(["sleep", "echo"])
-  const source = await loadMcp(config)
-  try {
-    const spy = spySource(source)
-    const ac = new AbortController()
-    const { model } = scripted(call("x_sleep", { ms: 20000 }))
-    const running = generateText({ model, tools: toAiSdkTools(spy), prompt: "sleep", abortSignal: ac.signal, stopWhen: isStepCount(3) })
-    const ctx = await spy.sent("x_sleep")
-    assert.ok(ctx.signal instanceof AbortSignal, "the AI SDK's signal reached execute")
-    // The echo answered after the sleep request: the server is running it.
-    assert.equal((await source.tools.find((t) => t.name === "x_echo").execute({ text: "sync" })).output, "sync")
-    const start = performance.now()
-    ac.abort(new Error("stop"))
-    await assert.rejects(running, /stop/)
-    await waitFor(() => fs.existsSync(events) && fs.readFileSync(events, "utf8") === "cancelled sleep\n", { timeout: 1000, message: "the server recording the cancellation" })
-    const elapsed = performance.now() - start
-    assert.ok(elapsed < 1000, `cancelled after ${elapsed} ms`)
-  } finally {
-    await source.close()
-  }
-})
+test("abort through generateText's abortSignal ends the MCP call in under a second; the server is sent notifications/cancelled", T, () =>
+  assertAbortCancels({
+    reached: "the AI SDK's signal reached execute",
+    start: (spy, signal) => {
+      const { model } = scripted(call("x_sleep", { ms: 20000 }))
+      return generateText({ model, tools: toAiSdkTools(spy), prompt: "sleep", abortSignal: signal, stopWhen: isStepCount(3) })
+    },
+    settle: (running) => assert.rejects(running, /stop/),
+  }))
 
 test("an isError result reaches the model as error-text; an image as a file part, not as base64 text", T, async () => {
   const { config } = fixtureServer(["fail", "mixed"])
   const ev = everything().mcpServers
-  const source = await loadMcp({ mcpServers: { ...config.mcpServers, ...ev } })
-  try {
+  await withSource(loadMcp({ mcpServers: { ...config.mcpServers, ...ev } }), async (source) => {
     const { model, turns } = scripted(call("x_fail", {}), call("x_mixed", {}, "c2"), call("ev_get-tiny-image", {}, "c3"))
     await generateText({ model, tools: toAiSdkTools(source), prompt: "go", stopWhen: isStepCount(3) })
     const outputs = JSON.parse(JSON.stringify(shown(turns)))
@@ -115,9 +93,7 @@ test("an isError result reaches the model as error-text; an image as a file part
     assert.ok(image.data.length > 1000)
     const texts = outputs.c3.value.filter((p) => p.type === "text").map((p) => p.text).join("")
     assert.ok(!texts.includes(image.data.slice(0, 100)), "the image is not in the text")
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("progress a tool reports goes to the AI SDK's stream as preliminary results, before the final one", T, async () => {
@@ -149,8 +125,7 @@ test("progress a tool reports goes to the AI SDK's stream as preliminary results
 })
 
 test("an MCP server's progress on a call reaches the AI SDK's stream as preliminary results", T, async () => {
-  const source = await loadMcp(fixtureServer(["slow"]).config)
-  try {
+  await withSource(loadMcp(fixtureServer(["slow"]).config), async (source) => {
     let turn = 0
     const model = new MockLanguageModelV3({
       doStream: async () => {
@@ -167,7 +142,5 @@ test("an MCP server's progress on a call reaches the AI SDK's stream as prelimin
     assert.deepEqual(results.at(-1)[0], false)
     assert.equal(results.at(-1)[1].output, "slow done after 3 steps")
     assert.equal(await stream.text, "done")
-  } finally {
-    await source.close()
-  }
+  })
 })

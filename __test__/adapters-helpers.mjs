@@ -1,6 +1,10 @@
 // Shared by the adapter tests (__test__/adapters-*.test.mjs): a checker of OpenAI's strict-mode
-// rules for tool schemas, the servers the tests load, and a spy on a source's calls.
-import { nodeFixture, serverEverything, tmpFile } from "./helpers.mjs"
+// rules for tool schemas, the servers the tests load, a source closed after its use, a spy on a
+// source's calls, and the abort check every adapter passes.
+import assert from "node:assert/strict"
+import fs from "node:fs"
+import { loadMcp } from "toolnexus"
+import { nodeFixture, serverEverything, tmpFile, waitFor } from "./helpers.mjs"
 
 /** Keywords OpenAI's strict mode refuses in a function's parameters. */
 const REFUSED = [
@@ -98,4 +102,40 @@ export function spySource(source) {
       return entry.promise
     },
   }
+}
+
+/** Awaits the source `loading` resolves to, runs `fn(source)` and closes the source however it ends. */
+export async function withSource(loading, fn) {
+  const source = await loading
+  try {
+    return await fn(source)
+  } finally {
+    await source.close()
+  }
+}
+
+/**
+ * The abort check of every adapter: loads the fixture with sleep and echo, and `start(spy,
+ * signal)` runs a 20 s x_sleep through the framework with the tools of `spy` (a spySource) and
+ * `signal`. Once the call reached execute with a signal (`reached` says whose) and the server is
+ * running it, the signal is aborted with Error("stop"); `settle(running)` awaits how the
+ * framework ends, and the server must have recorded notifications/cancelled within a second.
+ */
+export async function assertAbortCancels({ reached, start, settle }) {
+  const { events, config } = fixtureServer(["sleep", "echo"])
+  await withSource(loadMcp(config), async (source) => {
+    const spy = spySource(source)
+    const ac = new AbortController()
+    const running = start(spy, ac.signal)
+    const ctx = await spy.sent("x_sleep")
+    assert.ok(ctx.signal instanceof AbortSignal, reached)
+    // The echo answered after the sleep request: the server is running it.
+    assert.equal((await source.tools.find((t) => t.name === "x_echo").execute({ text: "sync" })).output, "sync")
+    const began = performance.now()
+    ac.abort(new Error("stop"))
+    await settle(running)
+    await waitFor(() => fs.existsSync(events) && fs.readFileSync(events, "utf8") === "cancelled sleep\n", { timeout: 1000, message: "the server recording the cancellation" })
+    const elapsed = performance.now() - began
+    assert.ok(elapsed < 1000, `cancelled after ${elapsed} ms`)
+  })
 }

@@ -2,13 +2,12 @@
 // from @langchain/core (no network, no LLM) over real MCP servers loaded with loadMcp.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import fs from "node:fs"
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { FakeListChatModel } from "@langchain/core/utils/testing"
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling"
 import { loadMcp } from "toolnexus"
 import { toLangChainTools } from "toolnexus/langchain"
-import { everything, fixtureServer, spySource, strictViolations } from "./adapters-helpers.mjs"
+import { assertAbortCancels, everything, fixtureServer, strictViolations, withSource } from "./adapters-helpers.mjs"
 import { waitFor } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
@@ -52,8 +51,7 @@ async function agentLoop(model, tools, prompt, config = {}) {
 const toolCall = (name, args, id = "c1") => ({ name, args, id, type: "tool_call" })
 
 test("a call's result reaches the model's next turn as a ToolMessage: MCP parts as content, the ToolResult as artifact", T, async () => {
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const model = new ScriptedChatModel([[toolCall("ev_get-sum", { a: 2, b: 3 })], "done"])
     const messages = await agentLoop(model, toLangChainTools(source), "add")
     assert.equal(messages.at(-1).content, "done")
@@ -63,15 +61,12 @@ test("a call's result reaches the model's next turn as a ToolMessage: MCP parts 
     assert.equal(answer.status, "success")
     assert.deepEqual(answer.content, [{ type: "text", text: "The sum of 2 and 3 is 5." }])
     assert.deepEqual(answer.artifact, { output: "The sum of 2 and 3 is 5.", isError: false, content: [{ type: "text", text: "The sum of 2 and 3 is 5." }], metadata: { server: "ev" } })
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("an isError result is an error ToolMessage (and a throw when invoked without a tool call); an image is an image block", T, async () => {
   const { config } = fixtureServer(["fail", "mixed"])
-  const source = await loadMcp(config)
-  try {
+  await withSource(loadMcp(config), async (source) => {
     const tools = toLangChainTools(source)
     const model = new ScriptedChatModel([[toolCall("x_fail", {}), toolCall("x_mixed", {}, "c2")], "done"])
     await agentLoop(model, tools, "go")
@@ -82,38 +77,22 @@ test("an isError result is an error ToolMessage (and a throw when invoked withou
     assert.equal(mixed.status, "success")
     assert.deepEqual(mixed.content, [{ type: "text", text: "one" }, { type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" }, { type: "text", text: "two" }])
     await assert.rejects(tools.find((t) => t.name === "x_fail").invoke({}), { message: "first problem\n\nsecond problem" })
-  } finally {
-    await source.close()
-  }
+  })
 })
 
-test("abort through config.signal ends the MCP call in under a second; the server is sent notifications/cancelled", T, async () => {
-  const { events, config } = fixtureServer(["sleep", "echo"])
-  const source = await loadMcp(config)
-  try {
-    const spy = spySource(source)
-    const sleep = toLangChainTools(spy).find((t) => t.name === "x_sleep")
-    const ac = new AbortController()
-    const running = sleep.invoke(toolCall("x_sleep", { ms: 20000 }), { signal: ac.signal })
-    const ctx = await spy.sent("x_sleep")
-    assert.ok(ctx.signal instanceof AbortSignal, "LangChain's signal reached execute")
-    assert.equal((await source.tools.find((t) => t.name === "x_echo").execute({ text: "sync" })).output, "sync")
-    const start = performance.now()
-    ac.abort(new Error("stop"))
-    const answer = await running
-    assert.equal(answer.status, "error")
-    assert.deepEqual(answer.content, [{ type: "text", text: "MCP tool call aborted" }])
-    await waitFor(() => fs.existsSync(events) && fs.readFileSync(events, "utf8") === "cancelled sleep\n", { timeout: 1000, message: "the server recording the cancellation" })
-    const elapsed = performance.now() - start
-    assert.ok(elapsed < 1000, `cancelled after ${elapsed} ms`)
-  } finally {
-    await source.close()
-  }
-})
+test("abort through config.signal ends the MCP call in under a second; the server is sent notifications/cancelled", T, () =>
+  assertAbortCancels({
+    reached: "LangChain's signal reached execute",
+    start: (spy, signal) => toLangChainTools(spy).find((t) => t.name === "x_sleep").invoke(toolCall("x_sleep", { ms: 20000 }), { signal }),
+    settle: async (running) => {
+      const answer = await running
+      assert.equal(answer.status, "error")
+      assert.deepEqual(answer.content, [{ type: "text", text: "MCP tool call aborted" }])
+    },
+  }))
 
 test("strict: every tool bound strictly is strict-valid; a null for an optional property passes validation and is not sent", T, async () => {
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const tools = toLangChainTools(source, { strict: true })
     assert.equal(tools.length, 12)
     for (const tool of tools) {
@@ -124,16 +103,13 @@ test("strict: every tool bound strictly is strict-valid; a null for an optional 
     const answer = await links.invoke(toolCall("ev_get-resource-links", { count: null }))
     assert.equal(answer.status, "success", JSON.stringify(answer.content))
     assert.equal(answer.artifact.content.filter((p) => p.type === "resource_link").length, 3)
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("list_changed: reading the tools again shows the new tool, unchanged tools are the same objects", T, async () => {
   const { config } = fixtureServer(["grow", "echo"])
   const changes = []
-  const source = await loadMcp(config, { onToolsChanged: (change) => changes.push(change) })
-  try {
+  await withSource(loadMcp(config, { onToolsChanged: (change) => changes.push(change) }), async (source) => {
     const before = toLangChainTools(source)
     assert.deepEqual(before.map((t) => t.name), ["x_grow", "x_echo"])
     await before[0].invoke({ name: "fresh" })
@@ -144,7 +120,5 @@ test("list_changed: reading the tools again shows the new tool, unchanged tools 
     assert.equal(after.find((t) => t.name === "x_grow"), before[0])
     const fresh = after.find((t) => t.name === "x_fresh")
     assert.deepEqual((await fresh.invoke(toolCall("x_fresh", {}))).content, [{ type: "text", text: "fresh" }])
-  } finally {
-    await source.close()
-  }
+  })
 })

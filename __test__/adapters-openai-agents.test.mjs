@@ -3,13 +3,11 @@
 // right tool, results reach the next turn, an abort cancels the MCP call, errors are text.
 import { test } from "node:test"
 import assert from "node:assert/strict"
-import fs from "node:fs"
 import { Agent, run, setTracingDisabled, Usage } from "@openai/agents"
 import { loadMcp } from "toolnexus"
 import { toOpenAIAgentsTools, toolnexusName } from "toolnexus/openai-agents"
 import { shortHash } from "../adapters/naming.mjs"
-import { everything, fixtureServer, spySource, strictViolations } from "./adapters-helpers.mjs"
-import { waitFor } from "./helpers.mjs"
+import { assertAbortCancels, everything, fixtureServer, strictViolations, withSource } from "./adapters-helpers.mjs"
 
 setTracingDisabled(true)
 const T = { timeout: 30000 }
@@ -39,8 +37,7 @@ const outputs = (requests) => Object.fromEntries(requests[1].input.filter((i) =>
 
 test("safe names: x_get-sum and a real x_get_sum each get their own call; results reach the next turn", T, async () => {
   const { config } = fixtureServer(["get-sum", "get_sum", "echo"])
-  const source = await loadMcp(config)
-  try {
+  await withSource(loadMcp(config), async (source) => {
     const tools = toOpenAIAgentsTools(source)
     const hashed = `x_get_sum_${shortHash(["x_get-sum"])}`
     assert.deepEqual(tools.map((t) => t.name), [hashed, "x_get_sum", "x_echo"])
@@ -58,14 +55,11 @@ test("safe names: x_get-sum and a real x_get_sum each get their own call; result
     // Read again: the same names and objects.
     const again = toOpenAIAgentsTools(source)
     assert.ok(again.length === 3 && again.every((t, i) => t === tools[i]))
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("server-everything: 12 of 13 tools offered under safe names; with strict every schema is strict-valid and nulls are not sent", T, async () => {
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const tools = toOpenAIAgentsTools(source, { strict: true })
     assert.equal(tools.length, 12)
     for (const tool of tools) {
@@ -78,15 +72,12 @@ test("server-everything: 12 of 13 tools offered under safe names; with strict ev
     const sent = outputs(requests)
     assert.deepEqual(sent.c2, { type: "text", text: "The sum of 2 and 3 is 5." })
     assert.doesNotMatch(JSON.stringify(sent.c1), /Error/, JSON.stringify(sent.c1))
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("an error is returned as text, not thrown; an image reaches the model as an image", T, async () => {
   const { config } = fixtureServer(["fail", "mixed"])
-  const source = await loadMcp(config)
-  try {
+  await withSource(loadMcp(config), async (source) => {
     const { model, requests } = scripted(["x_fail", {}], ["x_mixed", {}])
     const result = await run(new Agent({ name: "a", instructions: "Use the tools.", model, tools: toOpenAIAgentsTools(source) }), "go")
     assert.equal(result.finalOutput, "done")
@@ -97,29 +88,15 @@ test("an error is returned as text, not thrown; an image reaches the model as an
       { type: "input_image", image: "data:image/png;base64,iVBORw0KGgo=" },
       { type: "input_text", text: "two" },
     ])
-  } finally {
-    await source.close()
-  }
+  })
 })
 
-test("abort through the run's signal ends the MCP call in under a second; the server is sent notifications/cancelled", T, async () => {
-  const { events, config } = fixtureServer(["sleep", "echo"])
-  const source = await loadMcp(config)
-  try {
-    const spy = spySource(source)
-    const ac = new AbortController()
-    const { model } = scripted(["x_sleep", { ms: 20000 }])
-    const running = run(new Agent({ name: "a", instructions: "Sleep.", model, tools: toOpenAIAgentsTools(spy) }), "go", { signal: ac.signal })
-    const ctx = await spy.sent("x_sleep")
-    assert.ok(ctx.signal instanceof AbortSignal, "the run's signal reached execute")
-    assert.equal((await source.tools.find((t) => t.name === "x_echo").execute({ text: "sync" })).output, "sync")
-    const start = performance.now()
-    ac.abort(new Error("stop"))
-    await running.catch(() => {})
-    await waitFor(() => fs.existsSync(events) && fs.readFileSync(events, "utf8") === "cancelled sleep\n", { timeout: 1000, message: "the server recording the cancellation" })
-    const elapsed = performance.now() - start
-    assert.ok(elapsed < 1000, `cancelled after ${elapsed} ms`)
-  } finally {
-    await source.close()
-  }
-})
+test("abort through the run's signal ends the MCP call in under a second; the server is sent notifications/cancelled", T, () =>
+  assertAbortCancels({
+    reached: "the run's signal reached execute",
+    start: (spy, signal) => {
+      const { model } = scripted(["x_sleep", { ms: 20000 }])
+      return run(new Agent({ name: "a", instructions: "Sleep.", model, tools: toOpenAIAgentsTools(spy) }), "go", { signal })
+    },
+    settle: (running) => running.catch(() => {}),
+  }))

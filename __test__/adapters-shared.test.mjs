@@ -11,21 +11,20 @@ import { toOpenAIAgentsTools, toStrictSchema } from "toolnexus/openai-agents"
 import { assignNames, SafeNamer, shortHash } from "../adapters/naming.mjs"
 import { stripNulls } from "../adapters/strict.mjs"
 import { TASKS_SUPPORTED } from "../adapters/shared.mjs"
-import { everything, strictViolations } from "./adapters-helpers.mjs"
+import { everything, strictViolations, withSource } from "./adapters-helpers.mjs"
 import { nodeFixture } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 
 test("the JS naming scheme gives exactly loadMcp's names: a name over 64 characters, and collisions", T, async () => {
   const long = "a".repeat(70)
-  const source = await loadMcp({
+  await withSource(loadMcp({
     mcpServers: {
       "a.b": { command: nodeFixture("stdio-server", "--tools", `x,${long}`) },
       a_b: { command: nodeFixture("stdio-server", "--tools", "x") },
       a: { command: nodeFixture("stdio-server", "--tools", "b.c,b_c,b-c") },
     },
-  })
-  try {
+  }), async (source) => {
     const pairs = [["a.b", "x"], ["a.b", long], ["a_b", "x"], ["a", "b.c"], ["a", "b_c"], ["a", "b-c"]]
     const names = assignNames(pairs)
     assert.deepEqual(source.tools.map((t) => t.name), names)
@@ -33,9 +32,7 @@ test("the JS naming scheme gives exactly loadMcp's names: a name over 64 charact
     assert.equal(names[1], `a_b_${"a".repeat(51)}_${shortHash(["a.b", long])}`)
     assert.match(names[2], /^a_b_x_[0-9a-f]{8}$/)
     assert.match(names[4], /^a_b_c_[0-9a-f]{8}$/)
-  } finally {
-    await source.close()
-  }
+  })
 })
 
 test("safe names: a name already safe keeps itself, the other is hashed, names stay while the list changes", () => {
@@ -129,8 +126,7 @@ test("stripNulls: the nulls strict mode made up are removed, at every level; nul
 
 test("task-required tools: the engine refuses them, so no adapter offers them; the others are all offered", T, async () => {
   assert.equal(TASKS_SUPPORTED, false)
-  const source = await loadMcp(everything())
-  try {
+  await withSource(loadMcp(everything()), async (source) => {
     const task = source.tools.find((t) => t.name === "ev_simulate-research-query")
     assert.deepEqual(task.execution, { taskSupport: "required" })
     // Flip TASKS_SUPPORTED (adapters/shared.mjs) when this starts to run the tool.
@@ -143,7 +139,5 @@ test("task-required tools: the engine refuses them, so no adapter offers them; t
     assert.deepEqual(Object.keys(toAiSdkTools(source)), offered)
     assert.deepEqual(toLangChainTools(source).map((t) => t.name), offered)
     assert.deepEqual(toOpenAIAgentsTools(source).map((t) => t.name), offered.map((n) => n.replaceAll("-", "_")))
-  } finally {
-    await source.close()
-  }
+  })
 })

@@ -9,7 +9,7 @@ import path from "node:path"
 import * as toolnexus from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { describePids, descendants, isAlive, killAll, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpFile } from "./helpers.mjs"
+import { describePids, descendants, isAlive, killAll, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpFile, leakCheck } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
@@ -19,11 +19,8 @@ const { listMcpTools } = toolnexus
 const createToolkit = toolnexus.createToolkit ?? toolnexus.default?.createToolkit
 const noToolkit = typeof createToolkit !== "function" && "createToolkit is not exported by this build yet (serving issue)"
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 /** An environment without colour switches, plus `extra`. */
 function envWith(extra = {}) {

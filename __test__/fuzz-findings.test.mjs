@@ -6,17 +6,14 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { listMcpTools, loadMcp } from "toolnexus"
-import { describePids, descendants, killAll, nodeFixture } from "./helpers.mjs"
+import { nodeFixture, leakCheck } from "./helpers.mjs"
 import { startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const T = { timeout: 60000 }
 const pager = (...args) => ({ command: nodeFixture("pager-server", ...args) })
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 test("paging: 60 listings of a 300-page stdio server, 6 at a time, all complete with every tool in order", T, async (t) => {
   const expected = ["t0_0", "t0_1", "t0_2", "listings"]

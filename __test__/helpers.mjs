@@ -7,68 +7,15 @@ import os from "node:os"
 import path from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
+import { allProcesses, isAlive, isWatchdog, liveDescendants, pollUntil } from "./compat/proc.mjs"
 import { startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
-/** `/proc/<pid>/stat` as { pid, comm, state, ppid, pgrp }, or null when the process is gone. */
-export function procStat(pid) {
-  let raw
-  try {
-    raw = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  } catch {
-    return null
-  }
-  // comm may contain spaces and parentheses: it ends at the last ")".
-  const close = raw.lastIndexOf(")")
-  const comm = raw.slice(raw.indexOf("(") + 1, close)
-  const [state, ppid, pgrp] = raw.slice(close + 2).split(" ")
-  return { pid: Number(pid), comm, state, ppid: Number(ppid), pgrp: Number(pgrp) }
-}
-
-function allProcesses() {
-  const out = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    const st = procStat(entry)
-    if (st) out.push(st)
-  }
-  return out
-}
-
-/** Whether `pid` is toolnexus's per-host watchdog shell (argv "toolnexus-watchdog"). */
-export function isWatchdog(pid) {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("toolnexus-watchdog")
-  } catch {
-    return false
-  }
-}
-
-/** True when `pid` exists and is not a zombie. */
-export function isAlive(pid) {
-  const st = procStat(pid)
-  return st !== null && st.state !== "Z"
-}
+export { isAlive, isWatchdog, procStat, within } from "./compat/proc.mjs"
 
 /** Every live (non-zombie) descendant of `pid`, found by following ppid links, sorted. */
-export function descendants(pid = process.pid) {
-  const procs = allProcesses()
-  const children = new Map()
-  for (const p of procs) {
-    if (!children.has(p.ppid)) children.set(p.ppid, [])
-    children.get(p.ppid).push(p)
-  }
-  const found = []
-  const queue = [Number(pid)]
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()) ?? []) {
-      queue.push(child.pid)
-      if (child.state !== "Z") found.push(child.pid)
-    }
-  }
-  return found.sort((a, b) => a - b)
-}
+export const descendants = (pid = process.pid) => liveDescendants(pid)
 
 /** Live (non-zombie) members of process group `pgid`, sorted. */
 export function processGroupMembers(pgid) {
@@ -96,15 +43,8 @@ export function describePids(pids) {
  * `timeout` ms have passed (then throws). Meant as a generous bound that detects hangs, not as a
  * stand-in for a sleep.
  */
-export async function waitFor(predicate, { timeout = 5000, interval = 5, message = "condition" } = {}) {
-  const start = performance.now()
-  for (;;) {
-    const value = await predicate()
-    if (value) return value
-    if (performance.now() - start > timeout) throw new Error(`waitFor: ${message} not met within ${timeout} ms`)
-    await new Promise((resolve) => setTimeout(resolve, interval))
-  }
-}
+export const waitFor = (predicate, { timeout = 5000, interval = 5, message = "condition" } = {}) =>
+  pollUntil(predicate, { timeout, interval, failure: `waitFor: ${message} not met within ${timeout} ms` })
 
 let tmpRoot
 /** A fresh temporary directory (removed when the process exits). */
@@ -326,4 +266,60 @@ export function deferredCleanup(afterEach) {
     assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
   })
   return (fn) => cleanups.push(fn)
+}
+
+/**
+ * Registers, with node:test's `afterEach`, the check that a test left no descendant process
+ * running. The check comes first, so a test that forgot to close what it opened fails; then
+ * every tracked source is closed, any process left is killed (so one failure does not cascade)
+ * and the assertion is made. `then`, when given, runs last (a check of its own). Returns
+ * `track(source)`, which remembers `source` for that clean-up and returns it.
+ */
+export function leakCheck(afterEach, { then } = {}) {
+  const opened = []
+  afterEach(async () => {
+    const left = descendants()
+    await Promise.all(opened.splice(0).map((s) => s.close()))
+    killAll(left)
+    assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
+    await then?.()
+  })
+  return (source) => {
+    opened.push(source)
+    return source
+  }
+}
+
+/** Runs `fn` with process.env temporarily extended by `vars` (undefined deletes a variable). */
+export async function withEnv(vars, fn) {
+  const saved = {}
+  for (const [k, v] of Object.entries(vars)) {
+    saved[k] = process.env[k]
+    if (v === undefined) delete process.env[k]
+    else process.env[k] = v
+  }
+  try {
+    return await fn()
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+}
+
+/**
+ * Lists a streamable-HTTP fixture once with `listMcpTools`, so that the engine's first HTTP
+ * connection in this process (80-250 ms, seconds on a loaded machine) is paid here and not
+ * inside a timed case. A test file whose timed HTTP cases used to follow other HTTP tests in one
+ * file calls it at its top.
+ */
+export async function warmHttp(listMcpTools) {
+  const s = await startStreamableHttp({ tools: 1 })
+  try {
+    const inv = await listMcpTools({ mcpServers: { warm: { url: s.url, timeout: 30000 } } })
+    assert.deepEqual(inv.status, { warm: "connected" }, inv.errors.warm)
+  } finally {
+    await s.close()
+  }
 }

@@ -4,17 +4,14 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { createToolkit, loadMcp } from "toolnexus"
-import { describePids, descendants, killAll, nodeFixture } from "./helpers.mjs"
+import { nodeFixture, leakCheck } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 const slow = { command: nodeFixture("stdio-server", "--tools", "slow,echo") }
 const steps = (n) => Array.from({ length: n }, (_, i) => ({ progress: i + 1, total: n, message: `step ${i + 1}` }))
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 test("onProgress hears every progress notification of its call, in order (stdio)", T, async () => {
   const source = await loadMcp({ mcpServers: { s: slow } })

@@ -10,18 +10,15 @@ import { spawn } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { listMcpTools, loadMcp } from "toolnexus"
-import { PYTHON, describePids, descendants, fixture, isAlive, killAll, nodeFixture, serverEverything, tmpFile } from "./helpers.mjs"
+import { PYTHON, fixture, isAlive, nodeFixture, serverEverything, tmpFile, leakCheck } from "./helpers.mjs"
 import http from "node:http"
 import { startLegacySse, startStreamableHttp } from "./fixtures/http-servers.mjs"
 
 const T = { timeout: 30000 }
 const PY_FIXTURE = path.join(path.dirname(fixture("era-server")), "py-era-server.py")
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 /** The JSON lines a fixture logged: [{ method, protocolVersion }]. */
 function wireLog(file) {

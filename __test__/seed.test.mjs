@@ -1,24 +1,21 @@
 // Seed 001 examples 2 and 3, verbatim (__test__/seed/), each run as its own process from the
 // repository root, the way a user runs them. They serve tools with toolnexus's own
 // buildMcpServer/defineTool (SPEC §5), so they are pending until those exports land: flip
-// PENDING to false then. (Example 1 needs only listMcpTools and runs in list.test.mjs.)
+// PENDING to false then. (Example 1 needs only listMcpTools and runs in list-stdio.test.mjs.)
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { descendants, describePids, killAll, repoRoot, runNode } from "./helpers.mjs"
+import { repoRoot, runNode, leakCheck } from "./helpers.mjs"
 
 const PENDING = false
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const T = { timeout: 20000, skip: PENDING || false }
 
-afterEach(() => {
-  const left = descendants()
-  killAll(left)
-  assert.deepEqual(left, [], `processes left running after the test: ${describePids(left)}`)
-})
+// Nothing left running after a test (a process left is killed, so one failure does not cascade).
+leakCheck(afterEach)
 
 /** The seed scripts write their server under js/_docs_*; none may be left behind. */
 function docsLeftovers() {

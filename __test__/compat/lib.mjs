@@ -1,10 +1,13 @@
 // What the compatibility suite needs, written only against APIs that Node, Bun and Deno share
 // (node:fs, node:child_process, fetch): which runtime this is, how it runs a script, /proc
-// checks of this process's children, and a bare streamable-HTTP MCP client.
+// checks of this process's children (proc.mjs), and a bare streamable-HTTP MCP client.
 import fs from "node:fs"
 import path from "node:path"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
+import { liveDescendants, pollUntil } from "./proc.mjs"
+
+export { isAlive, within } from "./proc.mjs"
 
 export const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.join(here, "..", "..")
@@ -23,45 +26,8 @@ export function runtimeCommand(script, ...args) {
 export const NODE = process.env.TOOLNEXUS_COMPAT_NODE || "node"
 export const fixture = (name, ...args) => [NODE, path.join(repoRoot, "__test__", "fixtures", `${name}.mjs`), ...args]
 
-function stat(pid) {
-  try {
-    const raw = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const close = raw.lastIndexOf(")")
-    const [state, ppid] = raw.slice(close + 2).split(" ")
-    return { pid: Number(pid), state, ppid: Number(ppid) }
-  } catch {
-    return null
-  }
-}
-
-const isWatchdog = (pid) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("toolnexus-watchdog")
-  } catch {
-    return false
-  }
-}
-
 /** Live descendants of this process (toolnexus's own watchdog shell aside). */
-export function descendants() {
-  const procs = fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(stat).filter(Boolean)
-  const found = []
-  const queue = [process.pid]
-  while (queue.length > 0) {
-    const parent = queue.shift()
-    for (const p of procs) {
-      if (p.ppid !== parent) continue
-      queue.push(p.pid)
-      if (p.state !== "Z" && !isWatchdog(p.pid)) found.push(p.pid)
-    }
-  }
-  return found.sort((a, b) => a - b)
-}
-
-export const isAlive = (pid) => {
-  const s = stat(pid)
-  return s !== null && s.state !== "Z"
-}
+export const descendants = () => liveDescendants(process.pid, { watchdog: false })
 
 /** This process's threads named `name` (`/proc/self/task/<tid>/comm`). */
 export const threadsNamed = (name) =>
@@ -78,24 +44,7 @@ export const readByMainThread = () =>
   Number(/^rchar: (\d+)$/m.exec(fs.readFileSync(`/proc/self/task/${process.pid}/io`, "utf8"))[1])
 
 /** Polls `predicate` until it holds; a bound that detects a hang, not a sleep. */
-export async function waitFor(predicate, what, timeout = 5000) {
-  const start = performance.now()
-  for (;;) {
-    const value = await predicate()
-    if (value) return value
-    if (performance.now() - start > timeout) throw new Error(`${what}: not within ${timeout} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
-/** Rejects if `promise` has not settled within `ms`. */
-export function within(promise, ms, what) {
-  let timer
-  const guard = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
-}
+export const waitFor = (predicate, what, timeout = 5000) => pollUntil(predicate, { timeout, failure: `${what}: not within ${timeout} ms` })
 
 export const tmpFile = (name) => path.join(fs.mkdtempSync(path.join(process.env.TMPDIR || "/tmp", "toolnexus-compat-")), name)
 

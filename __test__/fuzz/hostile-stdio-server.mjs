@@ -8,6 +8,7 @@
 // Usage: node hostile-stdio-server.mjs <seed> [pid-file]
 import fs from "node:fs"
 import { rng } from "./rng.mjs"
+import { eachLine } from "../fixtures/lines.mjs"
 
 const seed = Number(process.argv[2])
 if (process.argv[3]) fs.writeFileSync(process.argv[3], String(process.pid))
@@ -121,24 +122,17 @@ async function handle(message) {
   return line({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } })
 }
 
-let buffered = ""
 let queue = Promise.resolve()
-process.stdin.setEncoding("utf8")
-process.stdin.on("data", (chunk) => {
-  buffered += chunk
-  let end
-  while ((end = buffered.indexOf("\n")) >= 0) {
-    let message
-    try {
-      message = JSON.parse(buffered.slice(0, end))
-    } catch {
-      message = {}
-    }
-    buffered = buffered.slice(end + 1)
-    // Mostly in order; a wild server answers concurrent requests out of order.
-    if (r.chance(wildness)) handle(message)
-    else queue = queue.then(() => handle(message))
+eachLine(process.stdin, (line) => {
+  let message
+  try {
+    message = JSON.parse(line)
+  } catch {
+    message = {}
   }
+  // Mostly in order; a wild server answers concurrent requests out of order.
+  if (r.chance(wildness)) handle(message)
+  else queue = queue.then(() => handle(message))
 })
 process.stdin.on("end", () => process.exit(0))
 if (r.chance(wildness / 4)) write("banner: hostile server starting\n")

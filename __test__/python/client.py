@@ -12,6 +12,7 @@ import json
 import sys
 
 from mcp.client.client import Client
+from report import connected, text_of
 
 
 async def main() -> None:
@@ -20,15 +21,10 @@ async def main() -> None:
     tool = sys.argv[4] if len(sys.argv) > 4 else "add"
     out: dict = {"outputs": []}
     async with Client(url, mode=mode) as client:
-        out["protocolVersion"] = client.protocol_version
-        info = client.server_info
-        out["serverInfo"] = None if info is None else {"name": info.name, "version": info.version}
-        tools = await client.list_tools()
-        out["tools"] = [t.name for t in tools.tools]
+        out.update(await connected(client))
         for i in range(calls):
             result = await client.call_tool(tool, {"a": i, "b": 1})
-            text = "".join(getattr(c, "text", "") for c in result.content)
-            out["outputs"].append({"text": text, "isError": bool(result.is_error)})
+            out["outputs"].append({"text": text_of(result), "isError": bool(result.is_error)})
     print(json.dumps(out))
 
 

@@ -12,20 +12,16 @@ import sys
 
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from report import connected, text_of
 
 
 async def main() -> None:
     mode, tool, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     server = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
-    out: dict = {}
     async with Client(server, mode=mode) as client:
-        out["protocolVersion"] = client.protocol_version
-        info = client.server_info
-        out["serverInfo"] = None if info is None else {"name": info.name, "version": info.version}
-        tools = await client.list_tools()
-        out["tools"] = [t.name for t in tools.tools]
+        out = await connected(client)
         result = await client.call_tool(tool, args)
-        out["text"] = "".join(getattr(c, "text", "") for c in result.content)
+        out["text"] = text_of(result)
         out["isError"] = bool(result.is_error)
     print(json.dumps(out))
 
