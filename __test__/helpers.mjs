@@ -219,6 +219,9 @@ export async function assertAbortMidway(t, start, reason, opts = {}) {
     },
     { timeout: 10000, message: "hang server running" },
   )
+  // The HTTP server has been listed, so its session is known to the client (an abort while its
+  // initialize is in flight leaves a session the client never heard of, which it cannot close).
+  await waitFor(() => s.stats.rpc["tools/list"] >= 1, { timeout: 10000, message: "HTTP server listed" })
   assert.equal(outcome, undefined, "settled before the hang server timed out")
   const began = performance.now()
   ac.abort(reason)
@@ -308,18 +311,3 @@ export async function withEnv(vars, fn) {
   }
 }
 
-/**
- * Lists a streamable-HTTP fixture once with `listMcpTools`, so that the engine's first HTTP
- * connection in this process (80-250 ms, seconds on a loaded machine) is paid here and not
- * inside a timed case. A test file whose timed HTTP cases used to follow other HTTP tests in one
- * file calls it at its top.
- */
-export async function warmHttp(listMcpTools) {
-  const s = await startStreamableHttp({ tools: 1 })
-  try {
-    const inv = await listMcpTools({ mcpServers: { warm: { url: s.url, timeout: 30000 } } })
-    assert.deepEqual(inv.status, { warm: "connected" }, inv.errors.warm)
-  } finally {
-    await s.close()
-  }
-}

@@ -5,7 +5,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import { listMcpTools } from "toolnexus"
-import { assertAbortedBeforeStart, assertAbortMidway, descendants, leakCheck, nodeFixture, rejection, warmHttp } from "./helpers.mjs"
+import { assertAbortedBeforeStart, assertAbortMidway, descendants, leakCheck, nodeFixture, rejection } from "./helpers.mjs"
 
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)
@@ -13,7 +13,6 @@ const names = (infos) => infos.map((t) => t.name)
 // SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
 // The abort cases time an HTTP session's close: its first connection's set-up is paid before.
-await warmHttp(listMcpTools)
 
 // ---------------------------------------------------------------------------------------------
 // Several servers

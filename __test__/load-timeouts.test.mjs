@@ -6,7 +6,7 @@
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
 import fs from "node:fs"
-import { listMcpTools, loadMcp } from "toolnexus"
+import { loadMcp } from "toolnexus"
 import {
   assertAbortedBeforeStart,
   assertAbortMidway,
@@ -16,14 +16,12 @@ import {
   rejection,
   tmpFile,
   waitFor,
-  warmHttp,
   watchDescendants,
 } from "./helpers.mjs"
 import { byName, call, everything, loadHarness, T } from "./lib/load.mjs"
 
 const load = loadHarness(afterEach)
 // The abort cases time an HTTP session's close: its first connection's set-up is paid before.
-await warmHttp(listMcpTools)
 
 // ---------------------------------------------------------------------------------------------
 // ctx.timeout and ctx.signal of a call
