@@ -148,8 +148,9 @@ pub struct ToolServer {
     shared: Arc<Inner>,
     /// Per session: what `logging/setLevel` asked for.
     log_level: SessionLogLevel,
-    /// Per HTTP session: its link to `http`'s short road for calls (see `http::fast`).
-    link: Option<Arc<http::fast::SessionLinker>>,
+    /// Per HTTP session: its link to the sessions' direct road for calls (see
+    /// `http::sessions`).
+    link: Option<Arc<http::sessions::direct::SessionLinker>>,
 }
 
 struct Inner {
@@ -203,11 +204,11 @@ impl ToolServer {
         }
     }
 
-    /// The same tools for a new HTTP session, which links itself into `links` once the
+    /// The same tools for a new HTTP session, which links itself through `linker` once the
     /// client's handshake is done (and unlinks when rmcp drops it).
-    fn for_http_session(&self, links: &Arc<http::fast::Links>) -> Self {
+    fn for_http_session(&self, linker: http::sessions::direct::SessionLinker) -> Self {
         Self {
-            link: Some(Arc::new(http::fast::SessionLinker::new(links.clone()))),
+            link: Some(Arc::new(linker)),
             ..self.for_session()
         }
     }

@@ -32,10 +32,7 @@ use super::ServedTool;
 use super::context::{self, CallContext, InputKind};
 use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
 
-/// How many runs may wait for their retry at once, across all clients of a server.
-pub const MAX_PARKED: usize = 1024;
-/// How long a run waits for its retry before it is dropped (and its `run` aborted).
-pub const PARK_TIMEOUT: Duration = Duration::from_secs(600);
+pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
 
 /// One input request of a run, waiting for the client's answer.
 pub struct Pending {

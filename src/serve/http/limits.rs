@@ -15,14 +15,10 @@ use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
-/// A client has this long to send a request's headers.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// A request body that sends nothing for this long is abandoned.
-const BODY_STALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// A connection with no request in flight and no bytes either way for this long is closed.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Connections never exceed this, whatever the descriptor limit.
-const MAX_CONNECTIONS: usize = 4096;
+use crate::bounds::{
+    SERVE_BODY_STALL_TIMEOUT as BODY_STALL_TIMEOUT, SERVE_CONNECTION_IDLE_TIMEOUT as IDLE_TIMEOUT,
+    SERVE_MAX_CONNECTIONS as MAX_CONNECTIONS,
+};
 
 /// Milliseconds since the first call (one clock for connections and sessions).
 pub(super) fn now_ms() -> u64 {
