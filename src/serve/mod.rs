@@ -11,6 +11,7 @@ pub mod bridge;
 mod changes;
 pub mod context;
 pub mod http;
+mod input;
 pub mod rounds;
 pub mod stdio;
 mod toolset;
