@@ -10,3 +10,5 @@ pub mod connect;
 pub mod js;
 pub mod memory;
 pub mod serve;
+pub mod tool_result;
+pub mod tools;

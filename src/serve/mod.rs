@@ -28,11 +28,13 @@ use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+
+use crate::tool_result::ToolResult;
 
 /// `serverInfo` announced to clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,16 +108,10 @@ pub struct ServedTool {
     pub caller: Arc<dyn ToolCaller>,
 }
 
-/// MCP requires `inputSchema` to be an object schema; a source that has none gets the empty one.
+/// MCP requires `inputSchema` to be an object schema; a source that has none gets the completed
+/// empty one (see [`crate::tools::object_schema`]).
 pub fn object_schema(schema: Value) -> Arc<Map<String, Value>> {
-    match schema {
-        Value::Object(schema) => Arc::new(schema),
-        _ => {
-            let mut schema = Map::new();
-            schema.insert("type".into(), Value::String("object".into()));
-            Arc::new(schema)
-        }
-    }
+    Arc::new(crate::tools::object_schema(schema))
 }
 
 /// What `OnCall` hears about each finished `tools/call`.
@@ -132,14 +128,7 @@ pub type OnCall = Arc<dyn Fn(CallRecord) + Send + Sync>;
 /// Narrow `tools` to `names` (None ⇒ all). Tool order is kept and unknown names are ignored,
 /// so a stale filter never breaks serving.
 pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool> {
-    match names {
-        None => tools.to_vec(),
-        Some(names) => tools
-            .iter()
-            .filter(|t| names.contains(&t.name))
-            .cloned()
-            .collect(),
-    }
+    crate::tools::narrow(tools, names, |t| &t.name)
 }
 
 /// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
@@ -378,36 +367,9 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// A text result as MCP's `CallToolResult` (see [`crate::tool_result`]).
 pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
-    let content = vec![ContentBlock::text(text.into())];
-    if is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    }
+    ToolResult::text(text, is_error).into()
 }
 
-/// Callers promise a CallToolResult, but a bare value must still reach the client as content,
-/// and a malformed one as an error the client can read.
-pub fn to_call_result(result: Value) -> CallToolResult {
-    let result = match result {
-        Value::Object(ref o) if o.get("content").is_some_and(Value::is_array) => result,
-        Value::Object(mut o) if !o.contains_key("content") => {
-            o.insert("content".into(), json!([]));
-            Value::Object(o)
-        }
-        Value::String(text) => return text_result(text, false),
-        other => return text_result(other.to_string(), false),
-    };
-    serde_json::from_value::<CallToolResult>(result)
-        .map(|mut result| {
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            result
-        })
-        .unwrap_or_else(|e| {
-            text_result(
-                format!("the tool returned a result that is not a valid MCP CallToolResult: {e}"),
-                true,
-            )
-        })
-}
+pub use crate::tool_result::call_result_from_json as to_call_result;
