@@ -25,12 +25,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::ToolServer;
 use crate::bounds::{SERVE_DRAIN as DRAIN, SERVE_MAX_BODY as MAX_BODY};
-use limits::{Calls, GuardedBody, Slots};
+use body::GuardedBody;
+use limits::{Calls, Slots};
 pub use sessions::SessionLimits;
 use sessions::Sessions;
 use sessions::direct::JsonAnswer;
 
 mod accept;
+mod body;
 mod limits;
 pub(super) mod sessions;
 

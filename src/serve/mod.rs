@@ -56,7 +56,7 @@ impl Default for ServerIdentity {
 pub type CallResult = Value;
 
 pub use context::CallContext;
-use context::SessionLogLevel;
+pub use context::SessionLogLevel;
 use toolset::ToolSet;
 
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
@@ -131,6 +131,13 @@ pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool
     crate::tools::narrow(tools, names, |t| &t.name)
 }
 
+/// What a session's transport hears of the session: its handshake being answered, and
+/// `notifications/cancelled` (for calls the transport runs itself).
+pub trait SessionHooks: Send + Sync + 'static {
+    fn initialized(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel);
+    fn cancelled(&self, request: &rmcp::model::RequestId);
+}
+
 /// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
 /// one handler per session and per stateless request, all sharing this state.
 #[derive(Clone)]
@@ -138,9 +145,9 @@ pub struct ToolServer {
     shared: Arc<Inner>,
     /// Per session: what `logging/setLevel` asked for.
     log_level: SessionLogLevel,
-    /// Per HTTP session: its link to the sessions' direct road for calls (see
-    /// `http::sessions`).
-    link: Option<Arc<http::sessions::direct::SessionLinker>>,
+    /// Per session: what its transport wants to hear of it (an HTTP session links its calls
+    /// to the direct road, see `http::sessions`).
+    hooks: Option<Arc<dyn SessionHooks>>,
 }
 
 struct Inner {
@@ -165,7 +172,7 @@ impl ToolServer {
                 parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
-            link: None,
+            hooks: None,
         }
     }
 
@@ -190,15 +197,15 @@ impl ToolServer {
         Self {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
-            link: None,
+            hooks: None,
         }
     }
 
-    /// The same tools for a new HTTP session, which links itself through `linker` once the
-    /// client's handshake is done (and unlinks when rmcp drops it).
-    fn for_http_session(&self, linker: http::sessions::direct::SessionLinker) -> Self {
+    /// The same tools for a new session whose transport hears of it through `hooks` (dropped
+    /// with the session's handler).
+    pub fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
         Self {
-            link: Some(Arc::new(linker)),
+            hooks: Some(hooks),
             ..self.for_session()
         }
     }
@@ -208,7 +215,7 @@ impl ToolServer {
         Self {
             shared: self.shared.clone(),
             log_level,
-            link: None,
+            hooks: None,
         }
     }
 
@@ -287,10 +294,10 @@ impl ServerHandler for ToolServer {
         request: rmcp::model::InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
-        // rmcp's own initialize, plus linking an HTTP session before its first call can come.
+        // rmcp's own initialize, plus telling the transport before the first call can come.
         context.peer.set_peer_info(request.clone());
-        if let Some(link) = &self.link {
-            link.link(&context, self.log_level.clone());
+        if let Some(hooks) = &self.hooks {
+            hooks.initialized(&context, self.log_level.clone());
         }
         self.negotiate_initialize(&request)
     }
@@ -305,8 +312,8 @@ impl ServerHandler for ToolServer {
         _context: rmcp::service::NotificationContext<RoleServer>,
     ) {
         // rmcp cancels the calls its session loop runs; these are the ones `http` ran.
-        if let (Some(link), Some(request)) = (&self.link, &notification.request_id) {
-            link.cancel(request);
+        if let (Some(hooks), Some(request)) = (&self.hooks, &notification.request_id) {
+            hooks.cancelled(request);
         }
     }
 

@@ -17,19 +17,18 @@
 //! whose originating call it cannot see: a tool runs on a task of its own, so none is seen),
 //! through the session's own peer, so the answers to those requests come back as before.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::model::{ClientRequest, GetExtensions, GetMeta, JsonRpcRequest, RequestId};
-use rmcp::service::{Peer, RequestContext, RoleServer, Service};
+use rmcp::service::{RequestContext, RoleServer, Service};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use tokio_util::sync::CancellationToken;
 
+pub use super::link::Link;
 use super::table::Ledger;
-use crate::serve::ToolServer;
-use crate::serve::context::SessionLogLevel;
+use crate::serve::{SessionHooks, SessionLogLevel, ToolServer};
 
 /// Where a call answered on the direct road leaves its answer for the HTTP layer (which puts
 /// one in every request's extensions): the JSON-RPC message, serialised.
@@ -43,32 +42,6 @@ impl JsonAnswer {
 
     fn set(&self, answer: Bytes) {
         let _ = self.0.set(answer);
-    }
-}
-
-/// What a call needs of its session: the peer (rmcp's way to the session's stream), the log
-/// level the session asked for, and the calls in flight here (for `notifications/cancelled`).
-pub struct Link {
-    peer: Peer<RoleServer>,
-    log_level: SessionLogLevel,
-    /// Cancelled when the session ends, like rmcp's session loop token its calls descend from.
-    ended: CancellationToken,
-    calls: Mutex<HashMap<RequestId, CancellationToken>>,
-}
-
-impl Link {
-    /// Whether the session still speaks the handshake era (a 2026-07-28 session takes rmcp's
-    /// road for everything) and has not ended.
-    pub fn open_for_calls(&self) -> bool {
-        let handshake_era = self
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.protocol_version.as_str() < "2026-07-28");
-        handshake_era && !self.ended.is_cancelled()
-    }
-
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -93,9 +66,11 @@ impl SessionLinker {
             ended: CancellationToken::new(),
         }
     }
+}
 
+impl SessionHooks for SessionLinker {
     /// The session's `initialize` (tagged with its id by the session manager) is being answered.
-    pub fn link(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel) {
+    fn initialized(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel) {
         let Some(SessionTag(id)) = context.extensions.get::<SessionTag>() else {
             return;
         };
@@ -114,7 +89,7 @@ impl SessionLinker {
     }
 
     /// `notifications/cancelled` for a call answered here (rmcp cancels its own calls itself).
-    pub fn cancel(&self, request: &RequestId) {
+    fn cancelled(&self, request: &RequestId) {
         let Some((_, link)) = self.linked.get() else {
             return;
         };

@@ -15,7 +15,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
 use rmcp::model::ClientRequest;
@@ -28,65 +27,18 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::bounds;
 use crate::serve::ToolServer;
-use direct::{JsonAnswer, Link, SessionTag};
+use direct::{JsonAnswer, SessionTag};
+use link::Link;
 use table::{Busy, Ledger};
 
 pub mod direct;
+mod limits;
+mod link;
 mod table;
 
-/// The bounds on the sessions of one endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionLimits {
-    pub idle_timeout: Duration,
-    pub max_sessions: usize,
-}
-
-impl SessionLimits {
-    /// How often to look for expired sessions: often enough that their memory comes back soon
-    /// after they expire (a request to one is answered 404 at once regardless).
-    pub fn sweep_period(&self) -> Duration {
-        (self.idle_timeout / 4).clamp(bounds::SERVE_SWEEP_MIN, bounds::SERVE_SWEEP_MAX)
-    }
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        Self {
-            idle_timeout: bounds::SERVE_SESSION_IDLE_TIMEOUT,
-            max_sessions: bounds::SERVE_MAX_SESSIONS,
-        }
-    }
-}
-
-/// What the sweeps of one endpoint remember: how many sessions ended since the last trim,
-/// and when that was.
-#[derive(Default)]
-struct SweepState {
-    ended: usize,
-    last_trim: Option<Instant>,
-}
-
-impl SweepState {
-    /// `n` more sessions ended (expired or evicted).
-    fn ended(&mut self, n: usize) {
-        self.ended += n;
-    }
-
-    /// Whether to trim now (and if so, counting starts again).
-    fn trim_due(&mut self) -> bool {
-        let due = self
-            .last_trim
-            .is_none_or(|at| at.elapsed() >= bounds::SERVE_MIN_TRIM_GAP);
-        if self.ended < bounds::SERVE_TRIM_AFTER_SESSIONS || !due {
-            return false;
-        }
-        self.ended = 0;
-        self.last_trim = Some(Instant::now());
-        true
-    }
-}
+pub use limits::SessionLimits;
+use limits::SweepState;
 
 /// How one request of a session is answered.
 enum Road {
@@ -141,7 +93,7 @@ impl Sessions {
     /// handshake is done.
     pub fn handler(&self) -> ToolServer {
         let linker = direct::SessionLinker::new(self.ledger.clone());
-        self.server.for_http_session(linker)
+        self.server.for_session_with(Arc::new(linker))
     }
 
     /// Ends expired sessions until `stopping` is cancelled.
@@ -268,22 +220,5 @@ impl SessionManager for Sessions {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         self.worker.restore_session(id).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_is_trimmed_after_many_sessions_ended_and_not_more_than_once_a_second() {
-        let mut state = SweepState::default();
-        state.ended(bounds::SERVE_TRIM_AFTER_SESSIONS - 1);
-        assert!(!state.trim_due());
-        state.ended(1);
-        assert!(state.trim_due());
-        assert!(!state.trim_due(), "counting starts again");
-        state.ended(bounds::SERVE_TRIM_AFTER_SESSIONS);
-        assert!(!state.trim_due(), "a second trim waits for the gap");
     }
 }

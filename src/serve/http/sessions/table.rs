@@ -14,8 +14,8 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use rmcp::transport::streamable_http_server::session::SessionId;
 
-use super::SessionLimits;
-use super::direct::Link;
+use super::limits::SessionLimits;
+use super::link::Link;
 use crate::serve::http::limits::now_ms;
 
 /// Where a session sits in the idle order: when it was last active, then a sequence number.
