@@ -38,3 +38,10 @@ pub const SERVE_PARK_TIMEOUT: Duration = Duration::from_secs(600);
 /// How many incoming messages of an SDK transport may wait for the server before `push`
 /// refuses more.
 pub const SERVE_BRIDGE_BACKLOG: usize = 1024;
+/// How many problems one invalid-arguments message names, so a huge bad input stays a short
+/// answer.
+pub const SERVE_MAX_ARGUMENT_PROBLEMS: usize = 5;
+/// A schema with more `properties` than this is not compiled whole (a compiled validator costs
+/// far more memory than the schema): each call is checked against the schema with only the
+/// properties its arguments name, which `properties` makes the same check.
+pub const SERVE_MAX_COMPILED_PROPERTIES: usize = 1000;
