@@ -4,8 +4,11 @@
 //! (transports, handshake, listing, calling, teardown), `serve` exposes tools as an MCP server,
 //! and `js` is the thin napi boundary (conversions, AbortSignal bridge, thread-safe callbacks).
 
+mod bounds;
 pub mod config;
 pub mod connect;
 pub mod js;
 pub mod memory;
 pub mod serve;
+pub mod tool_result;
+pub mod tools;

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use super::reason;
 use super::stdio::direct::{Direct, Failure};
 use super::tool_info::{RawObject, ToolInfo, check_size, object_text, text_of};
+use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
 /// At most this many `tools/list` pages are followed.
 pub const MAX_LIST_PAGES: usize = 1000;
@@ -316,20 +317,6 @@ fn tool_info(tool: WireTool<'_>) -> String {
     }
     info.extend(tool.execution.map(|e| ("execution", e.get())));
     object_text(&info)
-}
-
-/// What a tool's input schema is completed with when it lacks them (added last, in order), as
-/// JSON text: one list for both the text path and the typed path.
-const SCHEMA_COMPLETION: [(&str, &str); 2] = [("type", "\"object\""), ("properties", "{}")];
-
-/// A tool's input schema with [`SCHEMA_COMPLETION`] ensured (added last).
-fn complete_schema(schema: &mut Map<String, Value>) {
-    for (key, empty) in SCHEMA_COMPLETION {
-        if !schema.contains_key(key) {
-            let value = serde_json::from_str(empty).unwrap_or(Value::Null);
-            schema.insert(key.into(), value);
-        }
-    }
 }
 
 /// A listed tool as `ToolInfo`: original name, description ("" when absent), an input schema

@@ -268,16 +268,11 @@ pub fn call_mcp_tool(
 
 /// A call's result as the JSON text JavaScript parses: the server's parts as it sent them.
 fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>) -> String {
-    let mut result = Map::new();
-    result.insert("output".into(), Value::String(output));
-    result.insert("isError".into(), Value::Bool(is_error));
-    if let Some(Value::Object(mut raw)) = raw {
-        for key in ["content", "structuredContent", "_meta"] {
-            if let Some(value) = raw.remove(key) {
-                result.insert(key.into(), value);
-            }
-        }
+    let mut result = crate::tool_result::ToolResult::text(output, is_error);
+    if let Some(raw) = raw {
+        result = result.with_parts_of(raw);
     }
+    let mut result = result.to_js();
     result.insert("metadata".into(), json!({ "server": server }));
     Value::Object(result).to_string()
 }

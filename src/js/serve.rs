@@ -18,6 +18,7 @@ use crate::serve::context::{InputAsk, InputKind};
 use crate::serve::{
     self, CallContext, CallRecord, ServedTool, ServerIdentity, ToolCaller, ToolServer,
 };
+use crate::tool_result::ToolResult;
 
 /// A tool's `execute(args)`, callable from any thread; weak, so serving alone does not keep
 /// Node alive (a running HTTP server holds its own keep-alive).
@@ -144,32 +145,14 @@ impl ToolCaller for Forward {
 }
 
 fn text_result(text: String, is_error: bool) -> Value {
-    json!({ "content": [{ "type": "text", "text": text }], "isError": is_error })
+    ToolResult::text(text, is_error).to_mcp()
 }
 
 /// A `ToolResult` as an MCP `CallToolResult`: its `content` parts (and `structuredContent`)
 /// as they are when it has them (a `run` that answered in MCP terms, or a loaded MCP tool),
 /// else its `output` as one text part.
 fn tool_result_to_mcp(result: &Value) -> Value {
-    let is_error = result
-        .get("isError")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if let Some(content) = result.get("content").filter(|c| c.is_array()) {
-        let mut mcp = Map::new();
-        mcp.insert("content".into(), content.clone());
-        if let Some(structured) = result.get("structuredContent") {
-            mcp.insert("structuredContent".into(), structured.clone());
-        }
-        mcp.insert("isError".into(), Value::Bool(is_error));
-        return Value::Object(mcp);
-    }
-    let output = match result.get("output") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    };
-    text_result(output, is_error)
+    ToolResult::from_js(result).to_mcp()
 }
 
 /// `ctx.progress/log/elicit/sample` of a served JavaScript call (internal): what the call asks
@@ -590,15 +573,8 @@ impl HttpServer {
 /// An MCP `CallToolResult` a `run` returned, as the `ToolResult` its tool's `execute` resolves
 /// (internal): `output` mapped as for MCP tools, the parts kept as they are.
 pub fn tool_result_from_mcp(result: Value) -> Value {
-    let (output, is_error) = crate::connect::session::output_of(&result);
-    let mut tool_result = Map::new();
-    tool_result.insert("output".into(), Value::String(output));
-    tool_result.insert("isError".into(), Value::Bool(is_error));
-    if let Some(content) = result.get("content") {
-        tool_result.insert("content".into(), content.clone());
-    }
-    if let Some(structured) = result.get("structuredContent") {
-        tool_result.insert("structuredContent".into(), structured.clone());
-    }
-    Value::Object(tool_result)
+    // Its `_meta` stays out, as before.
+    let mut result = ToolResult::from_mcp(result);
+    result.meta = None;
+    result.into()
 }

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use super::ToolServer;
 
-/// How many incoming messages may wait for the server before `push` refuses more.
-const BACKLOG: usize = 1024;
+use crate::bounds::SERVE_BRIDGE_BACKLOG as BACKLOG;
 
 /// The sending half of a bridged session; dropping it (or `close`) ends the session once the
 /// calls in flight have been answered.

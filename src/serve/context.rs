@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam,
+    CreateMessageRequestParams, ElicitRequestParams, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::rounds;
+use super::input;
+pub use super::input::{InputAsk, InputKind};
 
 /// The lowest level a handshake-era session asked for with `logging/setLevel` (None: all).
 #[derive(Clone, Default)]
@@ -31,59 +32,6 @@ impl SessionLogLevel {
     }
 }
 
-/// What a running call may ask of its client: the user (elicitation), the client's model
-/// (sampling), or its roots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    Elicit,
-    Sample,
-    Roots,
-}
-
-impl InputKind {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "elicit" => Some(Self::Elicit),
-            "sample" => Some(Self::Sample),
-            "roots" => Some(Self::Roots),
-            _ => None,
-        }
-    }
-
-    pub fn method(self) -> &'static str {
-        match self {
-            Self::Elicit => "elicitation/create",
-            Self::Sample => "sampling/createMessage",
-            Self::Roots => "roots/list",
-        }
-    }
-
-    /// The client capability it needs, which is also what it is called in messages.
-    pub fn capability(self) -> &'static str {
-        match self {
-            Self::Elicit => "elicitation",
-            Self::Sample => "sampling",
-            Self::Roots => "roots",
-        }
-    }
-
-    fn declared(self, capabilities: &ClientCapabilities) -> bool {
-        match self {
-            Self::Elicit => capabilities.elicitation.is_some(),
-            Self::Sample => capabilities.sampling.is_some(),
-            Self::Roots => capabilities.roots.is_some(),
-        }
-    }
-}
-
-/// One thing a run asks for; `key` names it in a 2026-07-28 input-required result.
-#[derive(Debug, Clone)]
-pub struct InputAsk {
-    pub kind: InputKind,
-    pub params: Value,
-    pub key: Option<String>,
-}
-
 /// What a running call knows about the request that started it (in the 2026-07-28 era, about
 /// the latest retry of it), and where its input requests go.
 #[derive(Clone)]
@@ -92,7 +40,7 @@ pub struct CallContext {
     request: Arc<Mutex<RequestContext<RoleServer>>>,
     log_level: SessionLogLevel,
     /// 2026-07-28: input requests go out as input-required results, through the call's driver.
-    rounds: Option<mpsc::UnboundedSender<Vec<rounds::Pending>>>,
+    rounds: Option<mpsc::UnboundedSender<Vec<input::Pending>>>,
     /// An input request refused because the client lacks its capability.
     refused: Arc<Mutex<Option<InputKind>>>,
     asked: Arc<AtomicU64>,
@@ -111,20 +59,13 @@ fn severity(level: LoggingLevel) -> u8 {
     }
 }
 
-/// Whether a request was made in the 2026-07-28 era (no server-to-client requests).
-pub fn is_modern(request: &RequestContext<RoleServer>) -> bool {
-    request
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= "2026-07-28")
-}
-
 impl CallContext {
     /// The context of a new call; in the 2026-07-28 era also the receiver of its input requests.
     pub fn new(
         request: RequestContext<RoleServer>,
         log_level: SessionLogLevel,
-    ) -> (Self, Option<mpsc::UnboundedReceiver<Vec<rounds::Pending>>>) {
-        let (rounds, asks) = if is_modern(&request) {
+    ) -> (Self, Option<mpsc::UnboundedReceiver<Vec<input::Pending>>>) {
+        let (rounds, asks) = if input::is_modern(&request) {
             let (tx, rx) = mpsc::unbounded_channel();
             (Some(tx), Some(rx))
         } else {
@@ -258,7 +199,7 @@ impl CallContext {
                 answers.push(Box::pin(futures::future::ready(Err(why))));
                 continue;
             }
-            if let Err(why) = rounds::check_params(ask.kind, &ask.params) {
+            if let Err(why) = input::check_params(ask.kind, &ask.params) {
                 answers.push(Box::pin(futures::future::ready(Err(why))));
                 continue;
             }
@@ -269,7 +210,7 @@ impl CallContext {
                     let key = ask
                         .key
                         .unwrap_or_else(|| format!("{}-{n}", ask.kind.capability()));
-                    let (pending, answer) = rounds::Pending::new(key, ask.kind, ask.params);
+                    let (pending, answer) = input::Pending::new(key, ask.kind, ask.params);
                     batch.push(pending);
                     answers.push(Box::pin(async move {
                         answer

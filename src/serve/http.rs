@@ -2,13 +2,12 @@
 //! `/mcp`. rmcp speaks the protocol (both eras, sessions, `MCP-Protocol-Version`, the GET stream,
 //! Host/Origin checks); this module owns the socket: which paths exist, and the bounds a client
 //! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
-//! connections, a body limit). Sessions are rmcp's, through `fast`, which answers a plain
-//! `tools/call` as JSON without rmcp's session worker.
+//! connections, a body limit). Sessions are `sessions::Sessions`, rmcp's session manager with
+//! a direct road that answers a plain `tools/call` as JSON without rmcp's session worker.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -25,19 +24,17 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use super::ToolServer;
-use fast::{FastSessions, JsonAnswer};
-use limits::{Calls, GuardedBody, Slots};
+use crate::bounds::{SERVE_DRAIN as DRAIN, SERVE_MAX_BODY as MAX_BODY};
+use body::GuardedBody;
+use limits::{Calls, Slots};
 pub use sessions::SessionLimits;
+use sessions::Sessions;
+use sessions::direct::JsonAnswer;
 
 mod accept;
-pub(super) mod fast;
+mod body;
 mod limits;
-mod sessions;
-
-/// Tool arguments can carry whole documents, so be generous; the cap only stops runaway bodies.
-const MAX_BODY: usize = 16 * 1024 * 1024;
-/// How long `stop()` lets in-flight requests finish before cutting them off.
-const DRAIN: Duration = Duration::from_secs(5);
+pub(super) mod sessions;
 
 /// How a server is exposed.
 #[derive(Debug, Clone, Default)]
@@ -154,7 +151,7 @@ type Body = BoxBody<Bytes, Infallible>;
 /// parameter).
 #[derive(Clone)]
 enum Endpoint {
-    Sessions(StreamableHttpService<ToolServer, FastSessions>),
+    Sessions(StreamableHttpService<ToolServer, Sessions>),
     Stateless(StreamableHttpService<ToolServer, NeverSessionManager>),
 }
 
@@ -189,15 +186,11 @@ pub async fn serve_http(
             config,
         ))
     } else {
-        let links = Arc::new(fast::Links::default());
-        let sessions = Arc::new(FastSessions::new(
-            server.clone(),
-            links.clone(),
-            options.sessions,
-        ));
-        tokio::spawn(sweep(sessions.clone(), stopping.clone()));
+        let sessions = Arc::new(Sessions::new(server.clone(), options.sessions));
+        tokio::spawn(sessions.clone().sweep_until(stopping.clone()));
+        let handlers = sessions.clone();
         Endpoint::Sessions(StreamableHttpService::new(
-            move || Ok(served.for_http_session(&links)),
+            move || Ok(handlers.handler()),
             sessions,
             config,
         ))
@@ -217,18 +210,6 @@ pub async fn serve_http(
         task: tokio::sync::Mutex::new(Some(task)),
         server,
     })
-}
-
-/// Ends expired sessions until the endpoint stops.
-async fn sweep(sessions: Arc<FastSessions>, stopping: CancellationToken) {
-    let period = sessions.sweep_period();
-    let mut state = sessions::SweepState::default();
-    loop {
-        tokio::select! {
-            _ = stopping.cancelled() => return,
-            _ = tokio::time::sleep(period) => sessions.sweep(&mut state).await,
-        }
-    }
 }
 
 fn url_for(addr: SocketAddr) -> String {
@@ -274,8 +255,12 @@ async fn accept_loop(
                 // Out of descriptors: end the idlest connection to make room, and give it a
                 // moment to close so one shortage does not evict several.
                 Err(_) => {
-                    let pause = if slots.evict_idlest() { 2 } else { 20 };
-                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                    let pause = if slots.evict_idlest() {
+                        crate::bounds::SERVE_ACCEPT_PAUSE_EVICTED
+                    } else {
+                        crate::bounds::SERVE_ACCEPT_PAUSE_FULL
+                    };
+                    tokio::time::sleep(pause).await;
                 }
             },
             Some(_) = conns.join_next(), if !conns.is_empty() => {
@@ -319,14 +304,9 @@ async fn serve_connection(
             let json_body = is_json(&parts.headers);
             let delete = parts.method == http::Method::DELETE;
             let mut req = Request::from_parts(parts, GuardedBody::new(body));
-            // Where a call answered on `fast`'s short road leaves its answer.
+            // Where a call answered on the sessions' direct road leaves its answer.
             let answer = JsonAnswer::default();
-            if req.method() == http::Method::POST
-                && req.headers().contains_key("mcp-session-id")
-                && accept::prefers_json(req.headers())
-            {
-                req.extensions_mut().insert(answer.clone());
-            }
+            req.extensions_mut().insert(answer.clone());
             let reply = endpoint.handle(req).await;
             if let Some(json) = answer.take() {
                 return Ok(busy.wrap(json_reply(json)));
@@ -343,7 +323,7 @@ async fn serve_connection(
     let io = TokioIo::new(slot.watch(stream));
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits::HEADER_READ_TIMEOUT)
+        .header_read_timeout(crate::bounds::SERVE_HEADER_READ_TIMEOUT)
         .serve_connection(io, service);
     tokio::pin!(conn);
     tokio::select! {

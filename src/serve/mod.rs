@@ -10,7 +10,9 @@
 pub mod bridge;
 mod changes;
 pub mod context;
+mod handler;
 pub mod http;
+mod input;
 pub mod rounds;
 pub mod stdio;
 mod toolset;
@@ -24,14 +26,11 @@ mod tests_rounds;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::ErrorData;
-use rmcp::ServerHandler;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
+use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+
+use crate::tool_result::ToolResult;
 
 /// `serverInfo` announced to clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +52,7 @@ impl Default for ServerIdentity {
 pub type CallResult = Value;
 
 pub use context::CallContext;
-use context::SessionLogLevel;
+pub use context::SessionLogLevel;
 use toolset::ToolSet;
 
 /// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
@@ -105,16 +104,10 @@ pub struct ServedTool {
     pub caller: Arc<dyn ToolCaller>,
 }
 
-/// MCP requires `inputSchema` to be an object schema; a source that has none gets the empty one.
+/// MCP requires `inputSchema` to be an object schema; a source that has none gets the completed
+/// empty one (see [`crate::tools::object_schema`]).
 pub fn object_schema(schema: Value) -> Arc<Map<String, Value>> {
-    match schema {
-        Value::Object(schema) => Arc::new(schema),
-        _ => {
-            let mut schema = Map::new();
-            schema.insert("type".into(), Value::String("object".into()));
-            Arc::new(schema)
-        }
-    }
+    Arc::new(crate::tools::object_schema(schema))
 }
 
 /// What `OnCall` hears about each finished `tools/call`.
@@ -131,14 +124,14 @@ pub type OnCall = Arc<dyn Fn(CallRecord) + Send + Sync>;
 /// Narrow `tools` to `names` (None ⇒ all). Tool order is kept and unknown names are ignored,
 /// so a stale filter never breaks serving.
 pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool> {
-    match names {
-        None => tools.to_vec(),
-        Some(names) => tools
-            .iter()
-            .filter(|t| names.contains(&t.name))
-            .cloned()
-            .collect(),
-    }
+    crate::tools::narrow(tools, names, |t| &t.name)
+}
+
+/// What a session's transport hears of the session: its handshake being answered, and
+/// `notifications/cancelled` (for calls the transport runs itself).
+pub trait SessionHooks: Send + Sync + 'static {
+    fn initialized(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel);
+    fn cancelled(&self, request: &rmcp::model::RequestId);
 }
 
 /// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
@@ -148,8 +141,9 @@ pub struct ToolServer {
     shared: Arc<Inner>,
     /// Per session: what `logging/setLevel` asked for.
     log_level: SessionLogLevel,
-    /// Per HTTP session: its link to `http`'s short road for calls (see `http::fast`).
-    link: Option<Arc<http::fast::SessionLinker>>,
+    /// Per session: what its transport wants to hear of it (an HTTP session links its calls
+    /// to the direct road, see `http::sessions`).
+    hooks: Option<Arc<dyn SessionHooks>>,
 }
 
 struct Inner {
@@ -174,7 +168,7 @@ impl ToolServer {
                 parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
-            link: None,
+            hooks: None,
         }
     }
 
@@ -199,15 +193,15 @@ impl ToolServer {
         Self {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
-            link: None,
+            hooks: None,
         }
     }
 
-    /// The same tools for a new HTTP session, which links itself into `links` once the
-    /// client's handshake is done (and unlinks when rmcp drops it).
-    fn for_http_session(&self, links: &Arc<http::fast::Links>) -> Self {
+    /// The same tools for a new session whose transport hears of it through `hooks` (dropped
+    /// with the session's handler).
+    pub fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
         Self {
-            link: Some(Arc::new(http::fast::SessionLinker::new(links.clone()))),
+            hooks: Some(hooks),
             ..self.for_session()
         }
     }
@@ -217,7 +211,7 @@ impl ToolServer {
         Self {
             shared: self.shared.clone(),
             log_level,
-            link: None,
+            hooks: None,
         }
     }
 
@@ -258,116 +252,6 @@ impl ToolServer {
     }
 }
 
-impl ServerHandler for ToolServer {
-    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
-    fn get_info(&self) -> ServerConfig {
-        let identity = &self.shared.identity;
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            identity.name.clone(),
-            identity.version.clone(),
-        ))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.current().listed.clone(),
-        ))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        let set = self.current();
-        set.by_name.get(name)?;
-        set.listed.iter().find(|t| t.name == name).cloned()
-    }
-
-    async fn initialize(
-        &self,
-        request: rmcp::model::InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
-        // rmcp's own initialize, plus linking an HTTP session before its first call can come.
-        context.peer.set_peer_info(request.clone());
-        if let Some(link) = &self.link {
-            link.link(&context, self.log_level.clone());
-        }
-        self.negotiate_initialize(&request)
-    }
-
-    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        self.shared.changes.register(context.peer);
-    }
-
-    async fn on_cancelled(
-        &self,
-        notification: rmcp::model::CancelledNotificationParam,
-        _context: rmcp::service::NotificationContext<RoleServer>,
-    ) {
-        // rmcp cancels the calls its session loop runs; these are the ones `http` ran.
-        if let (Some(link), Some(request)) = (&self.link, &notification.request_id) {
-            link.cancel(request);
-        }
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        _requested: &rmcp::model::SubscriptionFilter,
-    ) -> Option<rmcp::model::SubscriptionFilter> {
-        Some(changes::ToolChanges::accepted())
-    }
-
-    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        self.shared.changes.listen(context).await
-    }
-
-    #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
-    async fn set_level(
-        &self,
-        request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.log_level.set(request.level);
-        Ok(())
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let set = self.current();
-        let index = *set.by_name.get(request.name.as_ref()).ok_or_else(|| {
-            ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-        })?;
-        if let Some(state) = &request.request_state {
-            let responses = request.input_responses.clone().unwrap_or_default();
-            return self.resume(&request.name, state, responses, context).await;
-        }
-        let tool = set.tools[index].clone();
-        let arguments = request.arguments.unwrap_or_default();
-        if let Err(problems) = set.check(index, &arguments) {
-            // A mismatch is the caller's to fix, so it is a result the model can read.
-            return Ok(CallToolResponse::Complete(text_result(
-                format!("Invalid arguments for tool {}: {problems}", tool.name),
-                true,
-            )));
-        }
-        let responses = request.input_responses.unwrap_or_default();
-        let run = self.start(tool, arguments, context);
-        self.drive(run, responses).await
-    }
-}
-
 pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
@@ -376,36 +260,9 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// A text result as MCP's `CallToolResult` (see [`crate::tool_result`]).
 pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
-    let content = vec![ContentBlock::text(text.into())];
-    if is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    }
+    ToolResult::text(text, is_error).into()
 }
 
-/// Callers promise a CallToolResult, but a bare value must still reach the client as content,
-/// and a malformed one as an error the client can read.
-pub fn to_call_result(result: Value) -> CallToolResult {
-    let result = match result {
-        Value::Object(ref o) if o.get("content").is_some_and(Value::is_array) => result,
-        Value::Object(mut o) if !o.contains_key("content") => {
-            o.insert("content".into(), json!([]));
-            Value::Object(o)
-        }
-        Value::String(text) => return text_result(text, false),
-        other => return text_result(other.to_string(), false),
-    };
-    serde_json::from_value::<CallToolResult>(result)
-        .map(|mut result| {
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            result
-        })
-        .unwrap_or_else(|e| {
-            text_result(
-                format!("the tool returned a result that is not a valid MCP CallToolResult: {e}"),
-                true,
-            )
-        })
-}
+pub use crate::tool_result::call_result_from_json as to_call_result;

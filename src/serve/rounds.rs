@@ -17,84 +17,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    InputRequiredResult, InputResponses, ListRootsResult,
-};
+use rmcp::model::{InputRequiredResult, InputResponses};
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::ServedTool;
-use super::context::{self, CallContext, InputKind};
+use super::context::CallContext;
+use super::input::{self, Pending};
 use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
 
-/// How many runs may wait for their retry at once, across all clients of a server.
-pub const MAX_PARKED: usize = 1024;
-/// How long a run waits for its retry before it is dropped (and its `run` aborted).
-pub const PARK_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// One input request of a run, waiting for the client's answer.
-pub struct Pending {
-    pub key: String,
-    kind: InputKind,
-    params: Value,
-    answer: oneshot::Sender<Value>,
-}
-
-impl Pending {
-    pub fn new(key: String, kind: InputKind, params: Value) -> (Self, oneshot::Receiver<Value>) {
-        let (answer, receiver) = oneshot::channel();
-        let pending = Self {
-            key,
-            kind,
-            params,
-            answer,
-        };
-        (pending, receiver)
-    }
-
-    /// Takes `response` as the answer when it is one for this kind of request; an answer of
-    /// the wrong shape leaves the request pending (it is asked for again).
-    fn accept(self, response: &Value) -> Result<(), Self> {
-        if check_answer(self.kind, response) {
-            let _ = self.answer.send(response.clone());
-            Ok(())
-        } else {
-            Err(self)
-        }
-    }
-
-    fn request(&self) -> Value {
-        json!({ "method": self.kind.method(), "params": self.params })
-    }
-}
-
-/// Whether `params` are valid for the kind of request they are meant for.
-pub fn check_params(kind: InputKind, params: &Value) -> Result<(), String> {
-    let problem = match kind {
-        InputKind::Elicit => serde_json::from_value::<ElicitRequestParams>(params.clone()).err(),
-        InputKind::Sample => {
-            serde_json::from_value::<CreateMessageRequestParams>(params.clone()).err()
-        }
-        InputKind::Roots => None,
-    };
-    match problem {
-        Some(e) => Err(format!("{} request is not valid: {e}", kind.capability())),
-        None => Ok(()),
-    }
-}
-
-fn check_answer(kind: InputKind, answer: &Value) -> bool {
-    match kind {
-        InputKind::Elicit => serde_json::from_value::<ElicitResult>(answer.clone()).is_ok(),
-        InputKind::Sample => serde_json::from_value::<CreateMessageResult>(answer.clone()).is_ok(),
-        InputKind::Roots => serde_json::from_value::<ListRootsResult>(answer.clone()).is_ok(),
-    }
-}
+pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
 
 /// A served call between its start and its result: the run's task, the input requests it
 /// waits on, and where new ones arrive.
@@ -334,8 +270,7 @@ impl ToolServer {
             });
         }
         let request = run.ctx.request();
-        if let (true, true, Some(kind)) =
-            (is_error, context::is_modern(&request), run.ctx.refused())
+        if let (true, true, Some(kind)) = (is_error, input::is_modern(&request), run.ctx.refused())
         {
             let mut required = Map::new();
             required.insert(kind.capability().into(), json!({}));

@@ -24,9 +24,10 @@ impl ToolSet {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
         let checks = tools.iter().map(|_| std::sync::OnceLock::new()).collect();
-        for (i, tool) in tools.iter().enumerate() {
-            // First definition wins so `tools/list` never shows a name twice.
-            if by_name.contains_key(&tool.name) {
+        // First definition wins so `tools/list` never shows a name twice.
+        let firsts = crate::tools::first_wins(&tools, |t| &t.name);
+        for ((i, tool), first) in tools.iter().enumerate().zip(firsts) {
+            if !first {
                 continue;
             }
             by_name.insert(tool.name.clone(), i);

@@ -3,13 +3,10 @@
 
 use serde_json::{Map, Value};
 
-/// How many problems one message names, so a huge bad input stays a short answer.
-const MAX_PROBLEMS: usize = 5;
-
-/// A schema with more `properties` than this is not compiled whole (a compiled validator costs
-/// far more memory than the schema): each call is checked against the schema with only the
-/// properties its arguments name, which `properties` makes the same check.
-pub const MAX_COMPILED_PROPERTIES: usize = 1000;
+use crate::bounds::{
+    SERVE_MAX_ARGUMENT_PROBLEMS as MAX_PROBLEMS,
+    SERVE_MAX_COMPILED_PROPERTIES as MAX_COMPILED_PROPERTIES,
+};
 
 /// How a tool's arguments are checked, found on its first call.
 pub enum Check {

@@ -1,6 +1,7 @@
 //! What one HTTP client may hold of the server: a connection slot (capped below the process's
 //! descriptor limit, the idlest evicted to make room), bounded time to send headers and body,
-//! and an idle timeout. So half-sent requests or a descriptor flood never lock others out.
+//! and an idle timeout (a request body's own bound is `body`'s). So half-sent requests or a
+//! descriptor flood never lock others out.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -9,20 +10,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use http::Response;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
-/// A client has this long to send a request's headers.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// A request body that sends nothing for this long is abandoned.
-const BODY_STALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// A connection with no request in flight and no bytes either way for this long is closed.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Connections never exceed this, whatever the descriptor limit.
-const MAX_CONNECTIONS: usize = 4096;
+use crate::bounds::{
+    SERVE_CONNECTION_IDLE_TIMEOUT as IDLE_TIMEOUT, SERVE_MAX_CONNECTIONS as MAX_CONNECTIONS,
+};
 
 /// Milliseconds since the first call (one clock for connections and sessions).
 pub(super) fn now_ms() -> u64 {
@@ -312,76 +307,6 @@ impl<B: Body + Unpin> Body for BusyBody<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-/// Why a request body was not read to its end.
-#[derive(Debug)]
-pub enum BodyError {
-    Connection(hyper::Error),
-    Stalled,
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::Connection(e) => write!(f, "request body failed: {e}"),
-            BodyError::Stalled => write!(
-                f,
-                "request body stalled for {} s",
-                BODY_STALL_TIMEOUT.as_secs()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BodyError {}
-
-/// A request body that must keep arriving: a client that stops mid-body is cut off.
-pub struct GuardedBody<B> {
-    inner: B,
-    stall: Pin<Box<tokio::time::Sleep>>,
-}
-
-impl<B> GuardedBody<B> {
-    pub fn new(inner: B) -> Self {
-        Self {
-            inner,
-            stall: Box::pin(tokio::time::sleep(BODY_STALL_TIMEOUT)),
-        }
-    }
-}
-
-impl<B> Body for GuardedBody<B>
-where
-    B: Body<Data = Bytes, Error = hyper::Error> + Unpin,
-{
-    type Data = Bytes;
-    type Error = BodyError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-        match Pin::new(&mut self.inner).poll_frame(cx) {
-            Poll::Ready(frame) => {
-                let deadline = tokio::time::Instant::now() + BODY_STALL_TIMEOUT;
-                self.stall.as_mut().reset(deadline);
-                Poll::Ready(frame.map(|f| f.map_err(BodyError::Connection)))
-            }
-            Poll::Pending => match self.stall.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(BodyError::Stalled))),
-                Poll::Pending => Poll::Pending,
-            },
-        }
     }
 
     fn is_end_stream(&self) -> bool {

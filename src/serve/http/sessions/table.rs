@@ -1,6 +1,7 @@
-//! How long a session lives and how many may: every session's last activity, so a session no
-//! request has named for `idle_timeout` expires (answered 404 from then on, like one ended by
-//! DELETE), and opening a session beyond `max_sessions` ends the idlest one.
+//! The one table of an endpoint's sessions: for each, when it was last active, how many of its
+//! requests are in flight, and (once its handshake is done) its [`Link`] for the direct road.
+//! A session no request has named for `idle_timeout` expires (answered 404 from then on, like
+//! one ended by DELETE), and opening a session beyond `max_sessions` ends the idlest one.
 //!
 //! A session is busy while a request of it is in flight (a call that runs for an hour, a GET
 //! stream a client holds open): busy sessions never expire, and the cap ends them only when
@@ -8,72 +9,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use rmcp::transport::streamable_http_server::session::SessionId;
 
-/// A session no request has named for this long expires.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
-/// Live sessions never exceed this; a new one ends the idlest.
-pub const DEFAULT_MAX_SESSIONS: usize = 500;
-
-/// The bounds on the sessions of one endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionLimits {
-    pub idle_timeout: Duration,
-    pub max_sessions: usize,
-}
-
-impl SessionLimits {
-    /// How often to look for expired sessions: often enough that their memory comes back soon
-    /// after they expire (a request to one is answered 404 at once regardless).
-    pub fn sweep_period(&self) -> Duration {
-        (self.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(15))
-    }
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        Self {
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            max_sessions: DEFAULT_MAX_SESSIONS,
-        }
-    }
-}
-
-/// After this many sessions ended, freed memory is handed back to the system...
-const TRIM_AFTER: usize = 256;
-/// ...at most this often.
-const MIN_TRIM_GAP: Duration = Duration::from_secs(1);
-
-/// What the sweeps of one endpoint remember: how many sessions ended since the last trim,
-/// and when that was.
-#[derive(Default)]
-pub struct SweepState {
-    ended: usize,
-    last_trim: Option<Instant>,
-}
-
-impl SweepState {
-    /// `n` more sessions ended (expired or evicted).
-    pub fn ended(&mut self, n: usize) {
-        self.ended += n;
-    }
-
-    /// Whether to trim now (and if so, counting starts again).
-    pub fn trim_due(&mut self) -> bool {
-        let due = self.last_trim.is_none_or(|at| at.elapsed() >= MIN_TRIM_GAP);
-        if self.ended < TRIM_AFTER || !due {
-            return false;
-        }
-        self.ended = 0;
-        self.last_trim = Some(Instant::now());
-        true
-    }
-}
-
-use super::limits::now_ms;
+use super::limits::SessionLimits;
+use super::link::Link;
+use crate::serve::http::limits::now_ms;
 
 /// Where a session sits in the idle order: when it was last active, then a sequence number.
 type Key = (u64, u64);
@@ -81,6 +24,7 @@ type Key = (u64, u64);
 struct Entry {
     key: Key,
     busy: u32,
+    link: Option<Arc<Link>>,
 }
 
 #[derive(Default)]
@@ -144,7 +88,12 @@ impl Ledger {
     pub fn open(&self, id: &SessionId) -> Vec<SessionId> {
         let mut table = self.table();
         let key = table.next_key();
-        table.by_id.insert(id.clone(), Entry { key, busy: 0 });
+        let entry = Entry {
+            key,
+            busy: 0,
+            link: None,
+        };
+        table.by_id.insert(id.clone(), entry);
         table.order.insert(key, id.clone());
         let mut evicted = Vec::new();
         // One session came in, so at most one goes (the cap is at least 1).
@@ -173,23 +122,41 @@ impl Ledger {
         let mut table = self.table();
         let entry = table.by_id.get_mut(id)?;
         entry.busy += 1;
+        let link = entry.link.clone();
         table.touch(id);
         Some(Busy {
             ledger: self.clone(),
             id: id.clone(),
+            link,
         })
     }
 
-    /// `stream` (the answer to a request of `id`), keeping the session busy while it lives.
+    /// The session's handshake is done: calls of it may take the direct road through `link`.
+    /// False when the session is no longer here.
+    pub fn link(&self, id: &SessionId, link: Arc<Link>) -> bool {
+        let mut table = self.table();
+        let Some(entry) = table.by_id.get_mut(id) else {
+            return false;
+        };
+        entry.link = Some(link);
+        true
+    }
+
+    /// The session's service is gone: no call of it takes the direct road any more.
+    pub fn unlink(&self, id: &SessionId) {
+        if let Some(entry) = self.table().by_id.get_mut(id) {
+            entry.link = None;
+        }
+    }
+
+    /// `stream` (the answer to a request), keeping its session busy (`busy`) while it lives.
     pub fn hold<S>(
-        self: &Arc<Self>,
-        id: &SessionId,
+        busy: Option<Busy>,
         stream: S,
     ) -> impl Stream<Item = S::Item> + Send + Sync + use<S>
     where
         S: Stream + Send + Sync + 'static,
     {
-        let busy = self.begin(id);
         stream.map(move |item| {
             let _ = &busy;
             item
@@ -246,6 +213,14 @@ impl Ledger {
 pub struct Busy {
     ledger: Arc<Ledger>,
     id: SessionId,
+    link: Option<Arc<Link>>,
+}
+
+impl Busy {
+    /// The session's link, when its handshake was done as the request arrived.
+    pub fn link(&self) -> Option<&Arc<Link>> {
+        self.link.as_ref()
+    }
 }
 
 impl Drop for Busy {
@@ -317,17 +292,5 @@ mod tests {
         assert!(ledger.take_all_expired().is_empty());
         ledger.close(&id("a"));
         assert_eq!(ledger.len(), 0);
-    }
-
-    #[test]
-    fn memory_is_trimmed_after_many_sessions_ended_and_not_more_than_once_a_second() {
-        let mut state = SweepState::default();
-        state.ended(TRIM_AFTER - 1);
-        assert!(!state.trim_due());
-        state.ended(1);
-        assert!(state.trim_due());
-        assert!(!state.trim_due(), "counting starts again");
-        state.ended(TRIM_AFTER);
-        assert!(!state.trim_due(), "a second trim waits for the gap");
     }
 }

@@ -1,0 +1,224 @@
+//! The one session manager of a served HTTP endpoint.
+//!
+//! [`Sessions`] is rmcp's `SessionManager` for the endpoint: rmcp's `LocalSessionManager` keeps
+//! each session's worker (its service loop, streams and event ids), and [`table::Ledger`] is
+//! the one table of what this crate knows of each session (its last activity, its requests in
+//! flight, its link to the direct road). Each request is answered on one of two roads, chosen in
+//! one place ([`Road::for_request`]): rmcp's session worker, or [`direct`], which answers a plain
+//! handshake-era `tools/call` on the request's own task as JSON. Both go through the same
+//! handler, the same checks before it and the same bookkeeping around it.
+//!
+//! When a session ends is decided here too, not by rmcp's worker (whose idle timer is off: it
+//! sees none of the calls answered directly): the ledger counts every request of every session,
+//! a session idle past the timeout is answered 404 and ended, and one opened beyond the cap
+//! ends the idlest.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::{Stream, StreamExt};
+use rmcp::model::ClientRequest;
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, JsonRpcRequest, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, SessionConfig,
+};
+use rmcp::transport::streamable_http_server::session::{
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::serve::ToolServer;
+use direct::{JsonAnswer, SessionTag};
+use link::Link;
+use table::{Busy, Ledger};
+
+pub mod direct;
+mod limits;
+mod link;
+mod table;
+
+pub use limits::SessionLimits;
+use limits::SweepState;
+
+/// How one request of a session is answered.
+enum Road {
+    /// rmcp's session worker, on an SSE stream.
+    Worker(ClientJsonRpcMessage),
+    /// On the request's own task, as JSON, through the session's link.
+    Direct(JsonRpcRequest<ClientRequest>, Arc<Link>, JsonAnswer),
+}
+
+impl Road {
+    /// The one place the road is chosen: the direct one for a call it can answer (see
+    /// [`direct::answerable`]) of a session whose handshake is done, rmcp's for the rest.
+    fn for_request(message: ClientJsonRpcMessage, busy: Option<&Busy>) -> Self {
+        let link = busy
+            .and_then(Busy::link)
+            .filter(|link| link.open_for_calls());
+        match (link, direct::answerable(&message), message) {
+            (Some(link), Some(answer), ClientJsonRpcMessage::Request(request)) => {
+                Road::Direct(request, link.clone(), answer)
+            }
+            (_, _, message) => Road::Worker(message),
+        }
+    }
+}
+
+/// The sessions of one endpoint (see the module's documentation).
+pub struct Sessions {
+    worker: LocalSessionManager,
+    server: ToolServer,
+    ledger: Arc<Ledger>,
+    /// Sessions ended (expired or evicted) since the last sweep.
+    ended: AtomicUsize,
+}
+
+impl Sessions {
+    pub fn new(server: ToolServer, limits: SessionLimits) -> Self {
+        let mut worker = LocalSessionManager::default();
+        let mut config = SessionConfig::default();
+        // The ledger decides when a session is idle: rmcp's worker sees none of the calls
+        // answered on the direct road.
+        config.keep_alive = None;
+        worker.session_config = config;
+        Self {
+            worker,
+            server,
+            ledger: Arc::new(Ledger::new(limits)),
+            ended: AtomicUsize::new(0),
+        }
+    }
+
+    /// The handler of a new session, which links itself into the table once the client's
+    /// handshake is done.
+    pub fn handler(&self) -> ToolServer {
+        let linker = direct::SessionLinker::new(self.ledger.clone());
+        self.server.for_session_with(Arc::new(linker))
+    }
+
+    /// Ends expired sessions until `stopping` is cancelled.
+    pub async fn sweep_until(self: Arc<Self>, stopping: CancellationToken) {
+        let period = self.ledger.limits().sweep_period();
+        let mut state = SweepState::default();
+        loop {
+            tokio::select! {
+                _ = stopping.cancelled() => return,
+                _ = tokio::time::sleep(period) => self.sweep(&mut state).await,
+            }
+        }
+    }
+
+    /// Ends the sessions idle past the timeout. After many ended (here or by the cap), forgets
+    /// their peers and hands the freed memory back to the system: the sessions' tasks have
+    /// finished by the next sweep, so that sweep does it (at most once a second: a trim walks
+    /// every arena, and a flood of sessions would otherwise trim at every sweep).
+    async fn sweep(&self, state: &mut SweepState) {
+        if state.trim_due() {
+            self.server.forget_closed_peers();
+            super::limits::release_memory();
+        }
+        for id in self.ledger.take_all_expired() {
+            self.end(&id).await;
+        }
+        state.ended(self.ended.swap(0, Ordering::Relaxed));
+    }
+
+    /// Ends a session the ledger already forgot (expired or evicted), as DELETE would.
+    async fn end(&self, id: &SessionId) {
+        let _ = self.worker.close_session(id).await;
+        self.ended.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.worker.create_session().await?;
+        for idlest in self.ledger.open(&id) {
+            self.end(&idlest).await;
+        }
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        mut message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        if let ClientJsonRpcMessage::Request(request) = &mut message {
+            request
+                .request
+                .extensions_mut()
+                .insert(SessionTag(id.clone()));
+        }
+        let _busy = self.ledger.begin(id);
+        self.worker.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        if self.ledger.take_expired(id) {
+            self.end(id).await;
+            return Ok(false);
+        }
+        self.worker.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.ledger.close(id);
+        self.worker.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let busy = self.ledger.begin(id);
+        match Road::for_request(message, busy.as_ref()) {
+            Road::Direct(request, link, answer) => {
+                direct::answer(&self.server, request, link, answer).await;
+                // With no answer left, what rmcp gives then: a stream that ends without one.
+                Ok(futures::stream::empty().left_stream())
+            }
+            Road::Worker(message) => {
+                let stream = self.worker.create_stream(id, message).await?;
+                Ok(Ledger::hold(busy, stream).right_stream())
+            }
+        }
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.ledger.touch(id);
+        self.worker.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.worker.create_standalone_stream(id).await?;
+        Ok(Ledger::hold(self.ledger.begin(id), stream))
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let stream = self.worker.resume(id, last_event_id).await?;
+        Ok(Ledger::hold(self.ledger.begin(id), stream))
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.worker.restore_session(id).await
+    }
+}
