@@ -170,7 +170,7 @@ pub fn millis_option(
         match value.get_type().map_err(|e| e.reason.clone())? {
             ValueType::Undefined | ValueType::Null => continue,
             ValueType::Number => {
-                let n: f64 = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+                let n = f64::from_unknown(value).map_err(|e| e.reason.clone())?;
                 return millis(n)
                     .map(Some)
                     .map_err(|why| format!("toolnexus: {what}.{name} {why}"));
