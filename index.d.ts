@@ -1,4 +1,6 @@
-/* toolnexus: types for the functions below (this header is prepended by `napi build`). */
+/* toolnexus: the public types (hand-written). The native functions are declared in binding.d.ts, which
+ * `napi build` generates; this file re-exports the public ones and declares those written in
+ * JavaScript (lib/). Internal classes (NativeService, NativeSource, …) stay in binding.d.ts. */
 
 /** A JSON Schema object, as MCP servers publish for tool inputs. */
 export type JSONSchema = { [key: string]: unknown; type?: string; properties?: Record<string, unknown>; required?: string[] }
@@ -503,58 +505,38 @@ export interface Toolkit {
   close(): Promise<void>
 }
 
+export type { ParseOptions } from "./binding"
+export {
+  answerToElicitResult,
+  credentialsPath,
+  describeContent,
+  elicitationToRequest,
+  expandEnvHeaders,
+  forgetCredentials,
+  listMcpTools,
+  parseMcpConfig,
+  sanitize,
+  storedCredentials,
+} from "./binding"
+
 /**
- * Which binding artifact the generated loader actually loaded: `'native'` for
- * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
- * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
- * can point the loader at a WASI artifact this package does not build itself.
+ * Connects to every enabled server and returns live, callable tools. Connections stay open
+ * until `source.close()`.
  */
-export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+export declare function loadMcp(input: string | object, opts?: LoadOptions): Promise<McpSource>
 
-/** A running streamable-HTTP server, wrapped by `toolkit.serve`'s handle (internal). */
-export declare class HttpServer {
-  /** The base URL, without a trailing slash; the endpoint is `url + "/mcp"`. */
-  get url(): string
-  /** Stops accepting, waits for in-flight requests (bounded), and lets Node exit again. */
-  stop(): Promise<void>
-}
+/**
+ * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
+ * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
+ * becomes `{ output: message, isError: true }`.
+ */
+export declare function defineTool(opts: DefineToolOptions): Tool
 
-/** One bridged session of a `NativeService` (internal). */
-export declare class NativeBridge {
-  /** One message from the client. */
-  push(message: unknown): void
-  /** No more messages; the calls in flight are still answered. */
-  close(): void
-}
-
-/** The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal). */
-export declare class NativeService {
-  /**
-   * A session over messages handed in one at a time (an SDK `Transport`); `send` gets every
-   * message the server sends.
-   */
-  bridge(send: (message: unknown) => void): NativeBridge
-  /**
-   * Serves this process's stdin/stdout; resolves at end of input, or on close() once the
-   * calls already in flight have been answered.
-   */
-  serveStdio(): Promise<void>
-  /** Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0"). */
-  serveHttp(addr: string, options?: HttpServeOptions | undefined | null): Promise<HttpServer>
-  /**
-   * Serves `tools` (as the glue's `servedTools` prepares them) from now on and tells every
-   * connected client with `notifications/tools/list_changed`.
-   */
-  setTools(tools: unknown[]): void
-  /**
-   * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
-   * (their pending ctx promises would otherwise keep Node alive for their whole wait).
-   */
-  close(): void
-}
-
-/** Maps the agent's `Answer` to an MCP `ElicitResult`. */
-export declare function answerToElicitResult(answer: Answer): ElicitResult
+/**
+ * The tools an MCP server would expose: `cfg.tools` names narrow the set (unknown names are
+ * ignored); absent, every tool.
+ */
+export declare function exposedMcpTools(tools: Tool[], cfg?: { tools?: string[] }): Tool[]
 
 /**
  * An MCP server for `tools`. `connect(transport)` takes any `@modelcontextprotocol/sdk`
@@ -568,82 +550,3 @@ export declare function buildMcpServer(tools: Tool[], cfg?: McpServerOptions, on
  * warning), callable by name and servable over streamable HTTP.
  */
 export declare function createToolkit(opts?: ToolkitOptions): Promise<Toolkit>
-
-/** Where the default store keeps its file. */
-export declare function credentialsPath(): string
-
-/**
- * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
- * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
- * becomes `{ output: message, isError: true }`.
- */
-export declare function defineTool(opts: DefineToolOptions): Tool
-
-/**
- * MCP content parts in words, one after the other: text as it is; images, audio and resources
- * summarised (`[image image/png, 1.2 kB]`) as a `ToolResult`'s `output` summarises them.
- */
-export declare function describeContent(content: ContentPart[]): string
-
-/** Maps an MCP `elicitation/create` params object to the agent's `Request`. */
-export declare function elicitationToRequest(params: ElicitParams): ElicitationRequest
-
-/** Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment. */
-export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
-
-/**
- * The tools an MCP server would expose: `cfg.tools` names narrow the set (unknown names are
- * ignored); absent, every tool.
- */
-export declare function exposedMcpTools(tools: Tool[], cfg?: { tools?: string[] }): Tool[]
-
-/** Removes stored credentials by server name or URL from the default store; how many went. */
-export declare function forgetCredentials(which: string): number
-
-/** `serve(addr, opts)` options that reach the native server. */
-export interface HttpServeOptions {
-  /** Serve handshake-era clients without sessions too (for replicas behind a load balancer). */
-  stateless?: boolean
-  /** `Host` values accepted besides the loopback names; required for a non-loopback bind. */
-  allowedHosts?: Array<string>
-  /** Browser origins accepted besides the loopback ones. */
-  allowedOrigins?: Array<string>
-  /** A session no request names for this many ms expires (404 from then on); default 300000. */
-  sessionIdleTimeout?: number
-  /** Live sessions at most; a new one beyond it ends the idlest. Default 500. */
-  maxSessions?: number
-}
-
-/** Connects to every enabled server just long enough to list its tools, then disconnects. */
-export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>
-
-/**
- * Connects to every enabled server and returns live, callable tools. Connections stay open
- * until `source.close()`.
- */
-export declare function loadMcp(input: string | object, opts?: LoadOptions): Promise<McpSource>
-
-/**
- * Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
- * in config order, with variables left unexpanded. Throws on malformed input.
- */
-export declare function parseMcpConfig(input: string | object, opts?: ParseOptions): McpConfig
-
-/** Where `parseMcpConfig` finds the servers of a settings file. */
-export interface ParseOptions {
-  /**
-   * The key path of the server map (`["mcp", "servers"]` in VS Code's settings.json,
-   * `["context_servers"]` in Zed's); only that part of the document is read, and a
-   * document without it holds no servers. Absent: the usual wrapper keys are looked for.
-   */
-  at?: Array<string>
-}
-
-/** Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit). */
-export declare function sanitize(value: string): string
-
-/**
- * Credentials in the default store (the user's config directory), without their secrets:
- * `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
- */
-export declare function storedCredentials(): Array<{ server: string | null; url: string; issuer: string | null; clientId: string | null; scopes: string[] | null; expiresAt: number | null; refreshable: boolean; subject: string | null }>

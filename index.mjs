@@ -1,16 +1,12 @@
-// The ESM entry: loads the CommonJS loader (index.js) through require, so that an `import` does
+// The ESM entry: loads the CommonJS entry (index.js) through require, so that an `import` does
 // not pay for Node's translation of CommonJS into ES modules (about 30 ms of CPU on the
 // development machine, see BENCHMARKS.md). The names are index.js's exports;
-// __test__/distribution.test.mjs checks that the two lists agree.
+// __test__/entry.test.mjs checks that the two lists agree.
 import { createRequire } from "node:module"
 
-const binding = createRequire(import.meta.url)("./index.js")
+const toolnexus = createRequire(import.meta.url)("./index.js")
 
 export const {
-  HttpServer,
-  NativeBridge,
-  NativeService,
-  __napiBindingTarget,
   answerToElicitResult,
   buildMcpServer,
   createToolkit,
@@ -26,5 +22,5 @@ export const {
   parseMcpConfig,
   sanitize,
   storedCredentials,
-} = binding
-export default binding
+} = toolnexus
+export default toolnexus

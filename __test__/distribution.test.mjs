@@ -91,7 +91,9 @@ test("the installed packages hold the loader, types and addon, and nothing of th
   const installed = path.join(consumer, "node_modules")
   assert.deepEqual(fs.readdirSync(installed).filter((f) => !f.startsWith(".")).sort(), ["toolnexus", `toolnexus-${platform}`])
   const rootFiles = fs.readdirSync(path.join(installed, "toolnexus")).filter((f) => f !== "bin")
-  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "adapters", "index.d.ts", "index.js", "index.mjs", "package.json"])
+  assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "adapters", "binding.d.ts", "binding.js", "index.d.ts", "index.js", "index.mjs", "lib", "package.json"])
+  // The package's JavaScript over the binding: modules only (lib/tsconfig.json stays home).
+  assert.deepEqual(fs.readdirSync(path.join(installed, "toolnexus", "lib")).sort(), ["results.js", "serve.js", "source.js", "toolkit.js", "tools.js"])
   // The framework adapters (toolnexus/ai-sdk, /langchain, /openai-agents): modules and types only.
   const adapters = fs.readdirSync(path.join(installed, "toolnexus", "adapters")).sort()
   const expected = ["ai-sdk", "langchain", "openai-agents", "shared"].flatMap((m) => [`${m}.d.mts`, `${m}.mjs`]).concat(["naming.mjs", "strict.mjs"])
@@ -147,7 +149,7 @@ listMcpTools({ mcpServers: { fixture: { command: [process.execPath, process.argv
   })
 })
 
-test("TypeScript: a consumer compiles against the installed index.d.ts under strict (ESM and CommonJS)", T, () => {
+test("TypeScript: a consumer compiles against the installed index.d.ts (and the binding.d.ts it re-exports from) under strict (ESM and CommonJS)", T, () => {
   consumerFile(
     "consumer.mts",
     `import { listMcpTools, sanitize, type McpInventory, type McpStatus, type ToolInfo } from "toolnexus"
@@ -196,7 +198,12 @@ toolnexus.sanitize(1)
   const lib = /\/node_modules\/(typescript|@types|undici-types)\//
   assert.deepEqual(
     listed.trim().split("\n").filter((f) => !lib.test(f)),
-    [path.join(consumer, "node_modules", "toolnexus", "index.d.ts"), path.join(consumer, "consumer.mts"), path.join(consumer, "consumer.cts")],
+    [
+      path.join(consumer, "node_modules", "toolnexus", "binding.d.ts"),
+      path.join(consumer, "node_modules", "toolnexus", "index.d.ts"),
+      path.join(consumer, "consumer.mts"),
+      path.join(consumer, "consumer.cts"),
+    ],
   )
 })
 

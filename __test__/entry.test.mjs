@@ -18,3 +18,22 @@ test("import resolves to the ESM entry, require to the CommonJS loader", () => {
   assert.match(import.meta.resolve("toolnexus"), /\/index\.mjs$/)
   assert.match(require.resolve("toolnexus"), /\/index\.js$/)
 })
+
+test("builtins (SPEC §1: `builtins?: false`): false or absent is accepted, anything else refused in words", async () => {
+  const { createToolkit } = esm
+  await (await createToolkit({ builtins: false })).close()
+  await (await createToolkit({})).close()
+  for (const builtins of [true, { bash: true }, "yes"]) {
+    await assert.rejects(createToolkit({ builtins }), {
+      name: "TypeError",
+      message: "toolnexus: builtins can only be false (toolnexus has no built-in tools)",
+    })
+  }
+})
+
+test("the public entry holds the public API only: no internal class of the binding", () => {
+  const cjs = require("toolnexus")
+  for (const internal of ["NativeService", "NativeBridge", "NativeSource", "HttpServer", "ToolkitNamer", "callMcpTool", "createService"]) {
+    assert.equal(internal in cjs, false, internal)
+  }
+})

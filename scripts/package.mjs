@@ -62,7 +62,7 @@ if (readJson(path.join(platformDir, "package.json")).version !== rootPackage.ver
 if (debug) {
   if (!fs.existsSync(path.join(root, addon))) throw new Error(`no ${addon} at the root: run \`npm run build:debug\` first`)
 } else {
-  run("npx", ["napi", "build", "--platform", "--release"], root, { log: true })
+  run("npm", ["run", "build"], root, { log: true })
 }
 
 fs.rmSync(distDir, { recursive: true, force: true })

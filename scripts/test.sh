@@ -21,8 +21,11 @@ cargo test
 step "napi build (debug)"
 npm run build:debug
 
-step "generated index.js / index.d.ts match the committed ones"
-git diff --exit-code -- index.js index.d.ts
+step "generated binding.js / binding.d.ts match the committed ones"
+git diff --exit-code -- binding.js binding.d.ts
+
+step "TypeScript check of the package's JavaScript (index.js, lib/, checkJs)"
+npx tsc -p lib/tsconfig.json
 
 step "TypeScript check of index.d.ts against the seed examples"
 npx tsc -p __test__/tsconfig.json

@@ -5,18 +5,17 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::Value;
 
 use super::bounded::JsonValue;
+use super::callback::{JsCallback, as_function, js_callback};
 use crate::config::ConfigInput;
 use crate::connect::auth::store::{self, FileStore, StoreFuture, TokenStore};
 use crate::connect::auth::{AuthContext, Authorize};
 
-/// A JavaScript function callable from any thread; weak, so it never keeps Node alive. It may
-/// answer with a value or a promise of one.
-type JsFn<A> = ThreadsafeFunction<A, Either<Promise<JsonValue>, JsonValue>, A, Status, false, true>;
+/// An app's function, callable from any thread; it may answer with a value or a promise of one.
+type JsFn<A> = JsCallback<A, Either<Promise<JsonValue>, JsonValue>>;
 
 /// Calls `f` and waits for its promise; a throw or a rejection is its message.
 async fn settle<A: 'static + Send + JsValuesTupleIntoVec>(
@@ -41,16 +40,10 @@ fn function<A: 'static + Send + JsValuesTupleIntoVec>(
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let f: Function<A, Either<Promise<JsonValue>, JsonValue>> =
-                unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+            let f: Function<A, Either<Promise<JsonValue>, JsonValue>> = as_function(value)?;
             // Bound to its object, so a method that uses `this` (a class-based store) works.
             let f = f.bind(owner).map_err(|e| e.reason.clone())?;
-            f.build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
-                .map(Some)
-                .map_err(|e| e.reason.clone())
+            js_callback(f).map(Some)
         }
         _ => Err(format!("toolnexus: {path} must be a function")),
     }
@@ -87,7 +80,7 @@ pub fn auth_context(
     {
         v if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => None,
         v if matches!(v.get_type(), Ok(ValueType::Object)) => {
-            let object: Object = unsafe { v.cast() }.map_err(|e| e.reason.clone())?;
+            let object = Object::from_unknown(v).map_err(|e| e.reason.clone())?;
             let need = |key: &str| {
                 let path = format!("opts.tokenStore.{key}");
                 function(&object, key, &path)?

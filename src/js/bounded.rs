@@ -110,6 +110,8 @@ pub struct JsonValue(pub Value);
 impl FromNapiValue for JsonValue {
     unsafe fn from_napi_value(env: sys::napi_env, napi_val: sys::napi_value) -> Result<Self> {
         let env = Env::from_raw(env);
+        // SAFETY: napi hands this conversion a live value of this environment (the contract of
+        // `from_napi_value`); the walk reads it as any value, checking its type first.
         let value = unsafe { Unknown::from_raw_unchecked(env.raw(), napi_val) };
         match to_json(&env, value, "", Limits::MESSAGE) {
             Ok(value) => Ok(JsonValue(value.unwrap_or(Value::Null))),

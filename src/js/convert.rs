@@ -170,7 +170,7 @@ pub fn millis_option(
         match value.get_type().map_err(|e| e.reason.clone())? {
             ValueType::Undefined | ValueType::Null => continue,
             ValueType::Number => {
-                let n: f64 = unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
+                let n = f64::from_unknown(value).map_err(|e| e.reason.clone())?;
                 return millis(n)
                     .map(Some)
                     .map_err(|why| format!("toolnexus: {what}.{name} {why}"));
@@ -195,23 +195,6 @@ fn millis(n: f64) -> std::result::Result<u64, String> {
         ));
     }
     Ok(n.ceil() as u64)
-}
-
-/// `Object.defineProperty(target, key, { value })`: not enumerable, not writable, so it stays
-/// out of `JSON.stringify`, spreads and `Object.keys`.
-pub fn define_hidden<V: ToNapiValue>(
-    env: &Env,
-    target: &Object,
-    key: &str,
-    value: V,
-) -> Result<()> {
-    let object_ctor: Object = env.get_global()?.get_named_property_unchecked("Object")?;
-    let define: Function<FnArgs<(Object, &str, Object)>, Unknown> =
-        object_ctor.get_named_property("defineProperty")?;
-    let mut descriptor = Object::new(env)?;
-    descriptor.set_named_property("value", value)?;
-    define.call((*target, key, descriptor).into())?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
 use super::abort::Watch;
 use super::bounded::JsonValue;
+use super::callback::{JsCallback, as_function, js_callback};
 use super::convert::{self, ErrorKind, Settle};
-use super::mcp_tools::{NAMED_BY_TOOLKIT_KEY, SourceNames, named_tools, tool_objects};
+use super::mcp_tools::{SourceNames, named_tools, tool_objects};
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
@@ -20,11 +20,11 @@ use crate::connect::tool_info::ToolInfo;
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
-type WaitFor = ThreadsafeFunction<Value, Promise<JsonValue>, Value, Status, false, true>;
+type WaitFor = JsCallback<Value, Promise<JsonValue>>;
 
 struct Loaded {
     session: Arc<Session>,
-    /// `{ tools: [], status, errors, info }` as JSON text (`tools` filled in by `build_source`).
+    /// `{ status, errors, info }` as JSON text.
     json: String,
     warnings: Vec<String>,
     names: SourceNames,
@@ -35,28 +35,42 @@ struct Loaded {
     reader: Reader,
 }
 
-/// A guarded callback (`onToolsChanged`, `ctx.onProgress`), callable from any thread; weak, so
-/// it never keeps Node alive.
-pub(super) type OnToolsChanged = ThreadsafeFunction<Value, (), Value, Status, false, true>;
-
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
 /// until `source.close()`.
+/// (internal: the package's `loadMcp` in lib/source.js wraps it, see [`LoadHooks`]).
 #[napi(
-    ts_args_type = "input: string | object, opts?: LoadOptions",
-    ts_return_type = "Promise<McpSource>"
+    ts_args_type = "input: string | object, opts?: LoadOptions, hooks?: LoadHooks",
+    ts_return_type = "Promise<{ handle: NativeSource; status: Record<string, McpStatus>; errors: Record<string, string>; info: Record<string, ServerInfo> }>"
 )]
 pub fn load_mcp<'env>(
     env: &'env Env,
     input: Unknown,
     opts: Option<Object>,
+    hooks: Option<LoadHooks>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
-    convert::contain(|| load(env, input, opts))
+    convert::contain(|| load(env, input, opts, hooks))
+}
+
+/// What the package's JavaScript hands `loadMcp` besides the app's options.
+#[napi(object, object_to_js = false)]
+pub struct LoadHooks<'a> {
+    /// `opts.onToolsChanged` (or a toolkit's own listener), guarded by lib/source.js so a
+    /// throw in it is a `ToolnexusWarning`; a value that is not a function is refused with
+    /// `opts.onToolsChanged must be a function`.
+    pub on_tools_changed: Option<Unknown<'a>>,
+    /// The servers' elicitation and sampling requests go to the front clients of a gateway
+    /// serving these tools (a toolkit's sources).
+    pub relay_input: Option<bool>,
+    /// A toolkit names the tools of all its sources together, and warns about names then; it
+    /// calls them from its tasks, so their answers are read on the runtime.
+    pub named_by_toolkit: Option<bool>,
 }
 
 fn load<'env>(
     env: &'env Env,
     input: Unknown,
     opts: Option<Object>,
+    hooks: Option<LoadHooks>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let (watch, input, deadline) = match super::prepare::<String>(env, input, opts.as_ref()) {
         Ok((Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
@@ -69,27 +83,23 @@ fn load<'env>(
         Ok(w) => w.flatten().map(Arc::new),
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
-    let on_tools_changed = match opts
-        .as_ref()
-        .map(|o| on_tools_changed_option(env, o))
-        .transpose()
-    {
-        Ok(hook) => hook.flatten(),
+    let (on_tools_changed, relay_input, named_by_toolkit) = match hooks {
+        Some(h) => (
+            h.on_tools_changed,
+            h.relay_input.unwrap_or(false),
+            h.named_by_toolkit.unwrap_or(false),
+        ),
+        None => (None, false, false),
+    };
+    let on_tools_changed = match on_tools_changed_option(on_tools_changed) {
+        Ok(hook) => hook,
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
-    // A toolkit names the tools of all its sources together, and warns about names then.
-    let warn_names = !opts
-        .as_ref()
-        .is_some_and(|o| o.has_named_property(NAMED_BY_TOOLKIT_KEY).unwrap_or(false));
+    let warn_names = !named_by_toolkit;
     let auth = match super::auth::auth_context(opts.as_ref(), &input) {
         Ok(auth) => auth,
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
-    // A toolkit's sources relay elicitation and sampling to the clients of the gateway it may serve.
-    let relay_input = opts
-        .as_ref()
-        .and_then(|o| o.get::<bool>("relayInput").ok().flatten())
-        .unwrap_or(false);
     // The toolkit's sources are called from its tasks: their answers are read there.
     #[cfg(unix)]
     let read_here = warn_names.then(|| stdout_reader(env)).flatten();
@@ -131,18 +141,15 @@ fn load<'env>(
 }
 
 /// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed
-/// (`source.tools` already shows them); a throw in it becomes a `ToolnexusWarning`.
+/// (`source.tools` already shows them); lib/source.js has guarded it (a throw is a warning).
 fn on_tools_changed_option(
-    env: &Env,
-    opts: &Object,
+    value: Option<Unknown>,
 ) -> std::result::Result<Option<ToolsHook>, String> {
-    let value: Unknown = opts
-        .get_named_property("onToolsChanged")
-        .map_err(|e| e.reason.clone())?;
+    let Some(value) = value else { return Ok(None) };
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Function => {
-            let tsfn: OnToolsChanged = guarded_callback(env, value, "onToolsChanged")?;
+            let tsfn: JsCallback<Value> = js_callback(as_function(value)?)?;
             let tsfn = Arc::new(tsfn);
             let hook: ToolsHook = Arc::new(move |server: &str, tools: &[ToolInfo]| {
                 let tsfn = tsfn.clone();
@@ -157,43 +164,13 @@ fn on_tools_changed_option(
     }
 }
 
-/// `value` (a function) wrapped so that a throw in it is a `ToolnexusWarning` naming `name`,
-/// callable from any thread, weak (it never keeps Node alive).
-pub(super) fn guarded_callback(
-    env: &Env,
-    value: Unknown,
-    name: &str,
-) -> std::result::Result<OnToolsChanged, String> {
-    let name = name.into_unknown(env).map_err(|e| e.reason.clone())?;
-    let nothing = ().into_unknown(env).map_err(|e| e.reason.clone())?;
-    let guarded = super::glue::call(env, "guardCallback", (value, name, nothing))
-        .map_err(|e| e.reason.clone())?;
-    // SAFETY: guardCallback returns a function (an arrow function around `value`).
-    let f: Function<Value, ()> = unsafe { guarded.cast() }.map_err(|e| e.reason.clone())?;
-    f.build_threadsafe_function()
-        .weak::<true>()
-        .callee_handled::<false>()
-        .build()
-        .map_err(|e| e.reason.clone())
-}
-
 fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
     let value: Unknown = opts
         .get_named_property("waitFor")
         .map_err(|e| e.reason.clone())?;
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => {
-            let f: Function<Value, Promise<JsonValue>> =
-                unsafe { value.cast() }.map_err(|e| e.reason.clone())?;
-            let tsfn = f
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
-                .map_err(|e| e.reason.clone())?;
-            Ok(Some(tsfn))
-        }
+        ValueType::Function => js_callback(as_function(value)?).map(Some),
         _ => Err("toolnexus: opts.waitFor must be a function".to_string()),
     }
 }
@@ -248,7 +225,7 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
     if warn_names {
         warnings.extend(naming_warnings);
     }
-    let json = json!({ "tools": [], "status": status, "errors": errors, "info": info }).to_string();
+    let json = json!({ "status": status, "errors": errors, "info": info }).to_string();
     Loaded {
         session,
         json,
@@ -303,8 +280,8 @@ async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::h
     stdouts
 }
 
-/// The `McpSource` object: `tools` (a getter that follows list changes), status, errors,
-/// info, and `close`.
+/// What the native load resolves: `{ status, errors, info, handle }`, `handle` a
+/// [`NativeSource`] that lib/source.js builds the `McpSource` around.
 fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env>> {
     #[cfg(unix)]
     for taken in std::mem::take(&mut loaded.stdouts) {
@@ -318,48 +295,53 @@ fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env
         }
     }
     let source = convert::parse_json(env, &loaded.json)?;
-    let mut source_obj: Object = unsafe { source.cast() }?;
-    source_obj.set_named_property("tools", tool_objects(env, &loaded.session, &loaded.names)?)?;
-    let generation = {
-        let session = loaded.session.clone();
-        env.create_function_from_closure::<(), _, _>("generation", move |_| {
-            Ok(session.generation() as f64)
-        })?
+    let mut source_obj = Object::from_unknown(source)?;
+    let handle = NativeSource {
+        session: loaded.session,
+        names: loaded.names,
     };
-    let rebuild = {
-        let session = loaded.session.clone();
-        let names = loaded.names.clone();
-        env.create_function_from_closure::<(), _, _>("rebuild", move |ctx| {
-            let tools = tool_objects(ctx.env, &session, &names)?;
-            // SAFETY: handed to JavaScript as this call's return value at once.
-            Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(tools) })
-        })?
-    };
-    super::glue::call(
-        env,
-        "followTools",
-        (source, generation.to_unknown(), rebuild.to_unknown()),
-    )?;
-    let session = loaded.session;
-    let close = env.create_function_from_closure::<(), _, _>("close", move |ctx| {
-        let session = session.clone();
+    source_obj.set_named_property("handle", handle)?;
+    Ok(source)
+}
+
+/// A loadMcp source's live session (internal: lib/source.js makes the `McpSource` of it).
+#[napi]
+pub struct NativeSource {
+    session: Arc<Session>,
+    names: SourceNames,
+}
+
+#[napi]
+impl NativeSource {
+    /// Moves on each time a server's tools were re-listed.
+    #[napi]
+    pub fn generation(&self) -> f64 {
+        self.session.generation() as f64
+    }
+
+    /// The tools as they are now: `[tools, refs]`, each tool's object (without `execute`) and
+    /// the handle its calls go through.
+    #[napi(ts_return_type = "[Array<Omit<Tool, 'execute'>>, unknown[]]")]
+    pub fn tools<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        tool_objects(env, &self.session, &self.names)
+    }
+
+    /// Closes every connection; its stdout readers on this thread stop once the servers are gone.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let session = self.session.clone();
         #[cfg(unix)]
         let owner = Arc::as_ptr(&session) as usize;
         let closing = async move {
             session.close().await;
             Ok(())
         };
-        // Its stdout readers on this thread stop once the servers are gone.
-        let promise = ctx.env.spawn_future_with_callback(closing, move |_, ()| {
+        env.spawn_future_with_callback(closing, move |_, ()| {
             #[cfg(unix)]
             super::uv_reader::close_owned(owner);
             Ok(())
-        })?;
-        // SAFETY: the promise is handed to JavaScript as this call's return value at once.
-        Ok(unsafe { std::mem::transmute::<PromiseRaw<'_, ()>, PromiseRaw<'static, ()>>(promise) })
-    })?;
-    source_obj.set_named_property("close", close)?;
-    Ok(source)
+        })
+    }
 }
 
 /// Maps an MCP `elicitation/create` params object to the agent's `Request`.

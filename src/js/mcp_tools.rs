@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
+use napi_derive::napi;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -27,10 +28,8 @@ pub struct McpToolRef {
     pub task_required: bool,
 }
 
-pub const TOOL_REF_KEY: &str = "__toolnexusMcpTool";
-
-/// A loadMcp option the toolkit sets on its one-server sources: it names their tools itself.
-pub const NAMED_BY_TOOLKIT_KEY: &str = "__toolnexusNamedByToolkit";
+/// A tool's handle as JavaScript holds it (lib/source.js keeps it on the tool, not enumerable).
+pub type ToolHandle = External<Arc<McpToolRef>>;
 
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
 type ToolRefs = Vec<(Arc<LiveServer>, ToolInfo)>;
@@ -104,12 +103,13 @@ fn tool_object_json(info: &ToolInfo, name: &str) -> (String, bool) {
     (object_text(&tool), task_required)
 }
 
-/// The session's current tools as an array of `Tool` objects with their `execute`.
+/// The session's current tools: `[objects, handles]`, each tool's object (lib/source.js gives it
+/// its `execute`) and the handle its calls go through.
 pub(super) fn tool_objects<'env>(
     env: &'env Env,
     session: &Arc<Session>,
     names: &SourceNames,
-) -> Result<Unknown<'env>> {
+) -> Result<Array<'env>> {
     let (refs, names, _) = named_tools(session, names);
     let (objects, task_required): (Vec<String>, Vec<bool>) = refs
         .iter()
@@ -118,14 +118,11 @@ pub(super) fn tool_objects<'env>(
         .unzip();
     let json = format!("[{}]", objects.join(","));
     drop(objects);
-    let array = convert::parse_json(env, &json)?;
+    let tools = convert::parse_json(env, &json)?;
     drop(json);
     crate::connect::tool_info::release_freed(refs.iter().map(|(_, t)| t.json().get().len()).sum());
-    let tools: Object = unsafe { array.cast() }?;
-    // `execute` is made by the glue around [`call_mcp_tool`], whose results settle in batches.
-    let bind: Function<Unknown, Unknown> = super::glue::function(env, "mcpExecute")?;
+    let mut handles = env.create_array(refs.len() as u32)?;
     for (i, ((server, listing), task_required)) in refs.into_iter().zip(task_required).enumerate() {
-        let mut tool_obj: Object = tools.get_element(i as u32)?;
         let tool_ref = Arc::new(McpToolRef {
             session: session.clone(),
             server,
@@ -133,25 +130,43 @@ pub(super) fn tool_objects<'env>(
             listing,
             task_required,
         });
-        let external = External::new(tool_ref.clone()).into_unknown(env)?;
-        tool_obj.set_named_property("execute", bind.call(external)?)?;
-        convert::define_hidden(env, &tool_obj, TOOL_REF_KEY, External::new(tool_ref))?;
+        handles.set(i as u32, ToolHandle::new(tool_ref))?;
     }
-    Ok(array)
+    let mut pair = env.create_array(2)?;
+    pair.set(0, tools)?;
+    pair.set(1, handles)?;
+    Ok(pair)
 }
 
-/// `native.callMcpTool(ref, args, ctx)`, behind a loadMcp tool's `execute`: starts the call and
-/// returns its number; its result `{output, isError, content?, structuredContent?, _meta?,
-/// metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through [`super::settle`] (a call never rejects).
+/// `callMcpTool(ref, args, ctx, onProgress)` (internal), behind a loadMcp tool's `execute`:
+/// starts the call and returns its number; its result `{output, isError, content?,
+/// structuredContent?, _meta?, metadata: {server}}` (the parts and `_meta` as the server sent
+/// them) arrives through [`super::settle`] (a call never rejects). `onProgress` is
+/// `ctx.onProgress`, guarded by lib/source.js.
+#[napi(
+    ts_args_type = "tool: unknown, args?: Record<string, unknown>, ctx?: ToolContext, onProgress?: unknown"
+)]
 pub fn call_mcp_tool(
+    env: &Env,
+    tool: &ToolHandle,
+    args: Option<Unknown>,
+    ctx: Option<Unknown>,
+    on_progress: Option<Unknown>,
+) -> Result<u32> {
+    convert::contain(|| start_call(env, tool, args, ctx, on_progress))
+}
+
+fn start_call(
     env: &Env,
     tool: &Arc<McpToolRef>,
     args: Option<Unknown>,
     call_ctx: Option<Unknown>,
+    on_progress: Option<Unknown>,
 ) -> Result<u32> {
     let call_ctx: Option<Object> = call_ctx
         .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .and_then(|v| unsafe { v.cast() }.ok());
+        .map(Object::from_unknown)
+        .transpose()?;
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
             Ok(Map::new())
@@ -171,7 +186,7 @@ pub fn call_mcp_tool(
     let arguments =
         arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
     // Like a bad `ctx.timeout`, a bad `ctx.onProgress` is the call's error.
-    let (arguments, front) = match super::progress::on_progress(env, call_ctx.as_ref()) {
+    let (arguments, front) = match super::progress::on_progress(on_progress) {
         Ok(front) => (arguments, front),
         Err(message) => (Err(message), None),
     };
@@ -179,7 +194,8 @@ pub fn call_mcp_tool(
         .as_ref()
         .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
         .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .and_then(|v| unsafe { v.cast::<Object>() }.ok());
+        .map(Object::from_unknown)
+        .transpose()?;
     let (watch, cancel) = match abort::watch(env, signal)? {
         Watch::Watching(w) => {
             let token = w.token().clone();
@@ -277,38 +293,46 @@ fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>)
     Value::Object(result).to_string()
 }
 
-/// A toolkit's `nameTools(tools)`: `{ names, warnings }`, naming the loadMcp tools among `tools`
-/// (one source per server, in config order) as one loadMcp of all their servers would, and
-/// keeping each tool's name while other servers restart or re-list (see `naming::Namer`).
-/// Tools that did not come from loadMcp get `null`; warnings are for new names only.
-pub(super) fn toolkit_namer(env: &Env) -> Result<Function<'_, Unknown<'_>, Unknown<'_>>> {
-    let namer = std::sync::Mutex::new(crate::connect::naming::Namer::default());
-    env.create_function_from_closure::<Unknown, _, _>("nameTools", move |ctx| {
-        let tools: Array = ctx.get(0)?;
-        let mut pairs = Vec::with_capacity(tools.len() as usize);
-        for i in 0..tools.len() {
-            let tool: Object = tools
-                .get(i)?
-                .ok_or_else(|| Error::from_reason("toolnexus: a tool is missing"))?;
-            let mcp: Unknown = tool.get_named_property(TOOL_REF_KEY)?;
-            pairs.push(if mcp.get_type()? == ValueType::External {
-                let external = unsafe {
-                    <External<Arc<McpToolRef>> as FromNapiRef>::from_napi_ref(
-                        ctx.env.raw(),
-                        mcp.raw(),
-                    )?
-                };
-                Some((external.server.name.clone(), external.tool.clone()))
-            } else {
-                None
-            });
+/// A toolkit's namer (internal: lib/toolkit.js): names the loadMcp tools of all its sources (one
+/// per server, in config order) as one loadMcp of all their servers would, and keeps each
+/// tool's name while other servers restart or re-list (see `naming::Namer`).
+#[napi]
+pub struct ToolkitNamer {
+    namer: std::sync::Mutex<crate::connect::naming::Namer>,
+}
+
+#[napi]
+impl ToolkitNamer {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        ToolkitNamer {
+            namer: Default::default(),
         }
+    }
+
+    /// `{ names, warnings }` for the tools whose handles are `refs` (`undefined` for a tool
+    /// that did not come from loadMcp, which gets `null`); warnings are for new names only.
+    #[napi(
+        ts_args_type = "refs: unknown[]",
+        ts_return_type = "{ names: Array<string | null>; warnings: string[] }"
+    )]
+    pub fn name<'env>(
+        &self,
+        env: &'env Env,
+        refs: Vec<Option<&ToolHandle>>,
+    ) -> Result<Unknown<'env>> {
+        let pairs: Vec<Option<(String, String)>> = refs
+            .iter()
+            .map(|r| r.map(|r| (r.server.name.clone(), r.tool.clone())))
+            .collect();
         let named: Vec<(&str, &str)> = pairs
             .iter()
             .flatten()
             .map(|(server, tool)| (server.as_str(), tool.as_str()))
             .collect();
-        let (names, warnings) = namer
+        let (names, warnings) = self
+            .namer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .assign(&named);
@@ -318,8 +342,6 @@ pub(super) fn toolkit_namer(env: &Env) -> Result<Function<'_, Unknown<'_>, Unkno
             .map(|p| p.as_ref().and_then(|_| names.next()))
             .collect();
         let json = json!({ "names": names, "warnings": warnings }).to_string();
-        let result = convert::parse_json(ctx.env, &json)?;
-        // SAFETY: handed to JavaScript as this call's return value at once.
-        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(result) })
-    })
+        convert::parse_json(env, &json)
+    }
 }

@@ -4,8 +4,8 @@
 pub mod abort;
 pub mod auth;
 pub mod bounded;
+pub mod callback;
 pub mod convert;
-pub mod glue;
 pub mod load;
 pub mod mcp_tools;
 pub mod progress;
@@ -32,7 +32,7 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
     // children are left alone.
     let owner = reaper::adopt_thread();
     env.add_env_cleanup_hook(owner, reaper::kill_owned)?;
-    glue::install(&env)
+    Ok(())
 }
 
 /// Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit).
@@ -261,7 +261,7 @@ pub(crate) fn prepare<T>(
         Some(opts) => {
             let signal: Option<Object> = match opts.get_named_property::<Unknown>("signal") {
                 Ok(v) if v.get_type().ok() == Some(ValueType::Object) => {
-                    Some(unsafe { v.cast() }.map_err(|e| fail(e.reason.clone()))?)
+                    Some(Object::from_unknown(v).map_err(|e| fail(e.reason.clone()))?)
                 }
                 _ => None,
             };

@@ -18,10 +18,11 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
+use super::callback::{JsCallback, as_function, js_callback};
 use crate::connect::relay::Front;
 
 /// Weak: a call in flight keeps Node alive, its progress callback does not.
-type OnProgress = super::load::OnToolsChanged;
+type OnProgress = JsCallback<Value>;
 
 /// A call's `onProgress`, with the count of notifications handed to JavaScript that it has not
 /// run yet: the call's result waits for them ([`ProgressFront::flush`]), so every progress is
@@ -99,25 +100,18 @@ impl Front for ProgressFront {
     }
 }
 
-/// `ctx.onProgress` as the call's front: `Ok(None)` when absent, `Err` (the call's error
-/// result) when it is not a function.
+/// `ctx.onProgress` (guarded by lib/source.js: a throw is a warning) as the call's front:
+/// `Ok(None)` when absent, `Err` (the call's error result) when it is not a function.
 pub fn on_progress(
-    env: &Env,
-    ctx: Option<&Object>,
+    value: Option<Unknown>,
 ) -> std::result::Result<Option<Arc<ProgressFront>>, String> {
-    let Some(ctx) = ctx else { return Ok(None) };
-    let value: Unknown = ctx
-        .get_named_property("onProgress")
-        .map_err(|e| e.reason.clone())?;
+    let Some(value) = value else { return Ok(None) };
     match value.get_type().map_err(|e| e.reason.clone())? {
         ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => {
-            let tsfn = super::load::guarded_callback(env, value, "ctx.onProgress")?;
-            Ok(Some(Arc::new(ProgressFront {
-                callback: tsfn,
-                outstanding: Arc::default(),
-            })))
-        }
+        ValueType::Function => Ok(Some(Arc::new(ProgressFront {
+            callback: js_callback(as_function(value)?)?,
+            outstanding: Arc::default(),
+        }))),
         _ => Err("toolnexus: ctx.onProgress must be a function".to_string()),
     }
 }

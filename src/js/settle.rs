@@ -2,7 +2,7 @@
 //!
 //! napi's `spawn_future_with_callback` gives every call a deferred of its own: a thread-safe
 //! function created and torn down, an `Error` with a captured stack trace, a cleanup hook, and
-//! one wake-up of the JavaScript thread. A call here is instead a number: the JavaScript glue
+//! one wake-up of the JavaScript thread. A call here is instead a number: lib/source.js
 //! keeps its promise's `resolve` under that number, and one thread-safe function per
 //! environment carries finished calls back. Calls that finish while the JavaScript thread is busy
 //! queue up and arrive in one wake-up, as one JSON text `[[id, result], …]` parsed once.
@@ -35,7 +35,7 @@ struct Queue {
 /// The JavaScript thread's side: calls in flight and the abort listeners to remove.
 struct Thread {
     queue: Arc<Queue>,
-    /// The glue's receiver, for settling calls where they finish on this thread.
+    /// lib/source.js's receiver, for settling calls where they finish on this thread.
     receive: FunctionRef<String, ()>,
     next_id: u32,
     in_flight: usize,
@@ -80,8 +80,10 @@ impl Completion {
     }
 }
 
-/// Sets up this environment's queue; `receive` gets each batch text. Called once at init.
-pub fn install(receive: Function<String, ()>) -> Result<()> {
+/// Sets up this environment's queue; `receive` gets each batch text (internal: lib/source.js
+/// calls it once as it loads, in each environment).
+#[napi_derive::napi(ts_args_type = "receive: (batch: string) => void")]
+pub fn receive_call_results(receive: Function<String, ()>) -> Result<()> {
     let receiver = receive.create_ref()?;
     let wake: Wake = receive
         .build_threadsafe_function::<()>()
@@ -135,8 +137,12 @@ pub fn here(env: &Env, work: impl FnOnce()) {
     }
 }
 
-/// Calls the glue's receiver with the batch, as a callback from the event loop (so promise
+/// Calls lib/source.js's receiver with the batch, as a callback from the event loop (so promise
 /// reactions run after it, as after a thread-safe function's call).
+///
+/// # Safety
+/// `raw_env` must be this thread's environment, called from its event loop (not from inside
+/// another napi call that holds a scope open).
 unsafe fn hand_over(raw_env: napi::sys::napi_env) {
     use napi::sys;
     let env = Env::from_raw(raw_env);

@@ -16,10 +16,17 @@ type Read<T> = std::result::Result<T, Refusal>;
 /// `sys::f(env, args…)` with a throw or failure turned into a refusal at the current path.
 macro_rules! napi {
     ($walk:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        // SAFETY: as for every napi call of the walk (see `Walk`): its environment, on its
+        // thread, with handles of the current scope and out-pointers to locals.
         $walk.check(unsafe { sys::$f($walk.env, $($arg),*) })
     };
 }
 
+/// Every raw napi call of a walk is sound for one reason, said once here: `env` comes from the
+/// `&Env` of the JavaScript call being served (the walk is made and dropped within it, on that
+/// environment's thread), every `napi_value` it passes is a handle of the current or an
+/// enclosing open scope (the value being read, or one read from it), and every out-pointer is
+/// a local of the right type.
 pub(super) struct Walk<'a> {
     env: sys::napi_env,
     root: &'a str,
@@ -41,6 +48,7 @@ struct Scope {
 
 impl Drop for Scope {
     fn drop(&mut self) {
+        // SAFETY: the scope was opened by `Walk` in this environment and is closed once, here.
         unsafe { sys::napi_close_handle_scope(self.env, self.scope) };
     }
 }
@@ -87,6 +95,7 @@ impl<'a> Walk<'a> {
         for later in 1..chain.len() {
             for earlier in 0..later {
                 let mut same = false;
+                // SAFETY: a napi call of the walk, sound as `Walk` says.
                 let status = unsafe {
                     sys::napi_strict_equals(self.env, chain[earlier], chain[later], &mut same)
                 };
@@ -128,11 +137,13 @@ impl<'a> Walk<'a> {
             return Ok(());
         }
         let mut pending = false;
+        // SAFETY: a napi call of the walk, sound as `Walk` says.
         unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
         if !pending {
             return Err(self.refuse("cannot be read"));
         }
         let mut thrown = ptr::null_mut();
+        // SAFETY: a napi call of the walk, sound as `Walk` says.
         unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut thrown) };
         let message = self.thrown_message(thrown);
         Err(self.refuse(format!("threw when read: {message}")))
@@ -144,6 +155,7 @@ impl<'a> Walk<'a> {
             sys::ValueType::napi_string => self.short_string(thrown),
             sys::ValueType::napi_object => {
                 let mut message = ptr::null_mut();
+                // SAFETY: a napi call of the walk, sound as `Walk` says.
                 let status = unsafe {
                     sys::napi_get_named_property(
                         self.env,
@@ -156,6 +168,7 @@ impl<'a> Walk<'a> {
                     self.short_string(message)
                 } else {
                     let mut ignored = ptr::null_mut();
+                    // SAFETY: a napi call of the walk, sound as `Walk` says.
                     unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut ignored) };
                     None
                 }
@@ -174,6 +187,7 @@ impl<'a> Walk<'a> {
             return None;
         }
         let mut len = 0;
+        // SAFETY: a napi call of the walk, sound as `Walk` says.
         let status = unsafe {
             sys::napi_get_value_string_utf8(self.env, value, ptr::null_mut(), 0, &mut len)
         };
@@ -184,6 +198,7 @@ impl<'a> Walk<'a> {
 
     fn type_of(&self, value: sys::napi_value) -> sys::napi_valuetype {
         let mut kind = sys::ValueType::napi_undefined;
+        // SAFETY: a napi call of the walk, sound as `Walk` says.
         unsafe { sys::napi_typeof(self.env, value, &mut kind) };
         kind
     }

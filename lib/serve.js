@@ -1,0 +1,190 @@
+// @ts-check
+// Serving tools: what the native server needs of each tool, and buildMcpServer's SDK-transport
+// wiring. The server itself is native (NativeService in binding.d.ts).
+"use strict"
+
+const binding = require("../binding.js")
+const { exposedMcpTools } = require("./tools.js")
+const { MCP_TOOL_REF } = require("./source.js")
+
+/** @typedef {import("../index").Tool} Tool */
+/** @typedef {import("../index").McpServer} McpServer */
+/** @typedef {import("../index").McpServerOptions} McpServerOptions */
+/** @typedef {import("../index").CallRecord} CallRecord */
+/** @typedef {import("../binding").NativeService} NativeService */
+
+/**
+ * Input requests made in one tick go out together (one input-required result in the 2026-07-28
+ * era), each settled with its own answer.
+ * @param {(op: string, payload: object) => Promise<any>} ask
+ */
+function inputBatcher(ask) {
+  /** @type {null | Array<{ kind: string, request: object, key: string | undefined, resolve: (v: unknown) => void, reject: (e: unknown) => void }>} */
+  let batch = null
+  /**
+   * @param {string} kind
+   * @param {object | undefined} request
+   * @param {{ key?: unknown } | undefined} options
+   */
+  return (kind, request, options) =>
+    new Promise((resolve, reject) => {
+      if (batch === null) {
+        batch = []
+        queueMicrotask(() => {
+          const asks = /** @type {NonNullable<typeof batch>} */ (batch)
+          batch = null
+          const payload = asks.map(({ kind, request, key }) => ({ kind, request, key }))
+          let answered
+          try {
+            answered = ask("input", { asks: payload })
+          } catch (error) {
+            answered = Promise.reject(error) // a request that cannot cross as JSON
+          }
+          answered.then(
+            (answers) =>
+              asks.forEach((a, i) => {
+                const answer = answers[i]
+                if (answer?.ok) a.resolve(answer.value)
+                else a.reject(new Error(`toolnexus: ${answer?.error ?? "no answer"}`))
+              }),
+            (error) => asks.forEach((a) => a.reject(error)),
+          )
+        })
+      }
+      const key = typeof options?.key === "string" ? options.key : undefined
+      batch.push({ kind, request: request ?? {}, key, resolve, reject })
+    })
+}
+
+/**
+ * What the native server needs of each tool: its listing, and either the loadMcp connection it
+ * came from (a gateway call stays in Rust) or an `execute` that gets an AbortSignal, fired
+ * through `abort(id)` when the MCP client cancels the call or goes away.
+ * @param {Tool[]} tools
+ */
+function servedTools(tools) {
+  /** @type {Map<number, AbortController>} */
+  const pending = new Map()
+  /** @param {number} id */
+  const abort = (id) => {
+    pending.get(id)?.abort(new Error("toolnexus: the MCP client cancelled this call"))
+    pending.delete(id)
+  }
+  return tools.map((tool) => {
+    const anyTool = /** @type {any} */ (tool)
+    if (tool === null || typeof tool !== "object" || typeof tool.name !== "string") {
+      throw new TypeError("toolnexus: every tool needs a string name")
+    }
+    if (typeof tool.execute !== "function" && !anyTool[MCP_TOOL_REF]) {
+      throw new TypeError(`toolnexus: tool "${tool.name}" has no execute function`)
+    }
+    return {
+      name: tool.name,
+      description: typeof tool.description === "string" ? tool.description : "",
+      inputSchema: tool.inputSchema ?? { type: "object", properties: {} },
+      source: typeof tool.source === "string" ? tool.source : "native",
+      title: anyTool.title,
+      annotations: anyTool.annotations,
+      outputSchema: anyTool.outputSchema,
+      icons: anyTool.icons,
+      execution: anyTool.execution,
+      _meta: anyTool._meta,
+      mcp: anyTool[MCP_TOOL_REF],
+      /** @param {{ id: number, args: Record<string, unknown> }} call */
+      async execute(call) {
+        const controller = new AbortController()
+        pending.set(call.id, controller)
+        /** @type {(op: string, payload?: object) => Promise<any>} */
+        const ask = (op, payload) => binding.callContext(call.id, op, payload ?? {})
+        const input = inputBatcher(ask)
+        const ctx = {
+          signal: controller.signal,
+          /** @type {(progress: number, total?: number, message?: string) => Promise<boolean>} */
+          progress: (progress, total, message) => ask("progress", { progress, total, message }),
+          /** @type {(level: string, data: unknown, logger?: string) => Promise<boolean>} */
+          log: (level, data, logger) => ask("log", { level, data, logger }),
+          /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
+          elicit: (request, options) => input("elicit", request, options),
+          /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
+          sample: (request, options) => input("sample", request, options),
+          /** @type {(options?: { key?: string }) => Promise<any>} */
+          listRoots: (options) => input("roots", {}, options),
+        }
+        try {
+          return await tool.execute(call.args, /** @type {any} */ (ctx))
+        } finally {
+          pending.delete(call.id)
+        }
+      },
+      abort,
+    }
+  })
+}
+
+/**
+ * @param {Tool[]} tools
+ * @param {McpServerOptions | undefined} cfg
+ * @param {unknown} onCall
+ * @returns {NativeService}
+ */
+function serviceFor(tools, cfg, onCall) {
+  if (onCall !== undefined && typeof onCall !== "function") {
+    throw new TypeError("toolnexus: onCall must be a function")
+  }
+  return binding.createService(
+    servedTools(exposedMcpTools(tools, cfg)),
+    cfg?.name ?? "toolnexus",
+    cfg?.version ?? "0.1.0",
+    /** @type {((call: CallRecord) => void) | undefined} */ (onCall),
+  )
+}
+
+/**
+ * An MCP server for `tools`. `connect(transport)` takes any `@modelcontextprotocol/sdk`
+ * `Transport`; `connect()` with no argument serves this process's stdin/stdout.
+ * @param {Tool[]} tools
+ * @param {McpServerOptions} [cfg]
+ * @param {(call: CallRecord) => void} [onCall]
+ * @returns {McpServer}
+ */
+function buildMcpServer(tools, cfg, onCall) {
+  const service = serviceFor(tools, cfg ?? {}, onCall)
+  /** @type {any} */
+  let transport
+  /** @type {import("../binding").NativeBridge | undefined} */
+  let bridged
+  let closed = false
+  return {
+    // With an SDK `Transport`, messages cross into the Rust server and back; resolves once the
+    // transport started. Without one, serves this process's stdin/stdout natively and
+    // resolves when the input ends or close() is called.
+    async connect(t) {
+      if (closed) throw new Error("toolnexus: this MCP server is closed")
+      if (t === undefined || t === null) return service.serveStdio()
+      if (transport) throw new Error("toolnexus: this MCP server is already connected")
+      transport = t
+      const session = service.bridge((message) => {
+        if (closed) return
+        Promise.resolve(t.send(/** @type {any} */ (message))).catch((error) => t.onerror?.(error))
+      })
+      t.onmessage = (message) => session.push(message)
+      t.onclose = () => {
+        closed = true
+        session.close()
+      }
+      bridged = session
+      await t.start()
+    },
+    async close() {
+      if (closed && !transport) return
+      closed = true
+      service.close()
+      bridged?.close()
+      const t = transport
+      transport = undefined
+      if (t) await t.close()
+    },
+  }
+}
+
+module.exports = { buildMcpServer, serviceFor, servedTools }

@@ -1,0 +1,254 @@
+// @ts-check
+// createToolkit: one loadMcp source per server, so `reload` can start, close or restart servers
+// one at a time while the others keep running; every served endpoint follows.
+"use strict"
+
+const binding = require("../binding.js")
+const { errorResult, guardCallback } = require("./results.js")
+const { loadSource, MCP_TOOL_REF } = require("./source.js")
+const { serviceFor, servedTools } = require("./serve.js")
+const { exposedMcpTools } = require("./tools.js")
+
+/** @typedef {import("../index").Tool} Tool */
+/** @typedef {import("../index").Toolkit} Toolkit */
+/** @typedef {import("../index").ToolkitOptions} ToolkitOptions */
+/** @typedef {import("../index").McpSource} McpSource */
+/** @typedef {import("../index").McpServerOptions} McpServerOptions */
+/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, handle?: import("../binding").HttpServer }} Served */
+
+/**
+ * A serve option that must be a number (its range is checked natively).
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {number | undefined}
+ */
+function numberOption(name, value) {
+  if (value !== undefined && typeof value !== "number") {
+    throw new TypeError(`toolnexus: ${name} must be a number, got ${typeof value}`)
+  }
+  return value
+}
+
+/**
+ * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
+ * warning), callable by name and servable over streamable HTTP.
+ * @param {ToolkitOptions} [opts]
+ * @returns {Promise<Toolkit>}
+ */
+async function createToolkit(opts) {
+  const { mcpConfig, extraTools = [], signal, waitFor, onToolsChanged, authorize, tokenStore, builtins } = opts ?? {}
+  if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
+  if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
+    throw new TypeError("toolnexus: onToolsChanged must be a function")
+  }
+  // SPEC §1: `builtins?: false`; toolnexus has no built-in tools to turn on.
+  if (builtins !== undefined && builtins !== false) {
+    throw new TypeError("toolnexus: builtins can only be false (toolnexus has no built-in tools)")
+  }
+  /** @type {Record<string, unknown>} */
+  let specs = mcpConfig === undefined || mcpConfig === null ? {} : binding.parseMcpConfig(mcpConfig)
+  /** @type {Map<string, McpSource>} */
+  const sources = new Map()
+  /** @type {Promise<void> | undefined} */
+  let closed
+  /** @type {Tool[]} */
+  let tools = []
+  /** @type {Map<string, Tool>} */
+  let byName = new Map()
+  /** @type {Set<Served>} */
+  const services = new Set()
+
+  // The servers' tools are named across all sources, as one loadMcp of the config names them,
+  // and keep their names while other servers restart or re-list (SPEC §4).
+  const namer = new binding.ToolkitNamer()
+  /** @param {boolean} warn */
+  const rebuild = (warn) => {
+    tools = []
+    byName = new Map()
+    const mcpTools = [...sources.values()].flatMap((source) => source.tools)
+    const { names, warnings } = namer.name(mcpTools.map((tool) => /** @type {any} */ (tool)[MCP_TOOL_REF]))
+    mcpTools.forEach((tool, i) => {
+      const name = names[i]
+      if (name !== null && name !== undefined) tool.name = name
+    })
+    if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
+    for (const tool of [...mcpTools, ...extraTools]) {
+      if (byName.has(tool.name)) {
+        if (warn) {
+          process.emitWarning(
+            `toolnexus: duplicate tool name "${tool.name}" (source ${tool.source}); keeping the first`,
+            "ToolnexusWarning",
+          )
+        }
+        continue
+      }
+      byName.set(tool.name, tool)
+      tools.push(tool)
+    }
+  }
+  // Served endpoints and the app hear of every change to the tool set.
+  const announce = () => {
+    for (const { service, cfg } of services) service.setTools(servedTools(exposedMcpTools(tools, cfg)))
+    if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
+  }
+  /** @param {McpSource} source */
+  const following = (source) => () => {
+    if (closed || ![...sources.values()].includes(source)) return
+    rebuild(true)
+    announce()
+  }
+  /**
+   * Each server alone; the sources come back in config order whatever order they finish in.
+   * @param {string[]} names
+   * @returns {Promise<Array<[string, McpSource]>>}
+   */
+  const load = async (names) => {
+    const loaded = await Promise.allSettled(
+      names.map(async (name) => {
+        /** @type {McpSource | undefined} */
+        let source
+        const onChange = () => source && following(source)()
+        source = await loadSource(
+          { mcpServers: { [name]: specs[name] } },
+          { signal, waitFor, authorize, tokenStore },
+          // Its elicitation and sampling requests go to the gateway's front clients; the
+          // toolkit names its tools (and warns of names) across all its sources.
+          { onToolsChanged: onChange, relayInput: true, namedByToolkit: true },
+        )
+        return source
+      }),
+    )
+    const failure = loaded.find((r) => r.status === "rejected")
+    if (failure) {
+      await Promise.all(loaded.flatMap((r) => (r.status === "fulfilled" ? [r.value.close()] : [])))
+      throw failure.reason
+    }
+    return names.map((name, i) => [name, /** @type {PromiseFulfilledResult<McpSource>} */ (loaded[i]).value])
+  }
+  /** @param {Array<[string, McpSource]>} entries */
+  const inOrder = (entries) => {
+    const all = new Map([...sources, ...entries])
+    sources.clear()
+    for (const name of Object.keys(specs)) {
+      const source = all.get(name)
+      if (source) sources.set(name, source)
+    }
+  }
+
+  inOrder(await load(Object.keys(specs)))
+  rebuild(true)
+
+  /** @param {"status" | "errors"} key */
+  const merged = (key) => Object.assign({}, ...[...sources.values()].map((source) => source[key]))
+
+  /**
+   * Reads the config again and applies the difference; one at a time (see `reload`).
+   * @param {string | object | undefined} config
+   */
+  const reloadOnce = async (config) => {
+    if (closed) throw new Error("toolnexus: this toolkit is closed")
+    /** @type {Record<string, unknown>} */
+    const next = binding.parseMcpConfig(config ?? mcpConfig ?? {})
+    /** @param {string} name */
+    const same = (name) => name in specs && JSON.stringify(specs[name]) === JSON.stringify(next[name])
+    const added = Object.keys(next).filter((name) => !(name in specs))
+    const removed = Object.keys(specs).filter((name) => !(name in next))
+    const restarted = Object.keys(next).filter((name) => name in specs && !same(name))
+    if (added.length + removed.length + restarted.length === 0) return { added, removed, restarted }
+    const previous = specs
+    specs = next
+    let started
+    try {
+      started = await load([...added, ...restarted])
+    } catch (error) {
+      specs = previous
+      throw error
+    }
+    if (closed) {
+      // close() came while these were starting: they are not the toolkit's to keep.
+      await Promise.all(started.map(([, source]) => source.close()))
+      throw new Error("toolnexus: this toolkit is closed")
+    }
+    const retired = [...removed, ...restarted].flatMap((name) => sources.get(name) ?? [])
+    for (const name of removed) sources.delete(name)
+    inOrder(started)
+    rebuild(true)
+    announce()
+    await Promise.all(retired.map((source) => source.close()))
+    return { added, removed, restarted }
+  }
+  /** @type {Promise<unknown>} */
+  let reloading = Promise.resolve()
+  /** @type {Toolkit} */
+  const toolkit = {
+    tools: () => tools.slice(),
+    get: (name) => byName.get(name),
+    async execute(name, args, ctx) {
+      const tool = byName.get(name)
+      if (!tool) return { output: `Unknown tool: ${name}`, isError: true }
+      try {
+        return await tool.execute(args ?? {}, ctx)
+      } catch (error) {
+        return errorResult(error)
+      }
+    },
+    mcpStatus: () => merged("status"),
+    mcpErrors: () => merged("errors"),
+    // Reads `config` (default: the mcpConfig the toolkit was made with) again: servers it no
+    // longer has are closed, new ones started, changed ones restarted; unchanged ones keep
+    // running. Served clients are told when the tool set changed.
+    reload(config) {
+      const run = reloading.then(() => reloadOnce(config))
+      reloading = run.catch(() => {})
+      return run
+    },
+    async serve(addr, serveOpts) {
+      const { mcp, onCall, stateless, allowedHosts, allowedOrigins, sessionIdleTimeout, maxSessions } = serveOpts ?? {}
+      const cfg = mcp ?? {}
+      const service = serviceFor(tools, cfg, onCall)
+      const handle = await service.serveHttp(String(addr), {
+        stateless,
+        allowedHosts,
+        allowedOrigins,
+        sessionIdleTimeout: numberOption("sessionIdleTimeout", sessionIdleTimeout),
+        maxSessions: numberOption("maxSessions", maxSessions),
+      })
+      /** @type {Served} */
+      const entry = { service, cfg, handle }
+      services.add(entry)
+      const stop = async () => {
+        services.delete(entry)
+        await handle.stop()
+      }
+      return { url: handle.url, stop, close: stop }
+    },
+    // Serves this process's stdin/stdout; resolves when the input ends or the toolkit closes.
+    async serveStdio(serveOpts) {
+      const { mcp, onCall } = serveOpts ?? {}
+      const cfg = mcp ?? {}
+      const service = serviceFor(tools, cfg, onCall)
+      /** @type {Served} */
+      const entry = { service, cfg }
+      services.add(entry)
+      try {
+        await service.serveStdio()
+      } finally {
+        services.delete(entry)
+      }
+    },
+    close() {
+      closed ??= (async () => {
+        await reloading // a reload that was starting servers closes them itself
+        const running = [...services]
+        services.clear()
+        for (const { service } of running) service.close()
+        await Promise.all(running.flatMap((s) => (s.handle ? [s.handle.stop()] : [])))
+        await Promise.all([...sources.values()].map((source) => source.close()))
+      })()
+      return closed
+    },
+  }
+  return toolkit
+}
+
+module.exports = { createToolkit }

@@ -1,0 +1,70 @@
+// @ts-check
+// Tools of the app's own: defineTool, and the filter of what an MCP server exposes.
+"use strict"
+
+const { toToolResult, errorResult } = require("./results.js")
+
+/** @typedef {import("../index").Tool} Tool */
+/** @typedef {import("../index").DefineToolOptions} DefineToolOptions */
+/** @typedef {import("../index").ToolInfo} ToolInfo */
+
+/**
+ * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
+ * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
+ * becomes `{ output: message, isError: true }`.
+ * @param {DefineToolOptions} opts
+ * @returns {Tool}
+ */
+function defineTool(opts) {
+  if (opts === null || typeof opts !== "object") {
+    throw new TypeError("toolnexus: defineTool needs an options object")
+  }
+  // The listing's other fields are passed on when given (as a loadMcp tool has them).
+  const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta } =
+    /** @type {DefineToolOptions & Partial<Pick<ToolInfo, "title" | "annotations" | "outputSchema" | "icons" | "_meta">>} */ (opts)
+  if (typeof name !== "string" || name.length === 0) {
+    throw new TypeError("toolnexus: defineTool: name must be a non-empty string")
+  }
+  if (typeof run !== "function") {
+    throw new TypeError(`toolnexus: defineTool "${name}": run must be a function`)
+  }
+  if (typeof description !== "string") {
+    throw new TypeError(`toolnexus: defineTool "${name}": description must be a string`)
+  }
+  const schema = { type: "object", properties: {}, ...(inputSchema ?? {}) }
+  const listing = Object.fromEntries(
+    Object.entries({ title, annotations, outputSchema, icons, _meta }).filter(([, v]) => v !== undefined),
+  )
+  return {
+    name,
+    description,
+    inputSchema: schema,
+    source,
+    ...listing,
+    async execute(args, ctx) {
+      try {
+        return toToolResult(await run(args ?? {}, ctx ?? {}))
+      } catch (error) {
+        return errorResult(error)
+      }
+    },
+  }
+}
+
+/**
+ * The tools an MCP server would expose (SPEC §5 / seed 003): `cfg.tools` (names) narrows the
+ * set, in tool order; unknown names are ignored; absent means every tool.
+ * @param {Tool[]} tools
+ * @param {{ tools?: string[] }} [cfg]
+ * @returns {Tool[]}
+ */
+function exposedMcpTools(tools, cfg) {
+  if (!Array.isArray(tools)) throw new TypeError("toolnexus: tools must be an array of tools")
+  const names = cfg?.tools
+  if (names === undefined || names === null) return tools.slice()
+  if (!Array.isArray(names)) throw new TypeError("toolnexus: cfg.tools must be an array of names")
+  const wanted = new Set(names)
+  return tools.filter((tool) => wanted.has(tool.name))
+}
+
+module.exports = { defineTool, exposedMcpTools }

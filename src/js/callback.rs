@@ -1,0 +1,36 @@
+//! One kind of thread-safe function for every JavaScript callback the engine calls from its
+//! runtime threads, built one way.
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+
+/// A JavaScript function callable from any thread with `Args`, answering `Ret`. Weak: it never
+/// keeps Node alive on its own. Not callee-handled: call it with `call_async_catch` (or
+/// `call_with_return_value`), so a throw in it comes back as an `Err` instead of an uncaught
+/// exception that would end Node.
+pub type JsCallback<Args, Ret = ()> = ThreadsafeFunction<Args, Ret, Args, Status, false, true>;
+
+/// `f` as a [`JsCallback`]; a failure is its message.
+pub fn js_callback<Args, Ret>(
+    f: Function<Args, Ret>,
+) -> std::result::Result<JsCallback<Args, Ret>, String>
+where
+    Args: 'static + JsValuesTupleIntoVec,
+    Ret: 'static + FromNapiValue,
+{
+    f.build_threadsafe_function()
+        .weak::<true>()
+        .callee_handled::<false>()
+        .build()
+        .map_err(|e| e.reason.clone())
+}
+
+/// `value`, whose type the caller has checked is `Function`, as a typed `Function`.
+pub fn as_function<'env, Args: JsValuesTupleIntoVec, Ret>(
+    value: Unknown<'env>,
+) -> std::result::Result<Function<'env, Args, Ret>, String> {
+    if value.get_type().map_err(|e| e.reason.clone())? != ValueType::Function {
+        return Err("toolnexus: expected a function".to_string());
+    }
+    Function::from_unknown(value).map_err(|e| e.reason.clone())
+}

@@ -1,0 +1,239 @@
+//! Served tools: a JavaScript tool's `execute` called through a thread-safe function, or, for a
+//! tool from loadMcp, its live connection called directly in Rust; and the ToolResult ↔ MCP
+//! result mappings of served calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::tool_result::ToolResult;
+
+use super::context::CONTEXTS;
+use crate::js::bounded::JsonValue;
+use crate::js::callback::{JsCallback, js_callback};
+use crate::js::mcp_tools::{McpToolRef, ToolHandle};
+use crate::serve::{self, CallContext, ServedTool, ToolCaller};
+
+/// A tool's `execute(call)` (lib/serve.js's wrapper of it). Weak, so serving alone does not
+/// keep Node alive (a running HTTP server holds its own keep-alive).
+type Execute = JsCallback<Value, Promise<JsonValue>>;
+/// Fires the AbortSignal of the served call with this id.
+type Abort = JsCallback<f64>;
+
+struct JsTool {
+    execute: Arc<Execute>,
+    abort: Arc<Abort>,
+}
+
+/// Ids of served JavaScript calls, to name the one to abort.
+static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Fires the call's AbortSignal if the call is dropped (the client cancelled or went away)
+/// before it finished; either way the call's context is forgotten.
+struct AbortOnDrop {
+    abort: Arc<Abort>,
+    id: f64,
+    finished: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(self.id as u64));
+        if self.finished {
+            return;
+        }
+        let (abort, id) = (self.abort.clone(), self.id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = abort.call_async_catch(id).await;
+            });
+        }
+    }
+}
+
+impl ToolCaller for JsTool {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
+        let execute = self.execute.clone();
+        let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
+        CONTEXTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id as u64, ctx);
+        let guard = AbortOnDrop {
+            abort: self.abort.clone(),
+            id,
+            finished: false,
+        };
+        async move {
+            // Moved whole into the future, so it drops with the future, not with this call.
+            let mut guard = guard;
+            let call = json!({ "id": id, "args": arguments });
+            let outcome = match execute.call_async_catch(call).await {
+                Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),
+                Err(e) => Err(e.reason.clone()),
+            };
+            guard.finished = true;
+            match outcome {
+                Ok(result) => tool_result_to_mcp(&result),
+                Err(message) => text_result(message, true),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// A tool of a loadMcp source, served again: the call goes straight down its connection.
+struct Forward(Arc<McpToolRef>);
+
+impl ToolCaller for Forward {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
+        let tool = self.0.clone();
+        if tool.task_required {
+            let reason = crate::connect::execution::task_required_reason(&tool.tool);
+            return futures::future::ready(text_result(reason, true)).boxed();
+        }
+        // Progress, log messages and elicitations of the upstream reach the calling client.
+        let (front, relayed) = ctx.relay();
+        async move {
+            // The call runs on its own task: if this future is dropped (the client cancelled or
+            // went away), the token tells the upstream server with notifications/cancelled.
+            let cancel = CancellationToken::new();
+            let _cancel_on_drop = cancel.clone().drop_guard();
+            let call = tokio::spawn(async move {
+                let closed = tool.session.closed_token().clone();
+                tool.server
+                    .call(&tool.tool, arguments, None, &cancel, &closed, Some(front))
+                    .await
+            });
+            let result = match call.await {
+                // The server's own result travels on untouched; a failure to get one is text.
+                Ok(out) => out.raw.unwrap_or_else(|| text_result(out.output, true)),
+                Err(_) => text_result("MCP tool call failed".to_string(), true),
+            };
+            // What the upstream reported before its result reaches the client before it too
+            // (bounded, so a client that stopped reading cannot hold the result back).
+            let _ = tokio::time::timeout(Duration::from_secs(5), relayed).await;
+            result
+        }
+        .boxed()
+    }
+}
+
+fn text_result(text: String, is_error: bool) -> Value {
+    ToolResult::text(text, is_error).to_mcp()
+}
+
+/// A `ToolResult` as an MCP `CallToolResult`: its `content` parts (and `structuredContent`)
+/// as they are when it has them (a `run` that answered in MCP terms, or a loaded MCP tool),
+/// else its `output` as one text part.
+fn tool_result_to_mcp(result: &Value) -> Value {
+    ToolResult::from_js(result).to_mcp()
+}
+
+/// Each tool of lib/serve.js's `servedTools` array, as served.
+pub(super) fn served_tools(env: &Env, tools: &Array) -> Result<Vec<ServedTool>> {
+    (0..tools.len())
+        .map(|i| {
+            let tool: Object = tools
+                .get(i)?
+                .ok_or_else(|| Error::from_reason("missing tool"))?;
+            served_tool(env, &tool)
+        })
+        .collect()
+}
+
+fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
+    let name: String = tool.get_named_property("name")?;
+    let mut description: String = tool.get_named_property("description")?;
+    let about = format!("tool {name:?}");
+    let source: String = tool.get_named_property("source")?;
+    let mcp: Option<&ToolHandle> = tool.get_named_property("mcp")?;
+    let mut extras = Map::new();
+    // A loadMcp tool's schema is its listing's (not read from its object, which may be big).
+    let mut input_schema = Value::Null;
+    if mcp.is_none() {
+        input_schema = crate::js::convert::json_value(
+            env,
+            tool.get_named_property("inputSchema")?,
+            &about,
+            "inputSchema",
+        )?;
+    }
+    let caller: Arc<dyn ToolCaller> = if let Some(handle) = mcp {
+        let tool_ref: Arc<McpToolRef> = (**handle).clone();
+        // A gateway relays the tool as its server listed it, under the served name.
+        // Read from the listing's text, once: the one value of its schema is the one served.
+        let Value::Object(mut listing) = tool_ref.listing.to_value() else {
+            return Err(Error::from_reason(
+                "toolnexus: a listed tool is not an object",
+            ));
+        };
+        if let Some(Value::String(d)) = listing.remove("description") {
+            description = d;
+        }
+        if let Some(schema) = listing.remove("inputSchema") {
+            input_schema = schema;
+        }
+        for key in serve::LISTING_EXTRAS {
+            if let Some(value) = listing.remove(key) {
+                extras.insert(key.to_string(), value);
+            }
+        }
+        Arc::new(Forward(tool_ref))
+    } else {
+        for key in serve::LISTING_EXTRAS {
+            let value: Unknown = tool.get_named_property(key)?;
+            if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) {
+                extras.insert(
+                    key.to_string(),
+                    crate::js::convert::json_value(env, value, &about, key)?,
+                );
+            }
+        }
+        let execute: Function<Value, Promise<JsonValue>> = tool.get_named_property("execute")?;
+        let execute: Execute = js_callback(execute).map_err(Error::from_reason)?;
+        let abort: Function<f64, ()> = tool.get_named_property("abort")?;
+        let abort: Abort = js_callback(abort).map_err(Error::from_reason)?;
+        Arc::new(JsTool {
+            execute: Arc::new(execute),
+            abort: Arc::new(abort),
+        })
+    };
+    Ok(ServedTool {
+        name,
+        description,
+        input_schema: serve::object_schema(input_schema),
+        extras,
+        source,
+        caller,
+    })
+}
+
+/// An MCP `CallToolResult` a `run` returned, as the `ToolResult` its tool's `execute` resolves
+/// (internal): `output` mapped as for MCP tools, the parts kept as they are.
+#[napi(
+    ts_args_type = "result: { content: unknown[] }",
+    ts_return_type = "ToolResult"
+)]
+pub fn tool_result_from_mcp(result: JsonValue) -> Value {
+    // Its `_meta` stays out, as before.
+    let mut result = ToolResult::from_mcp(result.0);
+    result.meta = None;
+    result.into()
+}
