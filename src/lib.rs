@@ -4,6 +4,7 @@
 //! (transports, handshake, listing, calling, teardown), `serve` exposes tools as an MCP server,
 //! and `js` is the thin napi boundary (conversions, AbortSignal bridge, thread-safe callbacks).
 
+mod bounds;
 pub mod config;
 pub mod connect;
 pub mod js;

@@ -11,11 +11,8 @@ use super::spec::{
     DISCOVER_REVISION, HANDSHAKE_REVISIONS, Kind, Protocol, RemoteTransport, ServerSpec,
 };
 
-pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-
-/// The longest timeout a server may have: the largest delay Node's own timers accept (about
-/// 24.8 days). A bigger number is a mistake, not a wish, and would overflow a clock.
-pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+pub(super) use crate::bounds::DEFAULT_TIMEOUT_MS;
+pub use crate::bounds::MAX_TIMEOUT_MS;
 
 /// How much of our own reason a round-tripped `{type: "invalid", error}` entry keeps.
 const REASON_CHARS: usize = 1000;

@@ -9,9 +9,7 @@ use serde_json::Value;
 use super::quote::{QUOTE_CHARS, shorten};
 use super::{ConfigError, ConfigErrorKind};
 
-/// The most a config may hold, as a file or as inline text: far beyond any real config (the
-/// largest seen are a few KB), small enough that reading one is instant.
-pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+pub use crate::bounds::MAX_CONFIG_BYTES;
 
 pub enum ConfigInput {
     Text(String),

@@ -71,7 +71,7 @@ fn revision_version(revision: &str) -> ProtocolVersion {
 /// shakes hands: half the phase's timeout, so the handshake keeps the other half, and never more
 /// than rmcp's own probe bound.
 pub fn probe_bound(timeout: Duration) -> Duration {
-    (timeout / 2).min(Duration::from_secs(10))
+    (timeout / 2).min(crate::bounds::PROBE_BOUND)
 }
 
 /// One start of a session over one transport.

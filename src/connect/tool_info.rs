@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 /// tool can cost where it must be read as a value (serving it again, `onToolsChanged`: about
 /// 17 bytes of memory per byte of text), and stays under the 16 MiB line of the stdio framing
 /// ([`super::stdio::framing::MAX_LINE_BYTES`]), so the refusal names the tool.
-pub const MAX_TOOL_BYTES: usize = 8 * 1024 * 1024;
+pub use crate::bounds::MAX_TOOL_BYTES;
 
 /// A tool's `ToolInfo` as JSON text, with its name read out. Cloning shares it.
 #[derive(Clone)]

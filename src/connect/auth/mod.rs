@@ -8,7 +8,6 @@
 pub mod credentials;
 pub mod flow;
 mod hint;
-pub mod http;
 pub mod loopback;
 pub mod store;
 
@@ -27,9 +26,7 @@ use store::TokenStore;
 /// server that keeps refusing.
 pub const MAX_AUTHORIZATIONS: u32 = 3;
 
-/// How long the user has to authorise a server while it connects. The wait does not count in
-/// the server's own `timeout`, which bounds each attempt to connect.
-pub const USER_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+pub use crate::bounds::USER_WAIT;
 
 /// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
 pub type Authorize = Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;

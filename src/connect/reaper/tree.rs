@@ -18,7 +18,7 @@ use super::Tree;
 
 /// How long [`end`] keeps killing before it gives up on processes that will not die (stopped in
 /// uninterruptible sleep, say).
-const END_BOUND: Duration = Duration::from_secs(2);
+use crate::bounds::TREE_END_BOUND as END_BOUND;
 
 /// Sends `signal` to every live process of each tree, found in one look at the process table.
 pub fn signal(trees: &[&Tree], signal: libc::c_int) {

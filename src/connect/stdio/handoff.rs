@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::direct::Direct;
-use super::framing::{Read, Screened, StdoutReport, screen, take_line, too_long};
+use super::screen::{KEEP_BUFFER_BYTES, Read, Screened, StdoutReport, screen, take_line, too_long};
 
 /// A stdout given away: its descriptor, the bytes already read from it (a partial line
 /// included), and where the lines for rmcp go.
@@ -96,7 +96,7 @@ impl Handoff {
 
 /// Bytes of lines passed on and not yet taken by rmcp's side, past which a reader stops reading
 /// (the server then blocks on its full pipe, as with the runtime reader).
-const QUEUE_BOUND: usize = 16 * 1024 * 1024;
+use crate::bounds::STDOUT_QUEUE_BYTES as QUEUE_BOUND;
 
 /// What is queued between a reader and the transport.
 #[derive(Default)]
@@ -190,7 +190,7 @@ impl Feed {
                 Flow::Stop
             }
         };
-        if self.line.capacity() > super::framing::KEEP_BUFFER_BYTES {
+        if self.line.capacity() > KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         } else {
             self.line.clear();
