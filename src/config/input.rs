@@ -192,6 +192,7 @@ mod tests {
         let dir = TempDir::new("fifo");
         let fifo = dir.0.join("mcp.json");
         let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c_path` is a valid C string for the call; mkfifo only reads it.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let started = std::time::Instant::now();
         let e = read_error(&fifo);

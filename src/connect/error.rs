@@ -5,7 +5,6 @@
 use std::fmt;
 use std::time::Duration;
 
-pub use super::reason::AtUrl;
 use super::reason::Cause;
 
 /// A failure of one server's start, handshake or listing.
@@ -81,6 +80,64 @@ impl ConnectError {
 /// A request's failure on a connection that ends with its server: `doing` is what was asked.
 pub fn request(doing: &'static str, cause: Cause) -> ConnectError {
     ConnectError::Request { doing, cause }
+}
+
+/// The causes a remote failure shows at its URL: one, or (streamable HTTP, then legacy SSE) two
+/// when they differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtUrl {
+    url: String,
+    shown: Vec<Cause>,
+}
+
+impl AtUrl {
+    pub fn one(cause: Cause, url: &str) -> Self {
+        Self {
+            url: url.to_string(),
+            shown: vec![cause],
+        }
+    }
+
+    /// Two attempts at the same URL: said once when both failed alike, keeping the more telling
+    /// of the two.
+    pub fn both(first: Cause, fallback: Cause, url: &str) -> Self {
+        let richer = |c: &Cause| {
+            matches!(
+                c,
+                Cause::Http {
+                    content_type: Some(_),
+                    ..
+                }
+            )
+        };
+        let shown = match (&first, &fallback) {
+            (a, b) if a == b => vec![first],
+            (Cause::Http { status: a, .. }, Cause::Http { status: b, .. }) if a == b => {
+                if richer(&fallback) && !richer(&first) {
+                    vec![fallback]
+                } else {
+                    vec![first]
+                }
+            }
+            _ => vec![first, fallback],
+        };
+        Self {
+            url: url.to_string(),
+            shown,
+        }
+    }
+}
+
+impl fmt::Display for AtUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, cause) in self.shown.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; legacy SSE fallback: ")?;
+            }
+            f.write_str(&cause.at(&self.url))?;
+        }
+        Ok(())
+    }
 }
 
 /// How a stdio child ended.

@@ -116,76 +116,12 @@ impl Cause {
         }
     }
 
-    /// One reason for two attempts at the same URL (streamable HTTP, then legacy SSE): said once
-    /// when both failed alike, keeping the more telling of the two.
-    pub fn both_at(first: &Cause, fallback: &Cause, url: &str) -> String {
-        AtUrl::both(first.clone(), fallback.clone(), url).to_string()
-    }
-
     /// "connection closed".
     pub fn closed() -> Cause {
         Cause::Closed {
             waiting_for: None,
             instead: None,
         }
-    }
-}
-
-/// The causes a remote failure shows at its URL: one, or (streamable HTTP, then legacy SSE) two
-/// when they differ.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AtUrl {
-    url: String,
-    pub(super) shown: Vec<Cause>,
-}
-
-impl AtUrl {
-    pub fn one(cause: Cause, url: &str) -> Self {
-        Self {
-            url: url.to_string(),
-            shown: vec![cause],
-        }
-    }
-
-    /// Two attempts at the same URL: said once when both failed alike, keeping the more telling
-    /// of the two.
-    pub fn both(first: Cause, fallback: Cause, url: &str) -> Self {
-        let richer = |c: &Cause| {
-            matches!(
-                c,
-                Cause::Http {
-                    content_type: Some(_),
-                    ..
-                }
-            )
-        };
-        let shown = match (&first, &fallback) {
-            (a, b) if a == b => vec![first],
-            (Cause::Http { status: a, .. }, Cause::Http { status: b, .. }) if a == b => {
-                if richer(&fallback) && !richer(&first) {
-                    vec![fallback]
-                } else {
-                    vec![first]
-                }
-            }
-            _ => vec![first, fallback],
-        };
-        Self {
-            url: url.to_string(),
-            shown,
-        }
-    }
-}
-
-impl fmt::Display for AtUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, cause) in self.shown.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; legacy SSE fallback: ")?;
-            }
-            f.write_str(&cause.at(&self.url))?;
-        }
-        Ok(())
     }
 }
 

@@ -8,10 +8,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::client::ClientSide;
-use super::error::ConnectError;
+use super::error::{AtUrl, ConnectError};
 use super::http::{self, RemoteClient};
 use super::lifecycle::{self, Carrier, Lifecycle, Probe, Service};
-use super::reason::AtUrl;
+
 use super::reason::Cause;
 use super::{auth, sse};
 use crate::config::{Protocol, RemoteTransport};
