@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use super::error::ConnectError;
+
 mod client;
 pub use client::RemoteClient;
 
@@ -26,13 +28,20 @@ pub fn client() -> reqwest::Client {
 }
 
 /// Builds a header map; a header that is not valid HTTP is a reason naming it (never its value).
-pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConnectError> {
+    let start = |words: String| ConnectError::Start(words);
     let mut map = HeaderMap::new();
     for (name, value) in headers {
-        let key = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("header name {name:?} is not a valid HTTP header name"))?;
-        let value = HeaderValue::from_str(value)
-            .map_err(|_| format!("header {name:?} has a value that is not valid in HTTP"))?;
+        let key = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            start(format!(
+                "header name {name:?} is not a valid HTTP header name"
+            ))
+        })?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            start(format!(
+                "header {name:?} has a value that is not valid in HTTP"
+            ))
+        })?;
         map.insert(key, value);
     }
     Ok(map)

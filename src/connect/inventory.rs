@@ -45,7 +45,7 @@ pub async fn open(
     }
     let spec = match &entry.spec {
         Ok(spec) => spec.expanded(&entry.name, warnings),
-        Err(reason) => return Opened::Failed(ConnectError::Start(reason.clone()).into()),
+        Err(why) => return Opened::Failed(ConnectError::Start(why.to_string()).into()),
     };
     if stop.is_cancelled() {
         return Opened::Cancelled;

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use super::error::{self, ConnectError};
 use super::reason::{self, Cause};
 use super::stdio::direct::{Direct, Failure};
-use super::tool_info::{RawObject, ToolInfo, check_size, object_text, text_of};
+use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text, text_of};
 
 pub use crate::bounds::MAX_LIST_PAGES;
 
@@ -158,7 +158,7 @@ fn too_many_pages() -> ConnectError {
 const FAILED: &str = "tools/list failed: ";
 
 /// A listed tool that cannot be kept (see [`check_size`]).
-fn refused(why: String) -> ConnectError {
+fn refused(why: ToolRefused) -> ConnectError {
     ConnectError::Protocol(format!("{FAILED}{why}"))
 }
 

@@ -155,7 +155,7 @@ impl Connection {
                     endpoint: Endpoint::Remote {
                         url: url.clone(),
                         transport: *transport,
-                        headers: http::header_map(headers).map_err(ConnectError::Start)?,
+                        headers: http::header_map(headers)?,
                     },
                     protocol,
                     requests: Default::default(),
@@ -225,7 +225,7 @@ impl Connection {
                 .await?
             }
         };
-        let negotiated = lifecycle::check_negotiated(&service).map_err(ConnectError::Protocol);
+        let negotiated = lifecycle::check_negotiated(&service);
         self.service = Some(service);
         if let Some(oauth) = &self.oauth {
             oauth.connected();
