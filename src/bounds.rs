@@ -44,6 +44,13 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of lines read and not yet taken by rmcp's side, past which a reader stops reading (the
 /// server then blocks on its full pipe).
 pub const STDOUT_QUEUE_BYTES: usize = 16 * 1024 * 1024;
+/// How many lines of a server's stray stdout are kept for a failure reason, and how much of each
+/// line (or of a bad answer) is quoted.
+pub const STDOUT_NOISE_LINES: usize = 3;
+pub const STDOUT_QUOTE_CHARS: usize = 200;
+/// How many of rmcp's requests awaiting an answer the framing remembers (older ones, timed out
+/// long ago, are forgotten first).
+pub const MAX_PENDING_REQUESTS: usize = 4096;
 /// How much of a child's stderr is kept for failure reasons, and how much of it is quoted.
 pub const STDERR_TAIL_BYTES: usize = 4096;
 pub const STDERR_QUOTE_CHARS: usize = 1200;
@@ -53,6 +60,8 @@ pub const EXIT_GRACE: Duration = Duration::from_millis(100);
 pub const REAP_BOUND: Duration = Duration::from_secs(2);
 /// How long a killed process tree gets to be gone before what is left is killed again.
 pub const TREE_END_BOUND: Duration = Duration::from_secs(2);
+/// How often a killed tree is looked at until its processes are gone.
+pub const TREE_POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// A failed server's exit is waited for this long, to say it in the reason.
 pub const EXIT_WAIT_ON_FAILURE: Duration = Duration::from_millis(300);
 /// A server that closed the connection mid-call: its exit is waited for this long.

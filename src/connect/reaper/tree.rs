@@ -12,8 +12,6 @@
 //!
 //! Elsewhere on Unix (no /proc) the tree is the process group.
 
-use std::time::Duration;
-
 use super::Tree;
 
 /// How long [`end`] keeps killing before it gives up on processes that will not die (stopped in
@@ -46,7 +44,7 @@ pub async fn end(tree: &Tree) {
             }
         }
         while left.iter().any(|pid| is_alive(*pid)) && tokio::time::Instant::now() < give_up {
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            tokio::time::sleep(crate::bounds::TREE_POLL_INTERVAL).await;
         }
     }
 }
@@ -228,6 +226,7 @@ mod tests {
 
     use super::linux::{carries, parse_stat};
     use super::*;
+    use std::time::Duration;
 
     fn cmdline(pid: i32) -> String {
         std::fs::read(format!("/proc/{pid}/cmdline"))

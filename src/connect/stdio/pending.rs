@@ -6,9 +6,7 @@ use std::collections::{HashMap, VecDeque};
 
 use rmcp::model::RequestId;
 
-/// Requests awaiting an answer that are remembered; older ones (timed out long ago) are
-/// forgotten first.
-const MAX_PENDING: usize = 4096;
+use crate::bounds::MAX_PENDING_REQUESTS as MAX_PENDING;
 
 /// Requests sent and not answered yet, by id, with whether each is the `initialize` request.
 /// `order` is the sending order for forgetting the oldest; answered ids leave it lazily (taking

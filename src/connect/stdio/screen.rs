@@ -14,8 +14,7 @@ use serde_json::{Map, Value};
 pub use crate::bounds::MAX_LINE_BYTES;
 /// How many lines of stray output are kept, and how much of each line (or of a bad answer) is
 /// quoted in a reason.
-const NOISE_LINES: usize = 3;
-const QUOTE_CHARS: usize = 200;
+use crate::bounds::{STDOUT_NOISE_LINES as NOISE_LINES, STDOUT_QUOTE_CHARS as QUOTE_CHARS};
 /// A line buffer grown past this by one big message is given back after it.
 pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
