@@ -64,10 +64,11 @@ pub struct Connection {
     protocol: Option<Protocol>,
     process: Option<StdioProcess>,
     service: Option<Service>,
-    /// The direct requests of a stdio connection in the handshake era.
+    /// The fast path of a stdio connection in the handshake era (its direct requests, and its
+    /// stdout to hand over).
     direct: Option<stdio::Fast>,
     /// Ends every HTTP request and response stream of this connection (see
-    /// [`http::Cancellable`]); fired by `shutdown`.
+    /// [`http::RemoteClient`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
     /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
     lost_cause: http::LostCause,

@@ -5,9 +5,9 @@
 //! client, which reads the pipe on its own thread. Once the handshake is done, the transport can
 //! give its stdout away: it stops reading at a line boundary of what it has consumed, and hands
 //! over the descriptor with the bytes it had buffered, so none is lost. The new reader splits
-//! and screens lines as the transport does ([`Feed`], with the framing's own functions), settles
-//! answers to direct requests where it reads them, and sends every other line to the transport
-//! through a channel, which rmcp's `receive` then reads.
+//! and screens lines as the transport does ([`Feed`], with the functions of
+//! [`super::screen`]), settles answers to direct requests where it reads them, and sends every
+//! other line to the transport through a channel, which rmcp's `receive` then reads.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
