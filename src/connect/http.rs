@@ -12,6 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use super::error::ConnectError;
 
 mod client;
+pub use super::reason::{redact_url, without_secrets};
 pub use client::RemoteClient;
 
 /// One reqwest client for the process: connection pools and TLS roots are built once.
@@ -49,28 +50,6 @@ pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConnectErro
 
 pub fn header_hash_map(map: &HeaderMap) -> HashMap<HeaderName, HeaderValue> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// The URL without query string or userinfo, which may carry secrets, and cut to a length a
-/// reason can quote (a config may hold a megabyte-long URL).
-pub fn redact_url(url: &str) -> String {
-    match without_secrets(url) {
-        Some(parsed) => {
-            crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
-        }
-        None => "<invalid URL>".to_string(),
-    }
-}
-
-/// `url` parsed, without userinfo, query or fragment (the parts that may carry secrets); the
-/// parser also lower-cases scheme and host and drops a default port. None if it does not parse.
-pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
-    let mut parsed = reqwest::Url::parse(url).ok()?;
-    let _ = parsed.set_username("");
-    let _ = parsed.set_password(None);
-    parsed.set_query(None);
-    parsed.set_fragment(None);
-    Some(parsed)
 }
 
 /// What went wrong under rmcp's transport, when rmcp itself only says "connection closed".

@@ -7,8 +7,6 @@ use std::fmt;
 use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::http::redact_url;
-
 /// The most characters of a server's own text (a message, a body, a version) a reason quotes.
 pub const QUOTE_CHARS: usize = 300;
 
@@ -25,6 +23,28 @@ pub fn bounded(text: &str) -> String {
     let mut cut: String = one_line.chars().take(QUOTE_CHARS).collect();
     cut.push('…');
     cut
+}
+
+/// The URL without query string or userinfo, which may carry secrets, and cut to a length a
+/// reason can quote (a config may hold a megabyte-long URL).
+pub fn redact_url(url: &str) -> String {
+    match without_secrets(url) {
+        Some(parsed) => {
+            crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
+        }
+        None => "<invalid URL>".to_string(),
+    }
+}
+
+/// `url` parsed, without userinfo, query or fragment (the parts that may carry secrets); the
+/// parser also lower-cases scheme and host and drops a default port. None if it does not parse.
+pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
+    let mut parsed = reqwest::Url::parse(url).ok()?;
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    parsed.set_query(None);
+    parsed.set_fragment(None);
+    Some(parsed)
 }
 
 /// Why a request to a server failed, before it is placed at its URL.
