@@ -2,6 +2,7 @@
 //! VS Code's configs carry it (`clientId`, `clientSecret`, `scopes`, `redirectPort`), plus
 //! `clientMetadataUrl` for an app that hosts a Client ID Metadata Document.
 
+use super::Invalid;
 use serde_json::{Map, Value};
 
 /// Values are kept unexpanded (like headers); `${VAR}` is expanded when the server connects.
@@ -48,20 +49,25 @@ impl OAuthSettings {
 }
 
 /// `auth` of one entry; `Ok(None)` when absent. Reasons name the field, never a value.
-pub(super) fn parse(obj: &Map<String, Value>, path: &str) -> Result<Option<OAuthSettings>, String> {
+pub(super) fn parse(
+    obj: &Map<String, Value>,
+    path: &str,
+) -> Result<Option<OAuthSettings>, Invalid> {
     let field = format!("{path}.auth");
     let auth = match obj.get("auth") {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Object(auth)) => auth,
-        Some(_) => return Err(format!("{field} must be an object")),
+        Some(_) => return Err(Invalid(format!("{field} must be an object"))),
     };
     // Cursor writes CLIENT_ID / CLIENT_SECRET.
-    let text = |keys: &[&str]| -> Result<Option<String>, String> {
+    let text = |keys: &[&str]| -> Result<Option<String>, Invalid> {
         for key in keys {
             match auth.get(*key) {
                 None | Some(Value::Null) => continue,
                 Some(Value::String(s)) if !s.is_empty() => return Ok(Some(s.clone())),
-                Some(_) => return Err(format!("{field}.{key} must be a non-empty string")),
+                Some(_) => {
+                    return Err(Invalid(format!("{field}.{key} must be a non-empty string")));
+                }
             }
         }
         Ok(None)
@@ -73,25 +79,31 @@ pub(super) fn parse(obj: &Map<String, Value>, path: &str) -> Result<Option<OAuth
             .iter()
             .map(|item| match item {
                 Value::String(s) if !s.is_empty() => Ok(s.clone()),
-                _ => Err(format!("{field}.scopes must be an array of strings")),
+                _ => Err(Invalid(format!(
+                    "{field}.scopes must be an array of strings"
+                ))),
             })
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err(format!("{field}.scopes must be an array of strings")),
+        Some(_) => {
+            return Err(Invalid(format!(
+                "{field}.scopes must be an array of strings"
+            )));
+        }
     };
     let redirect_port = match auth.get("redirectPort") {
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => match n.as_u64() {
             Some(port) if (1..=65535).contains(&port) => Some(port as u16),
             _ => {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "{field}.redirectPort must be a port number (1 to 65535)"
-                ));
+                )));
             }
         },
         Some(_) => {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{field}.redirectPort must be a port number (1 to 65535)"
-            ));
+            )));
         }
     };
     Ok(Some(OAuthSettings {
@@ -108,7 +120,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parsed(v: Value) -> Result<Option<OAuthSettings>, String> {
+    fn parsed(v: Value) -> Result<Option<OAuthSettings>, Invalid> {
         parse(v.as_object().unwrap(), "mcpServers.a")
     }
 

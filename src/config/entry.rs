@@ -3,6 +3,7 @@
 //! A wrong type fails only this entry, with a reason naming the field path. Reasons quote keys
 //! and `type` names but never values of env, headers or args, which may hold secrets.
 
+use super::Invalid;
 use serde_json::{Map, Value};
 
 use super::ServerEntry;
@@ -11,11 +12,8 @@ use super::spec::{
     DISCOVER_REVISION, HANDSHAKE_REVISIONS, Kind, Protocol, RemoteTransport, ServerSpec,
 };
 
-pub(super) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
-
-/// The longest timeout a server may have: the largest delay Node's own timers accept (about
-/// 24.8 days). A bigger number is a mistake, not a wish, and would overflow a clock.
-pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+pub(super) use crate::bounds::DEFAULT_TIMEOUT_MS;
+pub use crate::bounds::MAX_TIMEOUT_MS;
 
 /// How much of our own reason a round-tripped `{type: "invalid", error}` entry keeps.
 const REASON_CHARS: usize = 1000;
@@ -60,23 +58,23 @@ fn get<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
 }
 
-fn enabled(obj: &Map<String, Value>, path: &str) -> Result<bool, String> {
+fn enabled(obj: &Map<String, Value>, path: &str) -> Result<bool, Invalid> {
     let flag = |key: &str, absent: bool| match get(obj, key) {
         None => Ok(absent),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(format!("{}.{key} must be true or false", path)),
+        Some(_) => Err(Invalid(format!("{}.{key} must be true or false", path))),
     };
     Ok(flag("enabled", true)? && !flag("disabled", false)?)
 }
 
-fn timeout(obj: &Map<String, Value>, path: &str) -> Result<u64, String> {
-    let bad = || format!("{path}.timeout must be a number of milliseconds");
+fn timeout(obj: &Map<String, Value>, path: &str) -> Result<u64, Invalid> {
+    let bad = || Invalid(format!("{path}.timeout must be a number of milliseconds"));
     match get(obj, "timeout") {
         None => Ok(DEFAULT_TIMEOUT_MS),
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(ms) if ms > MAX_TIMEOUT_MS as f64 => Err(format!(
+            Some(ms) if ms > MAX_TIMEOUT_MS as f64 => Err(Invalid(format!(
                 "{path}.timeout must be at most {MAX_TIMEOUT_MS} milliseconds (about 24.8 days)"
-            )),
+            ))),
             Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms.ceil() as u64),
             _ => Err(bad()),
         },
@@ -84,20 +82,23 @@ fn timeout(obj: &Map<String, Value>, path: &str) -> Result<u64, String> {
     }
 }
 
-fn tools(obj: &Map<String, Value>, path: &str) -> Result<Option<Vec<(String, bool)>>, String> {
+fn tools(obj: &Map<String, Value>, path: &str) -> Result<Option<Vec<(String, bool)>>, Invalid> {
     let Some(value) = get(obj, "tools") else {
         return Ok(None);
     };
     let Value::Object(map) = value else {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{path}.tools must be an object of tool names to true or false"
-        ));
+        )));
     };
     let field = format!("{path}.tools");
     map.iter()
         .map(|(tool, on)| match on {
             Value::Bool(b) => Ok((tool.clone(), *b)),
-            _ => Err(format!("{} must be true or false", key_path(&field, tool))),
+            _ => Err(Invalid(format!(
+                "{} must be true or false",
+                key_path(&field, tool)
+            ))),
         })
         .collect::<Result<_, _>>()
         .map(Some)
@@ -109,13 +110,13 @@ fn protocol(
     obj: &Map<String, Value>,
     path: &str,
     spec: Option<&ServerSpec>,
-) -> Result<Option<Protocol>, String> {
+) -> Result<Option<Protocol>, Invalid> {
     let field = format!("{path}.protocol");
     let Some(value) = get(obj, "protocol") else {
         return Ok(None);
     };
     let Value::String(text) = value else {
-        return Err(format!("{field} must be a string"));
+        return Err(Invalid(format!("{field} must be a string")));
     };
     let protocol = Protocol::parse(text).ok_or_else(|| {
         format!(
@@ -132,21 +133,21 @@ fn protocol(
         })
     );
     if sse && protocol == Protocol::Discover {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{field} {DISCOVER_REVISION} needs streamable HTTP or stdio; legacy SSE has only the \
              initialize handshake"
-        ));
+        )));
     }
     Ok(Some(protocol))
 }
 
-fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
+fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, Invalid> {
     if get(obj, "type").and_then(Value::as_str) == Some("invalid") {
         // Our own normalised output for a broken entry: keep its reason on a round trip.
-        return Err(match get(obj, "error") {
+        return Err(Invalid(match get(obj, "error") {
             Some(Value::String(reason)) => shorten(reason, REASON_CHARS),
             _ => format!("{path} is marked invalid"),
-        });
+        }));
     }
     let declared = kind(get(obj, "type"), &format!("{path}.type"))?;
     // `transport` is our normalised key; Claude Desktop samples also nest it as {type: ...}.
@@ -162,9 +163,9 @@ fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
         }
         (None, None) if get(obj, "command").is_some() => Kind::Local,
         (None, None) => {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{path} needs a command (local server) or a url (remote server)"
-            ));
+            )));
         }
     };
     match kind {
@@ -173,31 +174,31 @@ fn spec(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
     }
 }
 
-fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, String> {
+fn kind(value: Option<&Value>, field: &str) -> Result<Option<Kind>, Invalid> {
     match value {
         None => Ok(None),
         Some(Value::String(s)) => Kind::parse(s).map(Some).ok_or_else(|| {
-            format!(
+            Invalid(format!(
                 "{field} {} is not supported (expected local, stdio, remote, http, \
                  streamable-http or sse)",
                 quote(s, QUOTE_CHARS)
-            )
+            ))
         }),
-        Some(_) => Err(format!("{field} must be a string")),
+        Some(_) => Err(Invalid(format!("{field} must be a string"))),
     }
 }
 
-fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
+fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, Invalid> {
     let field = format!("{path}.command");
     let mut environment = Pairs::new();
     let mut command = match get(obj, "command") {
-        None => return Err(format!("{field} is required for a local server")),
+        None => return Err(Invalid(format!("{field} is required for a local server"))),
         Some(Value::String(program)) => vec![program.clone()],
         Some(Value::Array(items)) => strings(items, &field)?,
         // Zed: {path, args, env}; its env ranks below the entry's own env/environment.
         Some(Value::Object(zed)) => {
             let Some(Value::String(program)) = get(zed, "path") else {
-                return Err(format!("{field}.path must be a string"));
+                return Err(Invalid(format!("{field}.path must be a string")));
             };
             let mut command = vec![program.clone()];
             command.extend(args(zed, &field)?);
@@ -207,10 +208,14 @@ fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
             );
             command
         }
-        Some(_) => return Err(format!("{field} must be a string or an array of strings")),
+        Some(_) => {
+            return Err(Invalid(format!(
+                "{field} must be a string or an array of strings"
+            )));
+        }
     };
     if command.first().is_none_or(|program| program.is_empty()) {
-        return Err(format!("{field} must not be empty"));
+        return Err(Invalid(format!("{field} must not be empty")));
     }
     command.extend(args(obj, path)?);
     merge(
@@ -222,7 +227,7 @@ fn local(obj: &Map<String, Value>, path: &str) -> Result<ServerSpec, String> {
     let cwd = match get(obj, "cwd") {
         None => None,
         Some(Value::String(dir)) => Some(dir.clone()).filter(|d| !d.is_empty()),
-        Some(_) => return Err(format!("{path}.cwd must be a string")),
+        Some(_) => return Err(Invalid(format!("{path}.cwd must be a string"))),
     };
     Ok(ServerSpec::Local {
         command,
@@ -235,13 +240,15 @@ fn remote(
     obj: &Map<String, Value>,
     path: &str,
     transport: RemoteTransport,
-) -> Result<ServerSpec, String> {
+) -> Result<ServerSpec, Invalid> {
     let Some((key, value)) = URL_KEYS.iter().find_map(|k| get(obj, k).map(|v| (*k, v))) else {
-        return Err(format!("{path}.url is required for a remote server"));
+        return Err(Invalid(format!(
+            "{path}.url is required for a remote server"
+        )));
     };
     let url = match value {
         Value::String(url) if !url.is_empty() => url.clone(),
-        _ => return Err(format!("{path}.{key} must be a non-empty string")),
+        _ => return Err(Invalid(format!("{path}.{key} must be a non-empty string"))),
     };
     let transport = match (key, transport) {
         // Gemini CLI: `httpUrl` is streamable HTTP; its plain `url` stays auto-detected.
@@ -256,26 +263,28 @@ fn remote(
     })
 }
 
-fn args(obj: &Map<String, Value>, path: &str) -> Result<Vec<String>, String> {
+fn args(obj: &Map<String, Value>, path: &str) -> Result<Vec<String>, Invalid> {
     let field = format!("{path}.args");
     match get(obj, "args") {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => strings(items, &field),
-        Some(_) => Err(format!("{field} must be an array of strings")),
+        Some(_) => Err(Invalid(format!("{field} must be an array of strings"))),
     }
 }
 
 /// Array elements; numbers and booleans are written as text, as a shell would pass them.
-fn strings(items: &[Value], field: &str) -> Result<Vec<String>, String> {
+fn strings(items: &[Value], field: &str) -> Result<Vec<String>, Invalid> {
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| scalar(item).ok_or_else(|| format!("{field}[{i}] must be a string")))
+        .map(|(i, item)| {
+            scalar(item).ok_or_else(|| Invalid(format!("{field}[{i}] must be a string")))
+        })
         .collect()
 }
 
 /// `env`/`environment`/`headers`: an object whose values are text (numbers and booleans allowed).
-fn string_map(value: Option<&Value>, field: &str) -> Result<Pairs, String> {
+fn string_map(value: Option<&Value>, field: &str) -> Result<Pairs, Invalid> {
     match value {
         None => Ok(Pairs::new()),
         Some(Value::Object(map)) => map
@@ -283,10 +292,10 @@ fn string_map(value: Option<&Value>, field: &str) -> Result<Pairs, String> {
             .map(|(k, v)| {
                 scalar(v)
                     .map(|v| (k.clone(), v))
-                    .ok_or_else(|| format!("{} must be a string", key_path(field, k)))
+                    .ok_or_else(|| Invalid(format!("{} must be a string", key_path(field, k))))
             })
             .collect(),
-        Some(_) => Err(format!("{field} must be an object of strings")),
+        Some(_) => Err(Invalid(format!("{field} must be an object of strings"))),
     }
 }
 

@@ -9,9 +9,7 @@ use serde_json::Value;
 use super::quote::{QUOTE_CHARS, shorten};
 use super::{ConfigError, ConfigErrorKind};
 
-/// The most a config may hold, as a file or as inline text: far beyond any real config (the
-/// largest seen are a few KB), small enough that reading one is instant.
-pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
+pub use crate::bounds::MAX_CONFIG_BYTES;
 
 pub enum ConfigInput {
     Text(String),
@@ -194,6 +192,7 @@ mod tests {
         let dir = TempDir::new("fifo");
         let fifo = dir.0.join("mcp.json");
         let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `c_path` is a valid C string for the call; mkfifo only reads it.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
         let started = std::time::Instant::now();
         let e = read_error(&fifo);

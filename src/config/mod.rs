@@ -72,9 +72,48 @@ pub struct ServerEntry {
     pub protocol: Option<Protocol>,
     /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
     pub auth: Option<auth::OAuthSettings>,
-    /// `Err(reason)` when a known field has the wrong type; the reason names the field path,
+    /// `Err(why)` when a known field has the wrong type; its words name the field path,
     /// e.g. `mcpServers.github.command must be a string or an array of strings`.
-    pub spec: Result<ServerSpec, String>,
+    pub spec: Result<ServerSpec, Invalid>,
+}
+
+/// Why one server's entry cannot be used (a field of the wrong type, a missing command), in
+/// words that name the field's path. The server fails with them; the rest of the config stands.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+/// Its words, for reading them as text.
+impl std::ops::Deref for Invalid {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Invalid {
+    fn from(words: String) -> Self {
+        Self(words)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(words: &str) -> Self {
+        Self(words.to_string())
+    }
+}
+
+impl PartialEq<String> for Invalid {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Invalid {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
 }
 
 /// Checked in this order; the first one holding an object of servers is the server map.
@@ -285,7 +324,7 @@ pub fn normalised_json(config: &Config) -> Value {
             }
             Err(reason) => {
                 o.insert("type".into(), "invalid".into());
-                o.insert("error".into(), reason.as_str().into());
+                o.insert("error".into(), reason.0.as_str().into());
             }
         }
         o.insert("enabled".into(), server.enabled.into());

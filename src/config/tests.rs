@@ -15,7 +15,7 @@ pub(super) fn one(v: Value) -> ServerEntry {
 }
 
 pub(super) fn reason(v: Value) -> String {
-    one(v).spec.unwrap_err()
+    one(v).spec.unwrap_err().to_string()
 }
 
 pub(super) fn local(cmd: &[&str], env: &[(&str, &str)], cwd: Option<&str>) -> ServerSpec {
@@ -296,7 +296,9 @@ fn wrong_types_fail_only_that_server_with_field_paths() {
     let c = load_value(json!({"servers": {"bad": {"command": 42}, "good": {"command": "x"}}}));
     assert_eq!(
         c.servers[0].spec,
-        Err("servers.bad.command must be a string or an array of strings".into())
+        Err(Invalid(
+            "servers.bad.command must be a string or an array of strings".into()
+        ))
     );
     assert!(c.servers[1].spec.is_ok());
 }

@@ -22,7 +22,7 @@ fn timeout_must_be_in_range() {
         json!(u64::MAX),
     ] {
         let e = entry(json!({"command": "c", "timeout": timeout}));
-        assert_eq!(e.spec, Err(too_big.to_string()), "{timeout}");
+        assert_eq!(e.spec, Err(Invalid(too_big.to_string())), "{timeout}");
         assert_eq!(e.timeout_ms, 30_000, "a bad timeout keeps the default");
     }
     for (timeout, ms) in [
@@ -44,7 +44,7 @@ fn timeout_must_be_in_range() {
 #[test]
 fn reasons_quote_at_most_a_few_hundred_characters() {
     let huge = "t".repeat(5_000_000);
-    let why = entry(json!({"type": huge, "url": "u"})).spec.unwrap_err();
+    let why = entry(json!({"type": huge, "url": "u"})).spec.unwrap_err().0;
     assert!(why.len() < 400, "{} bytes", why.len());
     assert!(why.starts_with("mcpServers.s.type \"ttt"), "{}", &why[..60]);
     assert!(why.ends_with("\"… (5000000 characters) is not supported (expected local, stdio, remote, http, streamable-http or sse)"));

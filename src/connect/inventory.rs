@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
+use super::error::{ConnectError, Status};
 use super::session::{Joined, Session};
 use super::tool_info::{ToolInfo, object_text, text_of};
 use super::{Connection, phase};
@@ -14,11 +15,15 @@ use crate::config::{Config, ServerEntry};
 /// How one configured server ended up.
 pub enum Opened {
     Disabled,
-    Failed(String),
+    /// Why, with what the server's process showed; its `Display` is the server's `error`.
+    Failed(super::Explained),
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
     Connected(Box<Connection>, Vec<ToolInfo>),
 }
+
+/// The error of a server whose connecting was cancelled.
+const CANCELLED: &str = "cancelled";
 
 /// Why a whole call stopped early.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,7 +45,7 @@ pub async fn open(
     }
     let spec = match &entry.spec {
         Ok(spec) => spec.expanded(&entry.name, warnings),
-        Err(reason) => return Opened::Failed(reason.clone()),
+        Err(why) => return Opened::Failed(ConnectError::Start(why.to_string()).into()),
     };
     if stop.is_cancelled() {
         return Opened::Cancelled;
@@ -48,7 +53,7 @@ pub async fn open(
     let timeout = Duration::from_millis(entry.timeout_ms);
     let mut conn = match Connection::start(&spec, entry.protocol, timeout) {
         Ok(conn) => conn,
-        Err(reason) => return Opened::Failed(reason),
+        Err(error) => return Opened::Failed(error.into()),
     };
     conn.use_oauth(entry, &handler.auth, warnings);
     let result = tokio::select! {
@@ -70,10 +75,10 @@ pub async fn open(
     };
     match result {
         Some(Ok(tools)) => Opened::Connected(Box::new(conn), tools),
-        Some(Err(reason)) => {
-            let reason = conn.explain(reason).await;
+        Some(Err(error)) => {
+            let explained = conn.explain(error).await;
             conn.shutdown(false).await;
-            Opened::Failed(reason)
+            Opened::Failed(explained)
         }
         None => {
             conn.shutdown(false).await;
@@ -90,7 +95,7 @@ pub async fn for_each_server<T, F, Fut>(
     cancel: &CancellationToken,
     deadline: Option<Duration>,
     per_server: F,
-) -> (Vec<Result<T, String>>, Option<Interrupted>)
+) -> (Vec<Result<T, ConnectError>>, Option<Interrupted>)
 where
     T: Send + 'static,
     F: Fn(ServerEntry, CancellationToken) -> Fut,
@@ -125,7 +130,9 @@ where
     };
     let results = results
         .into_iter()
-        .map(|r| r.map_err(|e| format!("internal error while connecting: {e}")))
+        .map(|r| {
+            r.map_err(|e| ConnectError::Internal(format!("internal error while connecting: {e}")))
+        })
         .collect();
     let interrupted = if cancel.is_cancelled() {
         Some(Interrupted::Cancelled)
@@ -139,7 +146,7 @@ where
 
 pub struct ServerInventory {
     pub name: String,
-    pub status: &'static str,
+    pub status: Status,
     pub tools: Vec<ToolInfo>,
     pub error: Option<String>,
     /// What a connected server said about itself (`ServerInfo` JSON).
@@ -161,13 +168,13 @@ pub async fn list_all(
             let opened = open(&entry, handler, &stop, &mut warnings).await;
             let mut info = None;
             let (status, tools, error) = match opened {
-                Opened::Disabled => ("disabled", Vec::new(), None),
-                Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
-                Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".to_string())),
+                Opened::Disabled => (Status::Disabled, Vec::new(), None),
+                Opened::Failed(why) => (Status::Failed, Vec::new(), Some(why.to_string())),
+                Opened::Cancelled => (Status::Failed, Vec::new(), Some(CANCELLED.to_string())),
                 Opened::Connected(conn, tools) => {
                     info = conn.server_info();
                     conn.shutdown(true).await;
-                    ("connected", tools, None)
+                    (Status::Connected, tools, None)
                 }
             };
             ServerInventory {
@@ -187,11 +194,11 @@ pub async fn list_all(
             .into_iter()
             .zip(&config.servers)
             .map(|(server, entry)| {
-                server.unwrap_or_else(|reason| ServerInventory {
+                server.unwrap_or_else(|error| ServerInventory {
                     name: entry.name.clone(),
-                    status: "failed",
+                    status: Status::Failed,
                     tools: Vec::new(),
-                    error: Some(reason),
+                    error: Some(error.to_string()),
                     info: None,
                     warnings: Vec::new(),
                 })
@@ -208,14 +215,14 @@ pub fn inventory_json(servers: Vec<ServerInventory>) -> String {
     let mut errors = Map::new();
     let mut info = Map::new();
     for server in servers {
-        status.insert(server.name.clone(), Value::String(server.status.into()));
+        status.insert(server.name.clone(), server.status.as_str().into());
         if let Some(error) = server.error {
             errors.insert(server.name.clone(), Value::String(error));
         }
         if let Some(server_info) = server.info {
             info.insert(server.name.clone(), server_info);
         }
-        if server.status == "connected" {
+        if server.status == Status::Connected {
             tools.push((server.name, server.tools));
         }
     }
@@ -277,13 +284,13 @@ pub async fn load_all(
     for (result, entry) in results.into_iter().zip(&config.servers) {
         let mut info = None;
         let (status, tools, error) = match result {
-            Err(reason) => ("failed", Vec::new(), Some(reason)),
+            Err(error) => (Status::Failed, Vec::new(), Some(error.to_string())),
             Ok((entry, opened, server_warnings)) => {
                 warnings.extend(server_warnings);
                 match opened {
-                    Opened::Disabled => ("disabled", Vec::new(), None),
-                    Opened::Failed(reason) => ("failed", Vec::new(), Some(reason)),
-                    Opened::Cancelled => ("failed", Vec::new(), Some("cancelled".into())),
+                    Opened::Disabled => (Status::Disabled, Vec::new(), None),
+                    Opened::Failed(why) => (Status::Failed, Vec::new(), Some(why.to_string())),
+                    Opened::Cancelled => (Status::Failed, Vec::new(), Some(CANCELLED.into())),
                     Opened::Connected(conn, tools) => {
                         info = conn.server_info();
                         let tools = filter_tools(&entry, tools, &mut warnings);
@@ -294,7 +301,7 @@ pub async fn load_all(
                             tools: tools.clone(),
                             filter: entry.tools.clone(),
                         });
-                        ("connected", tools, None)
+                        (Status::Connected, tools, None)
                     }
                 }
             }

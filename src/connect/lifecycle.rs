@@ -12,6 +12,7 @@ use rmcp::transport::IntoTransport;
 use serde_json::{Map, Value};
 
 use super::client::ClientSide;
+use super::error::ConnectError;
 use super::reason::{self, Cause};
 use crate::config::{LATEST_HANDSHAKE, Protocol};
 
@@ -71,7 +72,7 @@ fn revision_version(revision: &str) -> ProtocolVersion {
 /// shakes hands: half the phase's timeout, so the handshake keeps the other half, and never more
 /// than rmcp's own probe bound.
 pub fn probe_bound(timeout: Duration) -> Duration {
-    (timeout / 2).min(Duration::from_secs(10))
+    (timeout / 2).min(crate::bounds::PROBE_BOUND)
 }
 
 /// One start of a session over one transport.
@@ -175,18 +176,20 @@ pub fn describe(error: &ClientInitializeError, lifecycle: &Lifecycle) -> Cause {
 
 /// rmcp accepts whatever version a server's `initialize` names; toolnexus speaks only the ones
 /// it knows.
-pub fn check_negotiated(service: &Service) -> Result<(), String> {
+pub fn check_negotiated(service: &Service) -> Result<(), ConnectError> {
     let Some(info) = service.peer_info() else {
-        return Err("server sent no initialize result".into());
+        return Err(ConnectError::Protocol(
+            "server sent no initialize result".into(),
+        ));
     };
     let version = &info.protocol_version;
     if ProtocolVersion::KNOWN_VERSIONS.contains(version) {
         Ok(())
     } else {
-        Err(format!(
+        Err(ConnectError::Protocol(format!(
             "server chose protocol version {}, which toolnexus does not support",
             reason::bounded(version.as_str())
-        ))
+        )))
     }
 }
 

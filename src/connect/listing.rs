@@ -22,13 +22,13 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::reason;
+use super::error::{self, ConnectError};
+use super::reason::{self, Cause};
 use super::stdio::direct::{Direct, Failure};
-use super::tool_info::{RawObject, ToolInfo, check_size, object_text, text_of};
+use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text, text_of};
 use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
-/// At most this many `tools/list` pages are followed.
-pub const MAX_LIST_PAGES: usize = 1000;
+pub use crate::bounds::MAX_LIST_PAGES;
 
 /// Where a listing's pages come from.
 #[derive(Clone, Copy)]
@@ -42,7 +42,10 @@ pub enum Lister<'a> {
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
-pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<ToolInfo>, String> {
+pub async fn list_tools(
+    lister: Lister<'_>,
+    timeout: Duration,
+) -> Result<Vec<ToolInfo>, ConnectError> {
     let listing = async {
         match lister {
             Lister::Direct(direct) => list_pipelined(direct).await,
@@ -53,7 +56,7 @@ pub async fn list_tools(lister: Lister<'_>, timeout: Duration) -> Result<Vec<Too
 }
 
 /// rmcp's typed requests, one page after another.
-async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, String> {
+async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ConnectError> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
     let mut cursor: Option<String> = None;
@@ -75,7 +78,7 @@ async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, String> {
 /// The next page's request is polled once, to write it, before this page's tools are read. Its
 /// answer may already be there on that poll, so the request is held in a [`MaybeDone`], which
 /// keeps an answer taken early: a finished future is never polled again.
-async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, String> {
+async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, ConnectError> {
     let mut tools = Vec::new();
     let mut cursors = Cursors::default();
     let mut asked = Box::pin(futures::future::maybe_done(ask(direct, None)));
@@ -103,14 +106,16 @@ async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, String> {
     Err(too_many_pages())
 }
 
-type AskResult = Result<Box<serde_json::value::RawValue>, String>;
+type AskResult = Result<Box<serde_json::value::RawValue>, ConnectError>;
 
 /// A page request's answer: awaited if it is still pending, taken if it came on an earlier poll.
 async fn answer<F: Future<Output = AskResult>>(mut asked: Pin<&mut MaybeDone<F>>) -> AskResult {
     asked.as_mut().await;
-    asked
-        .take_output()
-        .unwrap_or_else(|| Err("tools/list failed: the page's answer was already taken".into()))
+    asked.take_output().unwrap_or_else(|| {
+        Err(ConnectError::Internal(
+            "tools/list failed: the page's answer was already taken".into(),
+        ))
+    })
 }
 
 /// One page asked for directly: its raw result.
@@ -124,7 +129,7 @@ async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
     direct
         .request("tools/list", params, Duration::MAX)
         .await
-        .map_err(|failure| format!("tools/list failed: {}", failed(&failure)))
+        .map_err(|failure| error::request(FAILED, failed(&failure)))
 }
 
 /// The cursors seen so far: a server that repeats one would be paged forever.
@@ -132,51 +137,63 @@ async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
 struct Cursors(std::collections::HashSet<String>);
 
 impl Cursors {
-    fn check(&mut self, next: String) -> Result<String, String> {
+    fn check(&mut self, next: String) -> Result<String, ConnectError> {
         if self.0.insert(next.clone()) {
             Ok(next)
         } else {
-            Err(format!(
+            Err(ConnectError::Protocol(format!(
                 "tools/list repeated cursor {:?}; stopped paging",
                 reason::bounded(&next)
-            ))
+            )))
         }
     }
 }
 
-fn too_many_pages() -> String {
-    format!("tools/list returned more than {MAX_LIST_PAGES} pages")
+fn too_many_pages() -> ConnectError {
+    ConnectError::Protocol(format!(
+        "tools/list returned more than {MAX_LIST_PAGES} pages"
+    ))
+}
+
+/// What a listing's request failure says first.
+const FAILED: &str = "tools/list failed: ";
+
+/// A listed tool that cannot be kept (see [`check_size`]).
+fn refused(why: ToolRefused) -> ConnectError {
+    ConnectError::Protocol(format!("{FAILED}{why}"))
 }
 
 /// One page through rmcp's typed request.
-async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Page, String> {
+async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Page, ConnectError> {
     let params = PaginatedRequestParams::default().with_cursor(cursor);
     let page = peer
         .list_tools(Some(params))
         .await
-        .map_err(|e| format!("tools/list failed: {}", reason::service_error(&e)))?;
+        .map_err(|e| error::request(FAILED, reason::service_error(&e)))?;
     let tools = page
         .tools
         .into_iter()
         .map(|tool| ToolInfo::from_value(&typed_tool_info(tool)))
         .collect::<Result<_, _>>()
-        .map_err(|why| format!("tools/list failed: {why}"))?;
+        .map_err(refused)?;
     Ok(Page {
         tools,
         next_cursor: page.next_cursor,
     })
 }
 
-/// A direct request's failure in the words [`reason::service_error`] gives rmcp's.
-fn failed(failure: &Failure) -> String {
+/// A direct request's failure as the cause [`reason::service_error`] gives rmcp's.
+fn failed(failure: &Failure) -> Cause {
     match failure {
-        Failure::JsonRpc { code, message } => format!(
+        Failure::JsonRpc { code, message } => Cause::Words(format!(
             "server answered with error {code}: {}",
             reason::bounded(message)
-        ),
-        Failure::TimedOut(after) => format!("timed out after {} ms", after.as_millis()),
-        Failure::Aborted => "cancelled".into(),
-        Failure::Closed => "connection closed".into(),
+        )),
+        Failure::TimedOut(after) => {
+            Cause::Words(format!("timed out after {} ms", after.as_millis()))
+        }
+        Failure::Aborted => Cause::Words("cancelled".into()),
+        Failure::Closed => Cause::closed(),
     }
 }
 
@@ -217,7 +234,7 @@ struct PageHead<'a> {
 }
 
 /// Reads a `tools/list` result (the `result` member's JSON text).
-pub fn read_page(result: &str) -> Result<Page, String> {
+pub fn read_page(result: &str) -> Result<Page, ConnectError> {
     let head = read_head(result)?;
     Ok(Page {
         tools: read_tools(head.tools.get())?,
@@ -225,14 +242,14 @@ pub fn read_page(result: &str) -> Result<Page, String> {
     })
 }
 
-fn read_head(result: &str) -> Result<PageHead<'_>, String> {
+fn read_head(result: &str) -> Result<PageHead<'_>, ConnectError> {
     serde_json::from_str(result).map_err(not_a_listing)
 }
 
 /// Each tool of a page, read from its text to its text: a tool's schemas are never held as
 /// values here (see [`super::tool_info`]); a tool over [`super::tool_info::MAX_TOOL_BYTES`] is
 /// refused, naming it.
-fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, String> {
+fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, ConnectError> {
     #[derive(Deserialize)]
     struct Named {
         name: String,
@@ -247,16 +264,15 @@ fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, String> {
                     .map(|n| n.name)
                     .unwrap_or_default()
             })
-            .map_err(|why| format!("tools/list failed: {why}"))?;
+            .map_err(refused)?;
             let tool: WireTool<'_> = serde_json::from_str(text).map_err(not_a_listing)?;
             let name = tool.name.clone();
-            ToolInfo::named(name, tool_info(tool))
-                .map_err(|why| format!("tools/list failed: {why}"))
+            ToolInfo::named(name, tool_info(tool)).map_err(refused)
         })
         .collect()
 }
 
-fn not_a_listing(e: serde_json::Error) -> String {
+fn not_a_listing(e: serde_json::Error) -> ConnectError {
     // rmcp's own types name themselves in serde's words ("expected struct Icon").
     let why = e.to_string();
     let why = match why.find("expected struct ") {
@@ -269,10 +285,10 @@ fn not_a_listing(e: serde_json::Error) -> String {
         }
         None => why,
     };
-    format!(
-        "tools/list failed: the server's answer is not a tool listing ({})",
+    ConnectError::Protocol(format!(
+        "{FAILED}the server's answer is not a tool listing ({})",
         reason::bounded(&why)
-    )
+    ))
 }
 
 /// As [`typed_tool_info`] makes a `ToolInfo` from rmcp's `Tool`, as text: rmcp's serialised

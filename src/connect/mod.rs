@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod client;
 pub mod elicit;
+pub mod error;
 pub mod execution;
 pub mod http;
 pub mod inventory;
@@ -16,8 +17,10 @@ pub mod naming;
 pub mod reaper;
 pub mod reason;
 pub mod relay;
+mod remote;
 pub mod session;
 pub mod sse;
+mod start_stdio;
 pub mod stdio;
 pub mod tool_info;
 
@@ -25,21 +28,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
-use rmcp::model::ProtocolVersion;
 use rmcp::service::{Peer, RoleClient};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
 
+use crate::bounds::HTTP_CLOSE_BOUND;
 use crate::config::{Protocol, RemoteTransport, ServerSpec};
 use client::ClientSide;
-use lifecycle::{Carrier, Lifecycle, Probe, Service};
-use reason::Cause;
+pub use error::{ConnectError, Explained, Status};
+use lifecycle::{Carrier, Lifecycle, Service};
 use stdio::StdioProcess;
-
-/// A closing HTTP session gets at most this long to send its DELETE (less when the server's
-/// timeout is shorter: closing is a phase too).
-const HTTP_CLOSE_BOUND: Duration = Duration::from_secs(3);
 
 type Pipes = (tokio::process::ChildStdout, tokio::process::ChildStdin);
 
@@ -67,10 +64,11 @@ pub struct Connection {
     protocol: Option<Protocol>,
     process: Option<StdioProcess>,
     service: Option<Service>,
-    /// The direct requests of a stdio connection in the handshake era.
-    direct: Option<stdio::direct::Direct>,
+    /// The fast path of a stdio connection in the handshake era (its direct requests, and its
+    /// stdout to hand over).
+    direct: Option<stdio::Fast>,
     /// Ends every HTTP request and response stream of this connection (see
-    /// [`http::Cancellable`]); fired by `shutdown`.
+    /// [`http::RemoteClient`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
     /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
     lost_cause: http::LostCause,
@@ -83,17 +81,22 @@ pub struct Connection {
 
 /// Runs one phase of a server's life under its timeout.
 pub async fn phase<T>(
-    name: &str,
+    name: &'static str,
     timeout: Duration,
-    work: impl Future<Output = Result<T, String>>,
-) -> Result<T, String> {
+    work: impl Future<Output = Result<T, ConnectError>>,
+) -> Result<T, ConnectError> {
     match tokio::time::timeout(timeout, work).await {
         Ok(result) => result,
-        Err(_) => Err(format!(
-            "timed out after {} ms during {name}",
-            timeout.as_millis()
-        )),
+        Err(_) => Err(ConnectError::Timeout {
+            phase: name,
+            after: timeout,
+        }),
     }
+}
+
+/// A state the connection's own code should never reach, in words.
+fn internal(words: &str) -> ConnectError {
+    ConnectError::Internal(words.to_string())
 }
 
 impl Connection {
@@ -104,7 +107,7 @@ impl Connection {
         spec: &ServerSpec,
         protocol: Option<Protocol>,
         timeout: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ConnectError> {
         match spec {
             ServerSpec::Local {
                 command,
@@ -137,13 +140,17 @@ impl Connection {
                 transport,
                 headers,
             } => {
-                let parsed = reqwest::Url::parse(url)
-                    .map_err(|_| format!("url {:?} is not a valid URL", http::redact_url(url)))?;
+                let parsed = reqwest::Url::parse(url).map_err(|_| {
+                    ConnectError::Start(format!(
+                        "url {:?} is not a valid URL",
+                        http::redact_url(url)
+                    ))
+                })?;
                 if !matches!(parsed.scheme(), "http" | "https") {
-                    return Err(format!(
+                    return Err(ConnectError::Start(format!(
                         "url scheme {:?} is not supported (use http or https)",
                         reason::bounded(parsed.scheme())
-                    ));
+                    )));
                 }
                 Ok(Self {
                     endpoint: Endpoint::Remote {
@@ -193,10 +200,12 @@ impl Connection {
         &mut self,
         handler: ClientSide,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConnectError> {
         let service = match &mut self.endpoint {
             Endpoint::Stdio { pipes, .. } => {
-                let pipes = pipes.take().ok_or("already initialised")?;
+                let pipes = pipes
+                    .take()
+                    .ok_or_else(|| internal("already initialised"))?;
                 self.start_stdio(&handler, pipes, timeout).await?
             }
             Endpoint::Remote {
@@ -205,7 +214,7 @@ impl Connection {
                 headers,
             } => {
                 let http = (&self.requests, &self.lost_cause, &self.oauth);
-                connect_remote(
+                remote::connect_remote(
                     url,
                     *transport,
                     headers,
@@ -228,95 +237,9 @@ impl Connection {
     /// After a failed [`Connection::initialize`]: the OAuth authorisation it needed from the
     /// user, run outside the server's timeout (see [`auth::USER_WAIT`]); `None` when it needed
     /// none. On `Ok`, initialise again.
-    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
-        self.oauth.as_ref()?.authorize_deferred().await
-    }
-
-    /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the
-    /// probe (or ignores it) is spawned again for the handshake, since its first process is gone
-    /// or in no state to start over.
-    async fn start_stdio(
-        &mut self,
-        handler: &ClientSide,
-        pipes: Pipes,
-        timeout: Duration,
-    ) -> Result<Service, String> {
-        let (lifecycle, pipes) = match Lifecycle::choose(self.protocol, Carrier::Stdio) {
-            Lifecycle::Auto => {
-                let bound = lifecycle::probe_bound(timeout);
-                let transport = self.framed(pipes)?;
-                let direct = transport.direct();
-                match lifecycle::probe(handler, transport, bound, true).await {
-                    Probe::Connected(service) => {
-                        self.keep_direct(&service, direct);
-                        return Ok(service);
-                    }
-                    Probe::Failed(e) => {
-                        let reason = lifecycle::describe(&e, &Lifecycle::Auto).to_string();
-                        return Err(self.violation_or(reason));
-                    }
-                    Probe::TryHandshake => (
-                        Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE),
-                        self.respawn().await?,
-                    ),
-                }
-            }
-            other => (other, pipes),
-        };
-        let transport = self.framed(pipes)?;
-        let direct = transport.direct();
-        match lifecycle::start(handler, transport, &lifecycle).await {
-            Ok(service) => {
-                self.keep_direct(&service, direct);
-                Ok(service)
-            }
-            Err(e) => {
-                let reason = lifecycle::describe(&e, &lifecycle).to_string();
-                Err(self.violation_or(reason))
-            }
-        }
-    }
-
-    /// Calls take the direct path in the handshake era. In 2026-07-28, rmcp adds its per-request
-    /// `_meta` and answers input-required rounds, so its own path stays.
-    fn keep_direct(&mut self, service: &Service, direct: stdio::direct::Direct) {
-        if service
-            .peer_info()
-            .is_some_and(|info| info.protocol_version.has_initialize())
-        {
-            self.direct = Some(direct);
-        }
-    }
-
-    /// The child's pipes as a transport that fails at once on a broken stdio framing.
-    fn framed(
-        &self,
-        (stdout, stdin): Pipes,
-    ) -> Result<stdio::LineTransport<tokio::process::ChildStdout>, String> {
-        let process = self.process.as_ref().ok_or("not started")?;
-        Ok(process.transport(stdout, stdin))
-    }
-
-    /// "server sent an invalid message: …" when the child broke the framing, else `reason`.
-    fn violation_or(&self, reason: String) -> String {
-        match self.process.as_ref().and_then(|p| p.protocol_violation()) {
-            Some(violation) => format!("server {violation}"),
-            None => reason,
-        }
-    }
-
-    /// Ends the stdio child (its whole group) and starts the same command again.
-    async fn respawn(&mut self) -> Result<Pipes, String> {
-        if let Some(process) = self.process.take() {
-            process.shutdown(false).await;
-        }
-        let Endpoint::Stdio { launch, .. } = &self.endpoint else {
-            return Err("not a stdio server".into());
-        };
-        let (process, stdout, stdin) =
-            stdio::spawn(&launch.command, &launch.environment, launch.cwd.as_deref())?;
-        self.process = Some(process);
-        Ok((stdout, stdin))
+    pub async fn authorize_deferred(&self) -> Option<Result<(), ConnectError>> {
+        let asked = self.oauth.as_ref()?.authorize_deferred().await?;
+        Some(asked.map_err(ConnectError::Auth))
     }
 
     /// What the server said about itself (`ServerInfo` JSON), once connected.
@@ -342,7 +265,7 @@ impl Connection {
     }
 
     /// Its direct requests, when calls may take them (see [`stdio::direct`]).
-    pub fn direct(&self) -> Option<stdio::direct::Direct> {
+    pub fn direct(&self) -> Option<stdio::Fast> {
         self.direct.clone()
     }
 
@@ -352,17 +275,20 @@ impl Connection {
 
     /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s, all of its pages
     /// within `timeout`.
-    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<tool_info::ToolInfo>, String> {
+    pub async fn list_tools(
+        &self,
+        timeout: Duration,
+    ) -> Result<Vec<tool_info::ToolInfo>, ConnectError> {
         let lister = match &self.direct {
-            Some(direct) => listing::Lister::Direct(direct),
-            None => listing::Lister::Rmcp(self.peer().ok_or("not connected")?),
+            Some(fast) => listing::Lister::Direct(&fast.direct),
+            None => listing::Lister::Rmcp(self.peer().ok_or_else(|| internal("not connected"))?),
         };
         listing::list_tools(lister, timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
     pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
-        self.process.as_mut()?.exit_description(wait).await
+        Some(self.process.as_mut()?.exit(wait).await?.to_string())
     }
 
     /// "sent an invalid message: …" once a stdio server broke the framing.
@@ -370,46 +296,26 @@ impl Connection {
         self.process.as_ref()?.protocol_violation()
     }
 
-    /// Adds what is known about a stdio child (exit status, stderr tail) to a failure reason.
-    pub async fn explain(&mut self, reason: String) -> String {
+    /// Adds what is known about the server to a failure: for a stdio child its broken framing
+    /// (the cause; rmcp only saw the transport close), exit status, stderr tail and stray stdout;
+    /// for HTTP the cause rmcp's transport lost.
+    pub async fn explain(&mut self, error: ConnectError) -> Explained {
         let Some(process) = self.process.as_mut() else {
-            // An HTTP failure rmcp only saw as a closed connection: its cause is the reason.
-            return match self.lost_cause.get() {
-                Some(cause) if reason.contains("connection closed") => {
-                    reason.replacen("connection closed", &cause, 1)
-                }
-                _ => reason,
-            };
+            return error.with_lost_cause(self.lost_cause.get()).into();
         };
-        // A broken framing is the cause; rmcp only saw the transport close.
-        let reason = match process.protocol_violation() {
-            Some(violation) => format!("server {violation}"),
-            None => reason,
-        };
+        let error = process.violation().unwrap_or(error);
         // A server that timed out is still running: don't wait for an exit that won't come.
-        let wait = if reason.starts_with("timed out") {
+        let wait = if error.is_timeout() {
             Duration::ZERO
         } else {
-            Duration::from_millis(300)
+            crate::bounds::EXIT_WAIT_ON_FAILURE
         };
-        let exit = process.exit_description(wait).await;
-        let stderr = process.stderr_tail();
-        let mut out = match exit {
-            // The exit is the real cause; rmcp's "connection closed" adds nothing.
-            Some(exit) if reason.contains("connection closed") || reason.contains("closed") => exit,
-            Some(exit) => format!("{reason} ({exit})"),
-            None => reason,
-        };
-        if !stderr.is_empty() {
-            out.push_str("; stderr: ");
-            out.push_str(&stderr);
+        Explained {
+            exit: process.exit(wait).await,
+            stderr: process.stderr_tail(),
+            stdout: process.stdout_noise(),
+            error,
         }
-        let stdout = process.stdout_noise();
-        if !stdout.is_empty() {
-            out.push_str("; stdout (not JSON-RPC): ");
-            out.push_str(&stdout);
-        }
-        out
     }
 
     /// Ends the connection. Graceful: the session is closed (stdin end for stdio, DELETE for
@@ -440,87 +346,4 @@ impl Connection {
             process.shutdown(graceful).await;
         }
     }
-}
-
-/// Streamable HTTP in the server's era (a discover probe by default), and for a plain `url`
-/// legacy SSE when that fails; the reason then says what both attempts met, once if alike.
-async fn connect_remote(
-    url: &str,
-    transport: RemoteTransport,
-    headers: &HeaderMap,
-    protocol: Option<Protocol>,
-    handler: &ClientSide,
-    timeout: Duration,
-    (requests, lost_cause, oauth): (
-        &tokio_util::sync::CancellationToken,
-        &http::LostCause,
-        &Option<std::sync::Arc<auth::ServerAuth>>,
-    ),
-) -> Result<Service, String> {
-    let streamable = || async {
-        let config = StreamableHttpClientTransportConfig::with_uri(url)
-            .custom_headers(http::header_hash_map(headers));
-        let fresh = |cancel| {
-            StreamableHttpClientTransport::with_client(
-                auth::http::Authorized::new(
-                    http::Cancellable::new(cancel, lost_cause.clone()),
-                    oauth.clone(),
-                ),
-                config.clone(),
-            )
-        };
-        let lifecycle = match Lifecycle::choose(protocol, Carrier::StreamableHttp) {
-            Lifecycle::Auto => {
-                let bound = lifecycle::probe_bound(timeout);
-                // A probe given up on must not keep its request open.
-                let probe = requests.child_token();
-                match lifecycle::probe(handler, fresh(probe.clone()), bound, false).await {
-                    Probe::Connected(service) => return Ok(service),
-                    Probe::Failed(e) => {
-                        probe.cancel();
-                        return Err(lifecycle::describe(&e, &Lifecycle::Auto));
-                    }
-                    Probe::TryHandshake => {
-                        probe.cancel();
-                        Lifecycle::Handshake(ProtocolVersion::LATEST_WITH_INITIALIZE)
-                    }
-                }
-            }
-            other => other,
-        };
-        lifecycle::start(handler, fresh(requests.child_token()), &lifecycle)
-            .await
-            .map_err(|e| lifecycle::describe(&e, &lifecycle))
-    };
-    let sse = || async {
-        let lifecycle = Lifecycle::choose(protocol, Carrier::LegacySse);
-        let transport = sse::SseTransport::connect(http::client(), url, headers.clone()).await?;
-        lifecycle::start(handler, transport, &lifecycle)
-            .await
-            .map_err(|e| lifecycle::describe(&e, &lifecycle))
-    };
-    match transport {
-        RemoteTransport::StreamableHttp => streamable().await.map_err(|c: Cause| c.at(url)),
-        RemoteTransport::Sse => sse().await.map_err(|c| c.at(url)),
-        RemoteTransport::Auto => match streamable().await {
-            Ok(service) => Ok(service),
-            // Pinned to 2026-07-28 there is nothing to fall back to: legacy SSE only shakes hands.
-            Err(first) if protocol == Some(Protocol::Discover) => Err(first.at(url)),
-            // A server that asks for authorization is there; legacy SSE would only ask again.
-            Err(first) if asks_for_authorization(&first, oauth) => Err(first.at(url)),
-            Err(first) => sse()
-                .await
-                .map_err(|second| Cause::both_at(&first, &second, url)),
-        },
-    }
-}
-
-fn asks_for_authorization(cause: &Cause, oauth: &Option<std::sync::Arc<auth::ServerAuth>>) -> bool {
-    matches!(
-        cause,
-        Cause::Http {
-            status: 401 | 403,
-            ..
-        }
-    ) || oauth.as_ref().is_some_and(|auth| auth.failure().is_some())
 }

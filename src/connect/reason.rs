@@ -7,9 +7,6 @@ use std::fmt;
 use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::http::redact_url;
-use super::sse::SseError;
-
 /// The most characters of a server's own text (a message, a body, a version) a reason quotes.
 pub const QUOTE_CHARS: usize = 300;
 
@@ -28,6 +25,28 @@ pub fn bounded(text: &str) -> String {
     cut
 }
 
+/// The URL without query string or userinfo, which may carry secrets, and cut to a length a
+/// reason can quote (a config may hold a megabyte-long URL).
+pub fn redact_url(url: &str) -> String {
+    match without_secrets(url) {
+        Some(parsed) => {
+            crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
+        }
+        None => "<invalid URL>".to_string(),
+    }
+}
+
+/// `url` parsed, without userinfo, query or fragment (the parts that may carry secrets); the
+/// parser also lower-cases scheme and host and drops a default port. None if it does not parse.
+pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
+    let mut parsed = reqwest::Url::parse(url).ok()?;
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    parsed.set_query(None);
+    parsed.set_fragment(None);
+    Some(parsed)
+}
+
 /// Why a request to a server failed, before it is placed at its URL.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cause {
@@ -42,14 +61,42 @@ pub enum Cause {
     },
     /// A successful HTTP answer of a type MCP never sends (an HTML page, say).
     NotMcp { content_type: Option<String> },
+    /// The connection ended before the answer came (said "connection closed", or what was
+    /// found to have closed it, `instead`).
+    Closed {
+        waiting_for: Option<String>,
+        instead: Option<String>,
+    },
     /// Anything else, already in words (and naming its URL itself when that helps).
     Words(String),
 }
+
+/// A legacy SSE transport's failure: its cause, which the reason reads back (see [`transport`]).
+#[derive(Debug)]
+pub struct SseError(pub Cause);
+
+impl fmt::Display for SseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl StdError for SseError {}
 
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Cause::Network(words) | Cause::Words(words) => f.write_str(words),
+            Cause::Closed {
+                waiting_for,
+                instead,
+            } => {
+                f.write_str(instead.as_deref().unwrap_or("connection closed"))?;
+                match waiting_for {
+                    Some(what) => write!(f, " while waiting for the {what}"),
+                    None => Ok(()),
+                }
+            }
             Cause::Http {
                 status,
                 content_type,
@@ -89,32 +136,11 @@ impl Cause {
         }
     }
 
-    /// One reason for two attempts at the same URL (streamable HTTP, then legacy SSE): said once
-    /// when both failed alike, keeping the more telling of the two.
-    pub fn both_at(first: &Cause, fallback: &Cause, url: &str) -> String {
-        match (first, fallback) {
-            (a, b) if a == b => a.at(url),
-            (Cause::Http { status: a, .. }, Cause::Http { status: b, .. }) if a == b => {
-                let richer = |c: &Cause| {
-                    matches!(
-                        c,
-                        Cause::Http {
-                            content_type: Some(_),
-                            ..
-                        }
-                    )
-                };
-                if richer(fallback) && !richer(first) {
-                    fallback.at(url)
-                } else {
-                    first.at(url)
-                }
-            }
-            _ => format!(
-                "{}; legacy SSE fallback: {}",
-                first.at(url),
-                fallback.at(url)
-            ),
+    /// "connection closed".
+    pub fn closed() -> Cause {
+        Cause::Closed {
+            waiting_for: None,
+            instead: None,
         }
     }
 }
@@ -136,10 +162,10 @@ pub fn init_error(error: &ClientInitializeError) -> Cause {
     match error {
         E::TransportError { error, .. } => transport(error.error.as_ref()),
         E::LegacyFallbackFailed { fallback, .. } => init_error(fallback),
-        E::ConnectionClosed(waiting_for) => Cause::Network(format!(
-            "connection closed while waiting for the {}",
-            bounded(waiting_for)
-        )),
+        E::ConnectionClosed(waiting_for) => Cause::Closed {
+            waiting_for: Some(bounded(waiting_for)),
+            instead: None,
+        },
         E::JsonRpcError(data) => Cause::Words(format!(
             "server answered with error {}: {}",
             data.code.0,
@@ -166,19 +192,23 @@ pub fn init_error(error: &ClientInitializeError) -> Cause {
 }
 
 /// Why a request on an open session failed.
-pub fn service_error(error: &ServiceError) -> String {
+pub fn service_error(error: &ServiceError) -> Cause {
     match error {
-        ServiceError::McpError(data) => format!(
+        ServiceError::McpError(data) => Cause::Words(format!(
             "server answered with error {}: {}",
             data.code.0,
             bounded(&data.message)
-        ),
-        ServiceError::TransportSend(error) => transport(error.error.as_ref()).to_string(),
-        ServiceError::TransportClosed => "connection closed".into(),
-        ServiceError::UnexpectedResponse => "server answered with an unexpected result".into(),
-        ServiceError::Timeout { timeout } => format!("timed out after {} ms", timeout.as_millis()),
-        ServiceError::Cancelled { .. } => "cancelled".into(),
-        other => bounded(&other.to_string()),
+        )),
+        ServiceError::TransportSend(error) => transport(error.error.as_ref()),
+        ServiceError::TransportClosed => Cause::closed(),
+        ServiceError::UnexpectedResponse => {
+            Cause::Words("server answered with an unexpected result".into())
+        }
+        ServiceError::Timeout { timeout } => {
+            Cause::Words(format!("timed out after {} ms", timeout.as_millis()))
+        }
+        ServiceError::Cancelled { .. } => Cause::Words("cancelled".into()),
+        other => Cause::Words(bounded(&other.to_string())),
     }
 }
 
@@ -196,7 +226,7 @@ fn transport(error: &(dyn StdError + Send + Sync + 'static)) -> Cause {
             return cause.clone();
         }
         if let Some(e) = e.downcast_ref::<std::io::Error>() {
-            return Cause::Network(io(e));
+            return io(e);
         }
         current = e.source();
     }
@@ -239,15 +269,13 @@ fn streamable(error: &StreamableHttpError<reqwest::Error>) -> Cause {
         E::Auth(rmcp::transport::auth::AuthError::AuthorizationFailed(words)) => {
             Cause::Words(words.clone())
         }
-        E::Io(e) => Cause::Network(io(e)),
+        E::Io(e) => io(e),
         E::Sse(e) => Cause::Network(format!("event stream broke: {}", bounded(&e.to_string()))),
         E::Deserialize(e) => Cause::Words(format!(
             "server sent invalid JSON: {}",
             bounded(&e.to_string())
         )),
-        E::TransportChannelClosed | E::UnexpectedEndOfStream => {
-            Cause::Network("connection closed".into())
-        }
+        E::TransportChannelClosed | E::UnexpectedEndOfStream => Cause::closed(),
         E::TokioJoinError(_) => Cause::Words("internal error in the HTTP transport".into()),
         other => Cause::Words(bounded(&other.to_string())),
     }
@@ -280,9 +308,9 @@ pub fn network(error: &reqwest::Error) -> Cause {
     let mut texts = Vec::new();
     while let Some(e) = current {
         if let Some(e) = e.downcast_ref::<std::io::Error>()
-            && let Some(words) = io_kind(e)
+            && io_kind(e).is_some()
         {
-            return Cause::Network(words.into());
+            return io(e);
         }
         texts.push(e.to_string());
         current = e.source();
@@ -316,11 +344,15 @@ pub fn network(error: &reqwest::Error) -> Cause {
     Cause::Network(format!("request failed: {}", bounded(innermost)))
 }
 
-fn io(error: &std::io::Error) -> String {
-    io_kind(error)
-        .map(str::to_string)
-        .unwrap_or_else(|| bounded(&strip_os_error(&error.to_string())))
+fn io(error: &std::io::Error) -> Cause {
+    match io_kind(error) {
+        Some(CLOSED) => Cause::closed(),
+        Some(words) => Cause::Network(words.into()),
+        None => Cause::Network(bounded(&strip_os_error(&error.to_string()))),
+    }
 }
+
+const CLOSED: &str = "connection closed";
 
 fn io_kind(error: &std::io::Error) -> Option<&'static str> {
     use std::io::ErrorKind as K;
@@ -328,12 +360,12 @@ fn io_kind(error: &std::io::Error) -> Option<&'static str> {
         K::ConnectionRefused => "connection refused",
         K::ConnectionReset => "connection reset by the server",
         K::ConnectionAborted => "connection aborted",
-        K::BrokenPipe => "connection closed",
+        K::BrokenPipe => CLOSED,
         K::TimedOut => "timed out",
         K::HostUnreachable => "host unreachable",
         K::NetworkUnreachable => "network unreachable",
         K::AddrNotAvailable => "address not available",
-        K::UnexpectedEof => "connection closed",
+        K::UnexpectedEof => CLOSED,
         _ => return None,
     })
 }

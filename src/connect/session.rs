@@ -31,6 +31,10 @@ pub struct LiveServer {
     peer: Peer<RoleClient>,
     /// Its direct requests (a stdio server in the handshake era), which calls take.
     direct: Option<crate::connect::stdio::direct::Direct>,
+    /// Its stdout, to be read elsewhere once the session is handed over (see
+    /// [`crate::connect::stdio::handoff`]).
+    #[cfg(unix)]
+    stdout: Option<std::sync::Arc<crate::connect::stdio::handoff::Handoff>>,
     /// How the server's questions are answered (its relays, the caller's elicitor).
     client: super::client::ClientSide,
     timeout: Duration,
@@ -91,10 +95,13 @@ impl Session {
                 let peer = conn.peer()?.clone();
                 let client = conn.client_side()?;
                 let changes = conn.tools_changes();
+                let fast = conn.direct();
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
-                    direct: conn.direct(),
+                    #[cfg(unix)]
+                    stdout: fast.as_ref().map(|f| f.stdout.clone()),
+                    direct: fast.map(|f| f.direct),
                     client,
                     timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
@@ -151,6 +158,12 @@ impl LiveServer {
     /// Its direct requests, when calls take them.
     pub fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
         self.direct.as_ref()
+    }
+
+    /// Asking for its stdout, to read it elsewhere (a stdio server whose calls are direct).
+    #[cfg(unix)]
+    pub fn stdout(&self) -> Option<&crate::connect::stdio::handoff::Handoff> {
+        self.stdout.as_deref()
     }
 
     /// Where its listings come from: its direct requests when it has them, else rmcp.
@@ -301,7 +314,10 @@ impl LiveServer {
             return format!("server {:?} {violation}", self.name);
         }
         let exit = match guard.as_mut() {
-            Some(conn) => conn.exit_description(Duration::from_millis(500)).await,
+            Some(conn) => {
+                conn.exit_description(crate::bounds::EXIT_WAIT_MID_CALL)
+                    .await
+            }
             None => None,
         };
         match exit {

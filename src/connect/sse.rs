@@ -3,8 +3,6 @@
 //! A GET opens the event stream; its first `endpoint` event names the URL that every client
 //! message is POSTed to; server messages arrive as `message` events on the stream.
 
-use std::time::Duration;
-
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, HeaderMap};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -14,18 +12,7 @@ use sse_stream::SseStream;
 use tokio::sync::mpsc;
 
 use super::http::redact_url;
-use super::reason::{self, Cause};
-
-#[derive(Debug)]
-pub struct SseError(pub Cause);
-
-impl std::fmt::Display for SseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for SseError {}
+use super::reason::{self, Cause, SseError};
 
 pub struct SseTransport {
     client: reqwest::Client,
@@ -129,7 +116,7 @@ impl Transport<RoleClient> for SseTransport {
             .client
             .post(&self.endpoint)
             .headers(self.headers.clone())
-            .timeout(Duration::from_secs(60))
+            .timeout(crate::bounds::SSE_POST_TIMEOUT)
             .json(&item);
         async move {
             let response = request

@@ -8,6 +8,8 @@ pub mod direct;
 pub mod framing;
 #[cfg(unix)]
 pub mod handoff;
+mod pending;
+pub mod screen;
 pub mod writer;
 
 use std::collections::VecDeque;
@@ -19,18 +21,35 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 
+use super::error::{ConnectError, Exit};
 use super::reaper::{self, Tree};
+use crate::bounds::{
+    EXIT_GRACE, REAP_BOUND, STDERR_DRAIN_WAIT, STDERR_QUOTE_CHARS, STDERR_TAIL_BYTES,
+};
 pub use framing::LineTransport;
 use framing::StdoutReport;
 
-/// How much of a child's stderr is kept for failure reasons.
-const STDERR_TAIL_BYTES: usize = 4096;
-/// How much of that tail is quoted in a failure reason.
-const STDERR_QUOTE_CHARS: usize = 1200;
-/// How long a child gets to exit on its own after end of input, and again after SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_millis(100);
-/// How long the server itself gets to be reaped once killed.
-const REAP_BOUND: Duration = Duration::from_secs(2);
+/// What the fast path of a stdio connection keeps of its transport: the direct requests, and
+/// (on Unix) the way to ask for its stdout. Taken once the session has started.
+#[derive(Clone)]
+pub struct Fast {
+    pub direct: direct::Direct,
+    #[cfg(unix)]
+    pub stdout: Arc<handoff::Handoff>,
+}
+
+impl Fast {
+    pub fn of<R>(transport: &LineTransport<R>) -> Self
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    {
+        Self {
+            direct: transport.direct(),
+            #[cfg(unix)]
+            stdout: transport.handoff(),
+        }
+    }
+}
 
 pub struct StdioProcess {
     child: Box<dyn ChildWrapper>,
@@ -42,22 +61,22 @@ pub struct StdioProcess {
     stdout: Arc<StdoutReport>,
 }
 
-/// Starts `command` with the given environment overrides. The error is a short human reason.
+/// Starts `command` with the given environment overrides. The error says why in words.
 pub fn spawn(
     command: &[String],
     environment: &[(String, String)],
     cwd: Option<&str>,
-) -> Result<(StdioProcess, ChildStdout, ChildStdin), String> {
+) -> Result<(StdioProcess, ChildStdout, ChildStdin), ConnectError> {
     let (program, args) = command
         .split_first()
-        .ok_or_else(|| "command is empty".to_string())?;
+        .ok_or_else(|| ConnectError::Start("command is empty".to_string()))?;
     if let Some(dir) = cwd
         && !std::path::Path::new(dir).is_dir()
     {
-        return Err(format!(
+        return Err(ConnectError::Start(format!(
             "working directory {} does not exist",
             crate::config::quote::quote(dir, crate::config::quote::QUOTE_CHARS)
-        ));
+        )));
     }
     let marker = reaper::new_marker();
     let mut cmd = command_for(program, args);
@@ -93,7 +112,7 @@ pub fn spawn(
     cmd.wrap(KillOnDrop);
     let mut child = cmd.spawn().map_err(|e| {
         let program = crate::config::quote::quote(program, crate::config::quote::QUOTE_CHARS);
-        format!("cannot start {program}: {e}")
+        ConnectError::Start(format!("cannot start {program}: {e}"))
     })?;
     let leader = child.id().map(|id| id as i32).unwrap_or(0);
     #[cfg(unix)]
@@ -179,13 +198,18 @@ impl StdioProcess {
         self.stdout.violation()
     }
 
+    /// The broken framing as a failure, once the server broke it.
+    pub fn violation(&self) -> Option<ConnectError> {
+        self.stdout.detail().map(ConnectError::Violation)
+    }
+
     /// What the server printed to stdout that was not a message (quoted, bounded), or "".
     pub fn stdout_noise(&self) -> String {
         self.stdout.noise()
     }
 
-    /// "exited (code 3)" once the child has exited (waiting at most `wait`), else None.
-    pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
+    /// How the child exited, once it has (waiting at most `wait`), else None.
+    pub async fn exit(&mut self, wait: Duration) -> Option<Exit> {
         // A server that broke the protocol is most likely still running: that is the reason,
         // so don't wait for an exit that won't come.
         let wait = if self.stdout.violation().is_some() {
@@ -200,9 +224,7 @@ impl StdioProcess {
         // stderr reaches EOF when the child (and anything sharing the pipe) is gone; once the
         // drain has finished its handle is spent, so it is awaited at most once.
         if let Some(done) = self.stderr_done.as_mut()
-            && tokio::time::timeout(Duration::from_millis(500), done)
-                .await
-                .is_ok()
+            && tokio::time::timeout(STDERR_DRAIN_WAIT, done).await.is_ok()
         {
             self.stderr_done = None;
         }
@@ -211,9 +233,9 @@ impl StdioProcess {
         #[cfg(not(unix))]
         let signal: Option<i32> = None;
         Some(match (status.code(), signal) {
-            (Some(code), _) => format!("exited (code {code})"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
-            _ => "exited".to_string(),
+            (Some(code), _) => Exit::Code(code),
+            (None, Some(sig)) => Exit::Signal(sig),
+            _ => Exit::Unknown,
         })
     }
 

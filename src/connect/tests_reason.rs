@@ -1,6 +1,7 @@
 //! Failure reasons: how causes read, where they are placed, what rmcp's text yields.
 
 use super::*;
+use crate::connect::error::AtUrl;
 
 #[test]
 fn bounded_cuts_and_flattens() {
@@ -66,7 +67,7 @@ fn located_at_a_redacted_url_and_said_once() {
         "connection refused at https://h.example/mcp"
     );
     assert_eq!(
-        Cause::both_at(&refused, &refused.clone(), url),
+        AtUrl::both(refused.clone(), refused.clone(), url).to_string(),
         "connection refused at https://h.example/mcp"
     );
     let bare = Cause::Http {
@@ -80,7 +81,7 @@ fn located_at_a_redacted_url_and_said_once() {
         detail: None,
     };
     assert_eq!(
-        Cause::both_at(&bare, &typed, url),
+        AtUrl::both(bare.clone(), typed.clone(), url).to_string(),
         "not an MCP endpoint (HTTP 404, text/html) at https://h.example/mcp"
     );
     let other = Cause::Http {
@@ -89,7 +90,7 @@ fn located_at_a_redacted_url_and_said_once() {
         detail: None,
     };
     assert_eq!(
-        Cause::both_at(&refused, &other, url),
+        AtUrl::both(refused.clone(), other.clone(), url).to_string(),
         "connection refused at https://h.example/mcp; legacy SSE fallback: not an MCP endpoint \
          (HTTP 405 Method Not Allowed) at https://h.example/mcp"
     );

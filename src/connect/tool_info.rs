@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 /// tool can cost where it must be read as a value (serving it again, `onToolsChanged`: about
 /// 17 bytes of memory per byte of text), and stays under the 16 MiB line of the stdio framing
 /// ([`super::stdio::framing::MAX_LINE_BYTES`]), so the refusal names the tool.
-pub const MAX_TOOL_BYTES: usize = 8 * 1024 * 1024;
+pub use crate::bounds::MAX_TOOL_BYTES;
 
 /// A tool's `ToolInfo` as JSON text, with its name read out. Cloning shares it.
 #[derive(Clone)]
@@ -39,29 +39,44 @@ impl PartialEq for ToolInfo {
     }
 }
 
+/// Why a listed tool cannot be kept, in words once displayed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolRefused {
+    #[error(
+        "tool {:?} is {len} bytes of JSON, over the {} MiB a tool definition may be",
+        super::reason::bounded(name),
+        MAX_TOOL_BYTES >> 20
+    )]
+    TooBig { name: String, len: usize },
+    #[error("a tool is not a tool object ({0})")]
+    NotATool(String),
+    #[error("a tool is not JSON ({0})")]
+    NotJson(String),
+}
+
 impl ToolInfo {
     /// From the text of a `ToolInfo` object (which has a string `name`), refused in words when
     /// it is over [`MAX_TOOL_BYTES`].
-    pub fn from_json(json: String) -> Result<Self, String> {
+    pub fn from_json(json: String) -> Result<Self, ToolRefused> {
         #[derive(Deserialize)]
         struct Name {
             name: String,
         }
         let name = serde_json::from_str::<Name>(&json)
-            .map_err(|e| format!("a tool is not a tool object ({e})"))?
+            .map_err(|e| ToolRefused::NotATool(e.to_string()))?
             .name;
         Self::named(name, json)
     }
 
     /// From the text of a `ToolInfo` object whose name is `name`, within the same bound.
-    pub fn named(name: String, json: String) -> Result<Self, String> {
+    pub fn named(name: String, json: String) -> Result<Self, ToolRefused> {
         check_size(json.len(), || name.clone())?;
-        let json = RawValue::from_string(json).map_err(|e| format!("a tool is not JSON ({e})"))?;
+        let json = RawValue::from_string(json).map_err(|e| ToolRefused::NotJson(e.to_string()))?;
         Ok(Self(Arc::new(Inner { name, json })))
     }
 
     /// From a `ToolInfo` value (the typed path), within the same bound.
-    pub fn from_value(info: &Value) -> Result<Self, String> {
+    pub fn from_value(info: &Value) -> Result<Self, ToolRefused> {
         Self::from_json(info.to_string())
     }
 
@@ -101,15 +116,11 @@ impl Serialize for ToolInfo {
 
 /// Ok when a tool definition of `len` bytes is within [`MAX_TOOL_BYTES`]; else the reason,
 /// naming the tool (`name` is asked only then).
-pub fn check_size(len: usize, name: impl FnOnce() -> String) -> Result<(), String> {
+pub fn check_size(len: usize, name: impl FnOnce() -> String) -> Result<(), ToolRefused> {
     if len <= MAX_TOOL_BYTES {
         return Ok(());
     }
-    Err(format!(
-        "tool {:?} is {len} bytes of JSON, over the {} MiB a tool definition may be",
-        super::reason::bounded(&name()),
-        MAX_TOOL_BYTES >> 20
-    ))
+    Err(ToolRefused::TooBig { name: name(), len })
 }
 
 /// A JSON object's members in order, each as its text (a key given twice keeps its first
@@ -234,7 +245,7 @@ mod tests {
     #[test]
     fn an_over_large_tool_is_refused_in_words() {
         let big = json!({"name": "big", "description": "x".repeat(MAX_TOOL_BYTES)});
-        let err = ToolInfo::from_value(&big).err().unwrap();
+        let err = ToolInfo::from_value(&big).err().unwrap().to_string();
         assert_eq!(
             err,
             format!(

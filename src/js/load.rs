@@ -268,11 +268,10 @@ fn stdout_reader(env: &Env) -> Option<Reader> {
 #[cfg(unix)]
 async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::handoff::Taken> {
     let mut stdouts = Vec::new();
-    for direct in session.servers.iter().filter_map(|s| s.direct()) {
+    for stdout in session.servers.iter().filter_map(|s| s.stdout()) {
         // The transport answers from its next read; a bound in case it is stuck elsewhere
         // (giving up, the stdout it hands over is read on the runtime).
-        let taken =
-            tokio::time::timeout(std::time::Duration::from_secs(1), direct.handoff().take());
+        let taken = tokio::time::timeout(std::time::Duration::from_secs(1), stdout.take());
         if let Ok(Some(taken)) = taken.await {
             stdouts.push(taken);
         }

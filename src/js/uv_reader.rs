@@ -59,12 +59,15 @@ fn uv() -> Option<&'static Uv> {
     static UV: OnceLock<Option<Uv>> = OnceLock::new();
     UV.get_or_init(|| {
         fn find(name: &std::ffi::CStr) -> Option<*mut c_void> {
-            // SAFETY: a lookup by name in the process's global symbols.
+            // SAFETY: dlsym only reads the loaded objects' symbol tables; `name` is a valid C
+            // string for the call, and a missing symbol is a null pointer, checked below.
             let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
             (!found.is_null()).then_some(found)
         }
-        // SAFETY: each symbol is libuv's function of that name, with the signature libuv
-        // declares (the node binary exports libuv for addons).
+        // SAFETY: each non-null symbol is libuv's function of that name (the node binary exports
+        // libuv for addons; other runtimes are refused before any is called, see `chosen`), and
+        // each type above is the signature libuv 1.x declares for it, so the pointer may be
+        // called as that type.
         unsafe {
             Some(Uv {
                 handle_size: std::mem::transmute::<*mut c_void, HandleSize>(find(
@@ -95,7 +98,8 @@ pub fn chosen(env: &Env) -> bool {
 /// there (both runtimes name themselves Node for compatibility).
 fn is_node(env: &Env) -> bool {
     let read = || -> Result<bool> {
-        // SAFETY: the global object is an object.
+        // SAFETY: `cast` reinterprets the handle without a check; the global object is always an
+        // object, so the `Object` it becomes is what the value is.
         let global: Object = unsafe { env.get_global()?.to_unknown().cast() }?;
         let marked = |obj: &Object, key: &str| -> Result<bool> {
             Ok(obj.get_named_property::<Unknown>(key)?.get_type()? != ValueType::Undefined)
@@ -103,7 +107,8 @@ fn is_node(env: &Env) -> bool {
         let object = |obj: &Object, key: &str| -> Result<Option<Object>> {
             let value: Unknown = obj.get_named_property(key)?;
             Ok(match value.get_type()? {
-                // SAFETY: the value is an object.
+                // SAFETY: the type was just checked to be an object, which is what `Object`
+                // wraps; the handle lives in this call's scope.
                 ValueType::Object => Some(unsafe { value.cast::<Object>() }?),
                 _ => None,
             })
@@ -126,13 +131,14 @@ fn is_node(env: &Env) -> bool {
         if name.get_type()? != ValueType::String {
             return Ok(false);
         }
-        // SAFETY: the value is a string.
+        // SAFETY: the type was just checked to be a string, which `String` reads.
         Ok(unsafe { name.cast::<String>() }? == "node")
     };
     let node = read().unwrap_or(false);
     // A getter that threw leaves its exception pending: it is this check's, not the caller's.
     let mut pending = false;
-    // SAFETY (both): on this environment's JavaScript thread.
+    // SAFETY: both calls take this environment's handle on its own JavaScript thread (this is
+    // called from a JavaScript call), with valid out-pointers to locals.
     unsafe {
         sys::napi_is_exception_pending(env.raw(), &mut pending);
         if pending {
@@ -147,7 +153,8 @@ fn is_node(env: &Env) -> bool {
 /// this environment has an event loop.
 fn self_check(env: &Env) -> bool {
     uv().is_some_and(|uv| {
-        // SAFETY: asks libuv its version and a size.
+        // SAFETY: `uv()` found both functions (see there); neither takes a pointer, and
+        // `UV_POLL` is a valid handle type, so the calls have no precondition left.
         let (version, size) = unsafe { ((uv.version)(), (uv.handle_size)(UV_POLL)) };
         version >> 16 == 1
             && size > 0
@@ -192,14 +199,15 @@ pub fn start(env: &Env, taken: Taken, owner: usize) -> std::result::Result<(), T
         HOOKED.set(true);
     }
     let fd = taken.fd.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL only change the descriptor's flags; the reads must not block.
+    // SAFETY: `fd` is open (owned by `taken` for the whole block); F_GETFL/F_SETFL read and set
+    // only its status flags and touch no memory. The reads must not block the event loop.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
             return Err(taken);
         }
     }
-    // SAFETY: asks libuv a size (checked by `self_check`).
+    // SAFETY: as in `self_check`, which passed (`chosen`): no pointer, a valid handle type.
     let size = unsafe { (uv.handle_size)(UV_POLL) };
     let Taken {
         fd: owned,
@@ -230,15 +238,20 @@ pub fn start(env: &Env, taken: Taken, owner: usize) -> std::result::Result<(), T
     let stop = feed.push_here(reader.env, &buffered) == Flow::Stop;
     reader.feed = Some(feed);
     let reader = Box::into_raw(reader);
-    // SAFETY: `data` is the handle's first field; the box lives until `on_closed`.
+    // SAFETY: `handle` points into the reader's boxed words, initialised by `poll_init`; `data`
+    // is a `uv_handle_t`'s first field, pointer-aligned (the words are u64), so writing the
+    // reader's pointer there is in bounds. The box lives until `on_closed`. `unref` takes the
+    // initialised handle on its loop's thread (this one).
     unsafe {
         *handle.cast::<*mut c_void>() = reader.cast();
         (uv.unref)(handle);
     }
     READERS.with(|readers| readers.borrow_mut().push(reader));
-    // SAFETY: the handle was initialised above.
+    // SAFETY: the handle was initialised above on this loop's thread, and `on_readable` has the
+    // callback signature libuv declares.
     if stop || unsafe { (uv.poll_start)(handle, UV_READABLE, on_readable) } != 0 {
-        // SAFETY: `reader` is live and on this thread.
+        // SAFETY: `reader` was boxed above and not closed yet (it is in READERS), and this is the
+        // thread it belongs to.
         unsafe { close(reader) };
     }
     Ok(())
@@ -260,21 +273,26 @@ impl PushHere for Feed {
 }
 
 unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_int) {
-    // SAFETY: `data` was set to the reader's box in `start`, which lives until `on_closed`.
+    // SAFETY: libuv passes the handle `start` registered; its `data` was set there to the
+    // reader's box, which lives until `on_closed` (never before this callback returns).
     let reader = unsafe { *handle.cast::<*mut Reader>() };
     let end = {
-        // SAFETY: only this thread touches the reader.
+        // SAFETY: the box is live (above), and only this thread (the loop's) touches a reader,
+        // so this is the one reference while it lives.
         let r = unsafe { &mut *reader };
         if r.closing {
             return;
         }
         status < 0 || read_available(r)
     };
-    // SAFETY (both): as above.
     if end {
+        // SAFETY: the reader is live and of this thread (above); `close` tolerates one that
+        // is already closing.
         unsafe { close(reader) };
+    // SAFETY: live and of this thread (above); the `&mut` borrow has ended.
     } else if unsafe { &*reader }.feed.as_ref().is_some_and(Feed::is_full) {
         // rmcp's side fell behind: the runtime reader waits for it without holding this thread.
+        // SAFETY: as for the `close` above.
         let (fd, feed) = unsafe { close(reader) };
         if let (Some(fd), Some(feed)) = (fd, feed) {
             let buffered = Vec::new();
@@ -325,7 +343,8 @@ fn read_available(r: &mut Reader) -> bool {
 /// # Safety
 /// `reader` is a live reader of this thread.
 unsafe fn close(reader: *mut Reader) -> (Option<OwnedFd>, Option<Feed>) {
-    // SAFETY: the caller's promise.
+    // SAFETY: the caller promises a live reader of this thread, so no other reference to it
+    // exists while this one does.
     let r = unsafe { &mut *reader };
     if r.closing {
         return (None, None);
@@ -336,7 +355,8 @@ unsafe fn close(reader: *mut Reader) -> (Option<OwnedFd>, Option<Feed>) {
         return (None, None);
     };
     let handle = r.handle.as_mut_ptr().cast::<c_void>();
-    // SAFETY: the handle is initialised and not yet closed. Stopped, it no longer watches the
+    // SAFETY: the handle is initialised and not yet closed (`closing` was false, and is set now,
+    // so this runs once per handle), on its loop's thread. Stopped, it no longer watches the
     // descriptor, which may then be closed.
     unsafe {
         (uv.poll_stop)(handle);
@@ -346,7 +366,8 @@ unsafe fn close(reader: *mut Reader) -> (Option<OwnedFd>, Option<Feed>) {
 }
 
 unsafe extern "C" fn on_closed(handle: *mut c_void) {
-    // SAFETY: the box from `start`; libuv is done with the handle inside it.
+    // SAFETY: `data` holds the pointer `Box::into_raw` gave in `start`; libuv calls this once,
+    // when it is done with the handle inside the box, and nothing else frees it.
     unsafe { drop(Box::from_raw(*handle.cast::<*mut Reader>())) };
 }
 
@@ -355,7 +376,8 @@ fn close_all() {
     HOOKED.set(false);
     let readers = READERS.with(|readers| readers.take());
     for reader in readers {
-        // SAFETY: the list holds only live readers of this thread.
+        // SAFETY: the list holds only live readers of this thread (`close` takes a reader out
+        // before libuv may free it), and this hook runs on that thread.
         unsafe { close(reader) };
     }
 }
@@ -364,8 +386,10 @@ fn close_all() {
 pub fn close_owned(owner: usize) {
     let readers = READERS.with(|readers| readers.borrow().clone());
     for reader in readers {
-        // SAFETY: the list holds only live readers of this thread.
+        // SAFETY: the list holds only live readers of this thread (`close` takes a reader out
+        // before libuv may free it), and this is a JavaScript call on that thread.
         if unsafe { &*reader }.owner == owner {
+            // SAFETY: as just above; the shared borrow has ended.
             unsafe { close(reader) };
         }
     }

@@ -163,7 +163,7 @@ async fn userinfo_subject(endpoint: &str, token: &str) -> Option<String> {
     let request = crate::connect::http::client()
         .get(endpoint)
         .bearer_auth(token)
-        .timeout(std::time::Duration::from_secs(5));
+        .timeout(crate::bounds::OAUTH_REQUEST_TIMEOUT);
     let claims: serde_json::Value = request
         .send()
         .await

@@ -8,7 +8,6 @@
 pub mod credentials;
 pub mod flow;
 mod hint;
-pub mod http;
 pub mod loopback;
 pub mod store;
 
@@ -27,9 +26,7 @@ use store::TokenStore;
 /// server that keeps refusing.
 pub const MAX_AUTHORIZATIONS: u32 = 3;
 
-/// How long the user has to authorise a server while it connects. The wait does not count in
-/// the server's own `timeout`, which bounds each attempt to connect.
-pub const USER_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+pub use crate::bounds::USER_WAIT;
 
 /// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
 pub type Authorize = Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
@@ -382,45 +379,4 @@ fn fresh_access_token(stored: &rmcp::transport::auth::StoredCredentials) -> Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn stored(
-        expires_in: Option<u64>,
-        received_secs_ago: u64,
-    ) -> rmcp::transport::auth::StoredCredentials {
-        let mut token = serde_json::json!({"access_token": "at", "token_type": "bearer"});
-        if let Some(lifetime) = expires_in {
-            token["expires_in"] = lifetime.into();
-        }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        rmcp::transport::auth::StoredCredentials::new(
-            "client".into(),
-            Some(serde_json::from_value(token).unwrap()),
-            vec![],
-            Some(now - received_secs_ago),
-        )
-    }
-
-    #[test]
-    fn a_stored_token_is_sent_as_it_is_only_while_fresh() {
-        assert_eq!(
-            fresh_access_token(&stored(Some(3600), 60)).as_deref(),
-            Some("at")
-        );
-        assert_eq!(
-            fresh_access_token(&stored(Some(3600), 3580)),
-            None,
-            "within 30 s of expiry"
-        );
-        assert_eq!(fresh_access_token(&stored(Some(3600), 7200)), None);
-        assert_eq!(
-            fresh_access_token(&stored(None, 7200)).as_deref(),
-            Some("at"),
-            "no expiry given"
-        );
-    }
-}
+mod tests;

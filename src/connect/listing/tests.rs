@@ -56,7 +56,7 @@ fn a_tool_over_the_bound_is_refused_naming_it() {
         {"name": "small", "inputSchema": {}},
         {"name": "padded", "description": "x".repeat(bound), "inputSchema": {}},
     ]});
-    let err = read_page(&over.to_string()).err().unwrap();
+    let err = read_page(&over.to_string()).err().unwrap().to_string();
     let size = over["tools"][1].to_string().len();
     assert_eq!(
         err,
@@ -88,7 +88,7 @@ fn a_page_rmcp_would_refuse_is_refused_in_words() {
             "invalid type",
         ),
     ] {
-        let err = read_page(&page.to_string()).err().unwrap();
+        let err = read_page(&page.to_string()).err().unwrap().to_string();
         assert!(
             err.starts_with("tools/list failed: the server's answer is not a tool listing (")
                 && err.contains(why),

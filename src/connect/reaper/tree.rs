@@ -12,13 +12,11 @@
 //!
 //! Elsewhere on Unix (no /proc) the tree is the process group.
 
-use std::time::Duration;
-
 use super::Tree;
 
 /// How long [`end`] keeps killing before it gives up on processes that will not die (stopped in
 /// uninterruptible sleep, say).
-const END_BOUND: Duration = Duration::from_secs(2);
+use crate::bounds::TREE_END_BOUND as END_BOUND;
 
 /// Sends `signal` to every live process of each tree, found in one look at the process table.
 pub fn signal(trees: &[&Tree], signal: libc::c_int) {
@@ -46,7 +44,7 @@ pub async fn end(tree: &Tree) {
             }
         }
         while left.iter().any(|pid| is_alive(*pid)) && tokio::time::Instant::now() < give_up {
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            tokio::time::sleep(crate::bounds::TREE_POLL_INTERVAL).await;
         }
     }
 }
@@ -228,6 +226,7 @@ mod tests {
 
     use super::linux::{carries, parse_stat};
     use super::*;
+    use std::time::Duration;
 
     fn cmdline(pid: i32) -> String {
         std::fs::read(format!("/proc/{pid}/cmdline"))

@@ -5,7 +5,6 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use crate::connect::tool_info::ToolInfo;
 use rmcp::model::{ProtocolVersion, SubscriptionFilter};
@@ -20,10 +19,10 @@ use super::{LiveServer, Session};
 pub type ToolsHook = Arc<dyn Fn(&str, &[ToolInfo]) + Send + Sync>;
 
 /// A notification is acted on this long after it came, so a burst of them costs one re-list.
-const DEBOUNCE: Duration = Duration::from_millis(20);
+use crate::bounds::RELIST_DEBOUNCE as DEBOUNCE;
 /// Re-lists of one server start at least this far apart: a server that announces a change on
 /// every listing (a storm) is re-listed about ten times a second, not in a tight loop.
-const MIN_INTERVAL: Duration = Duration::from_millis(100);
+use crate::bounds::RELIST_MIN_INTERVAL as MIN_INTERVAL;
 
 impl Session {
     /// From now on, a server's `notifications/tools/list_changed` re-lists it (the listing under

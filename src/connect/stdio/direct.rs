@@ -24,8 +24,9 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::screen::Route;
+pub use super::screen::Routed;
 use super::writer::StdinWriter;
-pub use peek::Routed;
 
 /// The first direct request id (2^40).
 pub const FIRST_ID: u64 = 1 << 40;
@@ -62,9 +63,6 @@ struct Shared {
     watchdog: Notify,
     /// The runtime the connection lives on, for work that cannot be done in place.
     runtime: tokio::runtime::Handle,
-    /// Giving the connection's stdout to another reader.
-    #[cfg(unix)]
-    handoff: super::handoff::Handoff,
 }
 
 #[derive(Default)]
@@ -99,8 +97,6 @@ impl Direct {
             }),
             watchdog: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
-            #[cfg(unix)]
-            handoff: super::handoff::Handoff::default(),
         });
         tokio::spawn(watchdog(shared.clone()));
         Self { shared }
@@ -109,12 +105,6 @@ impl Direct {
     /// The runtime this connection lives on.
     pub fn runtime(&self) -> &tokio::runtime::Handle {
         &self.shared.runtime
-    }
-
-    /// Giving this connection's stdout to another reader.
-    #[cfg(unix)]
-    pub fn handoff(&self) -> &super::handoff::Handoff {
-        &self.shared.handoff
     }
 
     /// A fresh request id (also the request's progress token), for [`Direct::send`].
@@ -249,15 +239,6 @@ impl Direct {
         }
     }
 
-    /// Looks at one line from the server before rmcp does: an answer to a direct request is
-    /// settled here, a progress notification for one restarts its timeout (and still goes on).
-    pub fn route(&self, text: &str) -> Routed {
-        if self.shared.lock().pending.is_empty() {
-            return Routed::NotOurs;
-        }
-        peek::route(self, text)
-    }
-
     fn take(&self, id: u64) -> Option<Pending> {
         let mut table = self.shared.lock();
         let pending = table.pending.remove(&id);
@@ -292,6 +273,17 @@ impl Direct {
         let mut line = notification.to_string().into_bytes();
         line.push(b'\n');
         let _ = self.shared.writer.write_line(&line);
+    }
+}
+
+impl Route for Direct {
+    /// Looks at one line from the server before rmcp does: an answer to a direct request is
+    /// settled here, a progress notification for one restarts its timeout (and still goes on).
+    fn route(&self, text: &str) -> Routed {
+        if self.shared.lock().pending.is_empty() {
+            return Routed::NotOurs;
+        }
+        peek::route(self, text)
     }
 }
 

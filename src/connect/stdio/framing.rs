@@ -9,7 +9,6 @@
 //! fails later ([`StdoutReport::noise`]).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -22,108 +21,18 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use super::direct::Direct;
+#[cfg(unix)]
+use super::handoff::Handoff;
+use super::pending::Pending;
+use super::screen::{
+    KEEP_BUFFER_BYTES, Read, Screened, bounded, response_problem, screen, take_line, too_long,
+};
+pub use super::screen::{MAX_LINE_BYTES, StdoutReport};
 use super::writer::StdinWriter;
 
-mod lines;
 mod switch;
-use lines::quote;
-pub(super) use lines::{Screened, bounded, response_problem, screen, take_line, too_long};
 #[cfg(unix)]
 pub use switch::IntoFd;
-
-/// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
-/// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-/// How many lines of stray output are kept, and how much of each line (or of a bad answer) is
-/// quoted in a reason.
-const NOISE_LINES: usize = 3;
-const QUOTE_CHARS: usize = 200;
-/// Requests awaiting an answer that are remembered; older ones (timed out long ago) are
-/// forgotten first.
-const MAX_PENDING: usize = 4096;
-/// A line buffer grown past this by one big message is given back after it.
-pub(super) const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// What a server wrote to stdout besides protocol messages. Shared between the transport, which
-/// fills it, and the server's process, which quotes it in failure reasons.
-#[derive(Default)]
-pub struct StdoutReport {
-    inner: Mutex<Report>,
-}
-
-#[derive(Default)]
-struct Report {
-    violation: Option<String>,
-    noise: VecDeque<String>,
-}
-
-impl StdoutReport {
-    /// "sent an invalid message: …" once the server broke the framing, else None.
-    pub fn violation(&self) -> Option<String> {
-        self.lock()
-            .violation
-            .as_ref()
-            .map(|detail| format!("sent an invalid message: {detail}"))
-    }
-
-    /// The last few stray lines, each quoted and bounded, or "" when there were none.
-    pub fn noise(&self) -> String {
-        let report = self.lock();
-        let quoted: Vec<String> = report.noise.iter().map(|line| quote(line)).collect();
-        quoted.join(" ")
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Report> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(super) fn record_violation(&self, detail: String) {
-        self.lock().violation.get_or_insert(detail);
-    }
-
-    fn record_noise(&self, line: &str) {
-        let mut report = self.lock();
-        if report.noise.len() == NOISE_LINES {
-            report.noise.pop_front();
-        }
-        report.noise.push_back(bounded(line).into_owned());
-    }
-}
-
-/// Requests sent and not answered yet, by id, with whether each is the `initialize` request.
-/// `order` is the sending order for forgetting the oldest; answered ids leave it lazily (taking
-/// them out at once made every answer cost a scan of everything in flight).
-#[derive(Default)]
-struct Pending {
-    initialize: HashMap<RequestId, bool>,
-    order: VecDeque<RequestId>,
-}
-
-impl Pending {
-    fn insert(&mut self, id: RequestId, initialize: bool) {
-        if self.initialize.insert(id.clone(), initialize).is_none() {
-            self.order.push_back(id);
-        }
-        while self.initialize.len() > MAX_PENDING {
-            match self.order.pop_front() {
-                Some(old) => {
-                    self.initialize.remove(&old);
-                }
-                None => break,
-            }
-        }
-        if self.order.len() > 2 * MAX_PENDING {
-            let initialize = &self.initialize;
-            self.order.retain(|id| initialize.contains_key(id));
-        }
-    }
-
-    /// Whether `id` was pending (and whether it was `initialize`); it no longer is.
-    fn take(&mut self, id: &RequestId) -> Option<bool> {
-        self.initialize.remove(id)
-    }
-}
 
 /// What one line turned out to be.
 enum Line {
@@ -136,12 +45,6 @@ enum Line {
     Invalid(String),
 }
 
-pub(super) enum Read {
-    Line,
-    TooLong,
-    End,
-}
-
 /// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
 /// ([`Direct`]) are taken out of the stream before rmcp sees it.
 pub struct LineTransport<R> {
@@ -151,6 +54,9 @@ pub struct LineTransport<R> {
     lines: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
     #[cfg(unix)]
     queued: Arc<super::handoff::Queued>,
+    /// Giving stdout to another reader (see [`super::handoff`]).
+    #[cfg(unix)]
+    handoff: Arc<Handoff>,
     /// How stdout becomes a plain descriptor to hand away; None when it cannot be.
     #[cfg(unix)]
     into_fd: Option<IntoFd<R>>,
@@ -187,6 +93,8 @@ where
             #[cfg(unix)]
             queued: Arc::default(),
             #[cfg(unix)]
+            handoff: Arc::default(),
+            #[cfg(unix)]
             into_fd: None,
             line: Vec::new(),
             direct: Direct::new(writer.clone()),
@@ -199,6 +107,12 @@ where
     /// The direct requests of this connection.
     pub fn direct(&self) -> Direct {
         self.direct.clone()
+    }
+
+    /// Asking this transport for its stdout, to read it elsewhere.
+    #[cfg(unix)]
+    pub fn handoff(&self) -> Arc<Handoff> {
+        self.handoff.clone()
     }
 
     /// Reads up to and including the next newline into `self.line`, never holding more than
@@ -340,7 +254,7 @@ where
         if message.is_none() {
             // No more answers come: the direct requests end too.
             #[cfg(unix)]
-            self.direct.handoff().refuse();
+            self.handoff.refuse();
             self.direct.close_all();
         }
         message
@@ -357,7 +271,7 @@ where
 impl<R> Drop for LineTransport<R> {
     fn drop(&mut self) {
         #[cfg(unix)]
-        self.direct.handoff().refuse();
+        self.handoff.refuse();
         self.writer.close();
         self.direct.close_all();
     }
@@ -369,7 +283,7 @@ where
 {
     async fn next_message(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            if self.report.lock().violation.is_some() {
+            if self.report.is_broken() {
                 return None;
             }
             match self.next_line().await {

@@ -5,9 +5,9 @@
 //! client, which reads the pipe on its own thread. Once the handshake is done, the transport can
 //! give its stdout away: it stops reading at a line boundary of what it has consumed, and hands
 //! over the descriptor with the bytes it had buffered, so none is lost. The new reader splits
-//! and screens lines as the transport does ([`Feed`], with the framing's own functions), settles
-//! answers to direct requests where it reads them, and sends every other line to the transport
-//! through a channel, which rmcp's `receive` then reads.
+//! and screens lines as the transport does ([`Feed`], with the functions of
+//! [`super::screen`]), settles answers to direct requests where it reads them, and sends every
+//! other line to the transport through a channel, which rmcp's `receive` then reads.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::direct::Direct;
-use super::framing::{Read, Screened, StdoutReport, screen, take_line, too_long};
+use super::screen::{KEEP_BUFFER_BYTES, Read, Screened, StdoutReport, screen, take_line, too_long};
 
 /// A stdout given away: its descriptor, the bytes already read from it (a partial line
 /// included), and where the lines for rmcp go.
@@ -96,7 +96,7 @@ impl Handoff {
 
 /// Bytes of lines passed on and not yet taken by rmcp's side, past which a reader stops reading
 /// (the server then blocks on its full pipe, as with the runtime reader).
-const QUEUE_BOUND: usize = 16 * 1024 * 1024;
+use crate::bounds::STDOUT_QUEUE_BYTES as QUEUE_BOUND;
 
 /// What is queued between a reader and the transport.
 #[derive(Default)]
@@ -190,7 +190,7 @@ impl Feed {
                 Flow::Stop
             }
         };
-        if self.line.capacity() > super::framing::KEEP_BUFFER_BYTES {
+        if self.line.capacity() > KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         } else {
             self.line.clear();

@@ -5,18 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Direct, FIRST_ID, Failure};
-use crate::connect::stdio::framing::{bounded, response_problem};
-
-/// What the peek made of a line.
-#[derive(Debug, PartialEq)]
-pub enum Routed {
-    /// Not an answer to a direct request: it goes the usual way (to rmcp).
-    NotOurs,
-    /// An answer to a direct request, settled (or one that came too late, dropped).
-    Handled,
-    /// The answer to a pending direct request is not a JSON-RPC response: why.
-    Invalid(String),
-}
+use crate::connect::stdio::screen::{Routed, bounded, response_problem};
 
 #[derive(Deserialize)]
 struct Envelope<'a> {

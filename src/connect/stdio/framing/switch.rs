@@ -13,12 +13,12 @@ impl<R> LineTransport<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    /// Lets stdout be handed away through [`Direct::handoff`](crate::connect::stdio::direct::Direct::handoff), turned into a descriptor by
-    /// `into_fd`.
+    /// Lets stdout be handed away through [`LineTransport::handoff`], turned into a descriptor
+    /// by `into_fd`.
     #[cfg(unix)]
     pub fn handing_off(mut self, into_fd: IntoFd<R>) -> Self {
         self.into_fd = Some(into_fd);
-        self.direct.handoff().allow();
+        self.handoff.allow();
         self
     }
 
@@ -56,10 +56,10 @@ where
     pub(super) async fn next_line(&mut self) -> Read {
         #[cfg(unix)]
         if self.lines.is_none() && self.into_fd.is_some() {
-            let direct = self.direct.clone();
+            let handoff = self.handoff.clone();
             tokio::select! {
                 biased;
-                asked = direct.handoff().asked() => self.give_away(asked),
+                asked = handoff.asked() => self.give_away(asked),
                 read = self.read_line() => return read,
             }
         }

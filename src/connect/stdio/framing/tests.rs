@@ -126,29 +126,6 @@ async fn a_valid_answer_settles_its_request() {
     assert_eq!(report.noise(), r#""{\"id\":3,\"x\":1}""#);
 }
 
-#[test]
-fn quotes_are_bounded() {
-    let long = "é".repeat(QUOTE_CHARS + 5);
-    let cut = bounded(&long);
-    assert_eq!(cut.chars().count(), QUOTE_CHARS + 1);
-    assert!(cut.ends_with('…'));
-    assert_eq!(bounded("short"), "short");
-}
-
-#[test]
-fn pending_requests_are_bounded() {
-    let mut pending = Pending::default();
-    for id in 0..(MAX_PENDING as i64 + 10) {
-        pending.insert(RequestId::Number(id), id == 0);
-    }
-    assert_eq!(pending.initialize.len(), MAX_PENDING);
-    assert_eq!(pending.take(&RequestId::Number(0)), None);
-    assert_eq!(
-        pending.take(&RequestId::Number(MAX_PENDING as i64 + 9)),
-        Some(false)
-    );
-}
-
 #[tokio::test]
 async fn a_message_nested_past_any_reader_fails_at_once() {
     let (mut transport, mut server, report) = transport();

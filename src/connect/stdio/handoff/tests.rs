@@ -35,6 +35,7 @@ fn read_all(taken: Taken) -> std::thread::JoinHandle<Flow> {
 async fn bytes_buffered_at_the_handoff_reach_the_new_reader() {
     let (mut transport, mut server_out) = transport();
     let direct = transport.direct();
+    let handoff = transport.handoff();
     let (answered, answer) = tokio::sync::oneshot::channel();
     let id = direct.new_id();
     direct.send(
@@ -63,7 +64,7 @@ async fn bytes_buffered_at_the_handoff_reach_the_new_reader() {
             let _ = messages.send(message);
         }
     });
-    let taken = tokio::time::timeout(BOUND, direct.handoff().take())
+    let taken = tokio::time::timeout(BOUND, handoff.take())
         .await
         .unwrap()
         .expect("stdout given");
@@ -91,16 +92,16 @@ async fn bytes_buffered_at_the_handoff_reach_the_new_reader() {
         .await
         .unwrap()
         .unwrap();
-    assert!(direct.handoff().take().await.is_none());
+    assert!(handoff.take().await.is_none());
 }
 
 // The writer runs while the test waits for the reader thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_over_the_bound_after_the_handoff_stops_the_reader_and_ends_rmcp() {
     let (mut transport, mut server_out) = transport();
-    let direct = transport.direct();
+    let handoff = transport.handoff();
     let receiving = tokio::spawn(async move { transport.receive().await.is_none() });
-    let taken = tokio::time::timeout(BOUND, direct.handoff().take())
+    let taken = tokio::time::timeout(BOUND, handoff.take())
         .await
         .unwrap()
         .unwrap();

@@ -1,6 +1,14 @@
-//! The streamable-HTTP client with OAuth: each request carries the server's current token, and
-//! a 401 or a 403 `insufficient_scope` is recovered from ([`ServerAuth::recover`]) and the
-//! request sent again, so a step-up in the middle of a tool call is invisible to the caller.
+//! The one streamable-HTTP client of a remote connection: the process's reqwest client, with
+//!
+//! - every request and response stream of the connection ended when its `cancel` fires. rmcp's
+//!   streamable-HTTP worker awaits its first POST (and reads that POST's response stream)
+//!   without watching its own cancellation, so a server that never answers, or streams forever,
+//!   would otherwise keep that socket open after toolnexus gave up on it at its timeout;
+//! - the cause of a failure rmcp's worker only reports as a closed transport kept
+//!   ([`LostCause`]: an answer over the size bound), so the reason can say it;
+//! - OAuth: each request carries the server's current token, and a 401 or a 403
+//!   `insufficient_scope` is recovered from ([`ServerAuth::recover`]) and the request sent
+//!   again, so a step-up in the middle of a tool call is invisible to the caller.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -15,26 +23,36 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
+use tokio_util::sync::CancellationToken;
 
-use super::{MAX_AUTHORIZATIONS, ServerAuth};
-use crate::connect::http::Cancellable;
+use super::LostCause;
+use crate::connect::auth::{MAX_AUTHORIZATIONS, ServerAuth};
 
 type Error = StreamableHttpError<reqwest::Error>;
 type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
 type Headers = HashMap<HeaderName, HeaderValue>;
 
 #[derive(Clone)]
-pub struct Authorized {
-    inner: Cancellable,
-    /// `None` for a server with a static `Authorization` header: requests pass through.
+pub struct RemoteClient {
+    inner: reqwest::Client,
+    cancel: CancellationToken,
+    cause: LostCause,
+    /// `None` for a server without OAuth (a static `Authorization` header, or none): requests
+    /// pass through.
     auth: Option<Arc<ServerAuth>>,
 }
 
-impl Authorized {
-    pub fn new(inner: Cancellable, auth: Option<Arc<ServerAuth>>) -> Self {
-        Self { inner, auth }
+impl RemoteClient {
+    pub fn new(cancel: CancellationToken, cause: LostCause, auth: Option<Arc<ServerAuth>>) -> Self {
+        Self {
+            inner: super::client(),
+            cancel,
+            cause,
+            auth,
+        }
     }
 
+    /// The server's current token, without asking the user for one.
     async fn token(&self) -> Option<String> {
         match &self.auth {
             Some(auth) => auth.token().await,
@@ -42,19 +60,34 @@ impl Authorized {
         }
     }
 
+    /// One request, ended by `cancel`, its lost cause noted.
+    async fn guard<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        let result = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(StreamableHttpError::TransportChannelClosed),
+            result = work => result,
+        };
+        if let Err(error) = &result {
+            self.cause.note(error);
+        }
+        result
+    }
+
+    /// `call` with the current token (guarded); a refused token is recovered from and `call`
+    /// made again with the fresh one.
     async fn send<T, F, Fut>(&self, call: F) -> Result<T, Error>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
         let Some(auth) = &self.auth else {
-            return call(None).await;
+            return self.guard(call(None)).await;
         };
         let mut token = auth.token().await;
         // Each recovery either authorises (bounded per connection) or fails; the bound here only
         // guards against a server that keeps rejecting fresh tokens.
         for _ in 0..=MAX_AUTHORIZATIONS + 1 {
-            let (challenge, insufficient) = match call(token.clone()).await {
+            let (challenge, insufficient) = match self.guard(call(token.clone())).await {
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, None),
                 Err(StreamableHttpError::InsufficientScope(e)) => {
                     let scope = e.required_scope.unwrap_or_default();
@@ -77,6 +110,50 @@ impl Authorized {
         Err(StreamableHttpError::Auth(AuthError::AuthorizationFailed(
             "authorization refused: the server rejects every token it is given".into(),
         )))
+    }
+
+    /// A POST: sent with [`RemoteClient::send`]; its event stream ends with the connection.
+    async fn post<F, Fut>(
+        &self,
+        message: &ClientJsonRpcMessage,
+        call: F,
+    ) -> Result<StreamableHttpPostResponse, Error>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<StreamableHttpPostResponse, Error>>,
+    {
+        match self.send(call).await {
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
+                StreamableHttpPostResponse::Sse(self.until_cancelled(stream), session),
+            ),
+            Ok(other) => Ok(other),
+            Err(error) => answer_refusal(message, error),
+        }
+    }
+
+    fn until_cancelled(&self, stream: SseStream) -> SseStream {
+        use futures::StreamExt;
+        let cause = self.cause.clone();
+        let stream = stream
+            .inspect(move |item| {
+                if let Err(error) = item {
+                    cause.note_stream(error);
+                }
+            })
+            // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
+            .map(|item| {
+                item.map(|mut event| {
+                    if let Some(tucked) = event
+                        .data
+                        .as_deref()
+                        .and_then(crate::connect::execution::tuck)
+                    {
+                        event.data = Some(tucked);
+                    }
+                    event
+                })
+            });
+        Box::pin(stream.take_until(self.cancel.clone().cancelled_owned()))
     }
 }
 
@@ -103,7 +180,7 @@ fn answer_refusal(
     }
 }
 
-impl StreamableHttpClient for Authorized {
+impl StreamableHttpClient for RemoteClient {
     type Error = reqwest::Error;
 
     async fn post_message(
@@ -114,7 +191,7 @@ impl StreamableHttpClient for Authorized {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.send(|token| {
+        self.post(&message, |token| {
             self.inner.post_message(
                 uri.clone(),
                 message.clone(),
@@ -124,7 +201,6 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
-        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -136,7 +212,7 @@ impl StreamableHttpClient for Authorized {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.send(|token| {
+        self.post(&message, |token| {
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -147,7 +223,6 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
-        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn post_message_with_response_limits(
@@ -159,7 +234,7 @@ impl StreamableHttpClient for Authorized {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.send(|token| {
+        self.post(&message, |token| {
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
@@ -170,7 +245,6 @@ impl StreamableHttpClient for Authorized {
             )
         })
         .await
-        .or_else(|error| answer_refusal(&message, error))
     }
 
     async fn delete_session(
@@ -182,9 +256,10 @@ impl StreamableHttpClient for Authorized {
     ) -> Result<(), Error> {
         // Closing never asks the user: a session the server no longer accepts is gone anyway.
         let token = self.token().await;
-        self.inner
-            .delete_session(uri, session_id, token, custom_headers)
-            .await
+        let delete = self
+            .inner
+            .delete_session(uri, session_id, token, custom_headers);
+        self.guard(delete).await
     }
 
     async fn get_stream(
@@ -196,9 +271,10 @@ impl StreamableHttpClient for Authorized {
         custom_headers: Headers,
     ) -> Result<SseStream, Error> {
         let token = self.token().await;
-        self.inner
-            .get_stream(uri, session_id, last_event_id, token, custom_headers)
-            .await
+        let get = self
+            .inner
+            .get_stream(uri, session_id, last_event_id, token, custom_headers);
+        self.guard(get).await.map(|s| self.until_cancelled(s))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -211,15 +287,14 @@ impl StreamableHttpClient for Authorized {
         max_sse_event_size: usize,
     ) -> Result<SseStream, Error> {
         let token = self.token().await;
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                token,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        let get = self.inner.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            token,
+            custom_headers,
+            max_sse_event_size,
+        );
+        self.guard(get).await.map(|s| self.until_cancelled(s))
     }
 }
