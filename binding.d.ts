@@ -205,6 +205,14 @@ export declare function receiveCallResults(receive: (batch: string) => void): vo
 export declare function sanitize(value: string): string
 
 /**
+ * A test hook, of the generated binding only (`binding.js`; not part of the package's API):
+ * the stdout reader the loads that follow get instead of the runtime's own choice —
+ * `"thread"`, `"runtime"` or `"event loop"` (Node's) — or, with no argument, the runtime's
+ * choice again. `__test__/loop-reader.test.mjs` runs its checks with each.
+ */
+export declare function stdoutReaderForTests(reader?: string | undefined | null): void
+
+/**
  * Credentials in the default store (the user's config directory), without their secrets:
  * `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
  */

@@ -854,5 +854,6 @@ module.exports.loadMcp = nativeBinding.loadMcp
 module.exports.parseMcpConfig = nativeBinding.parseMcpConfig
 module.exports.receiveCallResults = nativeBinding.receiveCallResults
 module.exports.sanitize = nativeBinding.sanitize
+module.exports.stdoutReaderForTests = nativeBinding.stdoutReaderForTests
 module.exports.storedCredentials = nativeBinding.storedCredentials
 module.exports.toolResultFromMcp = nativeBinding.toolResultFromMcp

@@ -1,7 +1,8 @@
-// A loadMcp stdio server's stdout read on the JavaScript thread (a libuv poll on the pipe, once
-// the handshake is done; Node only), on a thread of its own per server (what Bun and Deno get,
-// see __test__/compat/; TOOLNEXUS_STDOUT_READER=thread on Node) and on the runtime (the
-// transport's reader, TOOLNEXUS_STDOUT_READER=runtime; both debugging switches):
+// A loadMcp stdio server's stdout read by the reader Node gets, on the JavaScript thread (a libuv
+// poll on the pipe, once the handshake is done), and by the two others, through the binding's
+// test hook `stdoutReaderForTests` (not part of the package's API): on a thread of its own per
+// server (what Bun and Deno get, see __test__/compat/) and on the runtime (the transport's
+// reader, what a toolkit's sources get):
 // which thread reads, lines cut across writes with stray output around them, lines of
 // megabytes and one past the bound, bytes buffered at the hand-off, a server exiting mid-call,
 // a server request answered meanwhile, and a worker thread terminated with a call in flight.
@@ -10,16 +11,17 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import { Worker } from "node:worker_threads"
 import { loadMcp } from "../index.js"
+import binding from "../binding.js"
 import { deferredCleanup, isAlive, nodeFixture, readPid, tmpFile, waitFor } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
 const defer = deferredCleanup(afterEach)
-// The event loop's reader is Node's; Bun and Deno get the thread reader (a thread per server).
+// The event loop's reader is Node's own choice; Bun and Deno get the thread reader (a thread per
+// server); the hook gives Node the other two.
 const MODES = { "event loop": undefined, thread: "thread", runtime: "runtime" }
 
 async function load(mode, servers, opts) {
-  const before = process.env.TOOLNEXUS_STDOUT_READER
-  if (MODES[mode]) process.env.TOOLNEXUS_STDOUT_READER = MODES[mode]
+  binding.stdoutReaderForTests(MODES[mode])
   try {
     const source = await loadMcp({ mcpServers: servers }, opts)
     defer(() => source.close())
@@ -28,8 +30,7 @@ async function load(mode, servers, opts) {
     }
     return source
   } finally {
-    if (before === undefined) delete process.env.TOOLNEXUS_STDOUT_READER
-    else process.env.TOOLNEXUS_STDOUT_READER = before
+    binding.stdoutReaderForTests()
   }
 }
 

@@ -3,14 +3,19 @@
 // line `seq` or `concurrent` runs that job once (N calls of `echo` on one loadMcp source of the
 // raw Python server) and answers the elapsed milliseconds on a line; end of input closes.
 //
-//   <runtime> bench/runtime-calls.mjs <toolnexus checkout> <calls> <python> <raw_server.py>
+//   <runtime> bench/runtime-calls.mjs <toolnexus checkout> <calls> <python> <raw_server.py> [thread]
+//
+// With `thread`, the source's stdout is read by a thread of its own (the reader Bun and Deno
+// get), through the binding's test hook, whatever the runtime would choose.
 import { createRequire } from "node:module"
 import path from "node:path"
 import readline from "node:readline"
 
-const [checkout, calls, python, server] = process.argv.slice(2)
+const [checkout, calls, python, server, reader] = process.argv.slice(2)
 const CALLS = Number(calls)
-const { loadMcp } = createRequire(import.meta.url)(path.join(checkout, "index.js"))
+const require = createRequire(import.meta.url)
+const { loadMcp } = require(path.join(checkout, "index.js"))
+if (reader) require(path.join(checkout, "binding.js")).stdoutReaderForTests(reader)
 const source = await loadMcp({ s: { command: [python, server] } })
 const echo = source.tools.find((t) => t.name === "s_echo")
 const args = { message: "m" }

@@ -39,6 +39,17 @@ pub enum Lister<'a> {
     Rmcp(&'a Peer<RoleClient>),
 }
 
+impl<'a> Lister<'a> {
+    /// The one place a listing's road is chosen: the stdio transport's direct requests when the
+    /// connection has them (a stdio server in the handshake era), else rmcp's typed requests.
+    pub fn of(peer: &'a Peer<RoleClient>, direct: Option<&'a Direct>) -> Self {
+        match direct {
+            Some(direct) => Lister::Direct(direct),
+            None => Lister::Rmcp(peer),
+        }
+    }
+}
+
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.

@@ -66,7 +66,7 @@ pub struct Connection {
     service: Option<Service>,
     /// The fast path of a stdio connection in the handshake era (its direct requests, and its
     /// stdout to hand over).
-    direct: Option<stdio::Fast>,
+    fast: Option<stdio::Fast>,
     /// Ends every HTTP request and response stream of this connection (see
     /// [`http::RemoteClient`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
@@ -132,7 +132,7 @@ impl Connection {
                     close_bound: timeout.min(HTTP_CLOSE_BOUND),
                     process: Some(process),
                     service: None,
-                    direct: None,
+                    fast: None,
                 })
             }
             ServerSpec::Remote {
@@ -165,7 +165,7 @@ impl Connection {
                     close_bound: timeout.min(HTTP_CLOSE_BOUND),
                     process: None,
                     service: None,
-                    direct: None,
+                    fast: None,
                 })
             }
         }
@@ -264,9 +264,10 @@ impl Connection {
             .map(|s| s.service().tools_changed.watch())
     }
 
-    /// Its direct requests, when calls may take them (see [`stdio::direct`]).
-    pub fn direct(&self) -> Option<stdio::Fast> {
-        self.direct.clone()
+    /// The one handle to its stdio transport's fast path, when calls and listings take it (see
+    /// [`stdio::Fast`]).
+    pub fn fast(&self) -> Option<stdio::Fast> {
+        self.fast.clone()
     }
 
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
@@ -279,10 +280,8 @@ impl Connection {
         &self,
         timeout: Duration,
     ) -> Result<Vec<tool_info::ToolInfo>, ConnectError> {
-        let lister = match &self.direct {
-            Some(fast) => listing::Lister::Direct(&fast.direct),
-            None => listing::Lister::Rmcp(self.peer().ok_or_else(|| internal("not connected"))?),
-        };
+        let peer = self.peer().ok_or_else(|| internal("not connected"))?;
+        let lister = listing::Lister::of(peer, self.fast.as_ref().map(|fast| &fast.direct));
         listing::list_tools(lister, timeout).await
     }
 

@@ -29,12 +29,10 @@ pub use result::{describe_content, output_of};
 pub struct LiveServer {
     pub name: String,
     peer: Peer<RoleClient>,
-    /// Its direct requests (a stdio server in the handshake era), which calls take.
-    direct: Option<crate::connect::stdio::direct::Direct>,
-    /// Its stdout, to be read elsewhere once the session is handed over (see
-    /// [`crate::connect::stdio::handoff`]).
-    #[cfg(unix)]
-    stdout: Option<std::sync::Arc<crate::connect::stdio::handoff::Handoff>>,
+    /// The one handle to its stdio transport's fast path (a stdio server in the handshake era):
+    /// the direct requests its calls and listings take, and (on Unix) its stdout, to be read
+    /// elsewhere once the session is handed over (see [`crate::connect::stdio::handoff`]).
+    fast: Option<crate::connect::stdio::Fast>,
     /// How the server's questions are answered (its relays, the caller's elicitor).
     client: super::client::ClientSide,
     timeout: Duration,
@@ -95,13 +93,11 @@ impl Session {
                 let peer = conn.peer()?.clone();
                 let client = conn.client_side()?;
                 let changes = conn.tools_changes();
-                let fast = conn.direct();
+                let fast = conn.fast();
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
-                    #[cfg(unix)]
-                    stdout: fast.as_ref().map(|f| f.stdout.clone()),
-                    direct: fast.map(|f| f.direct),
+                    fast,
                     client,
                     timeout: joined.timeout,
                     connection: Mutex::new(Some(conn)),
@@ -139,7 +135,7 @@ impl Session {
             .get_or_init(|| async {
                 self.closed.cancel();
                 // Direct calls in flight settle now, as those on rmcp's path do.
-                for direct in self.servers.iter().filter_map(|s| s.direct.as_ref()) {
+                for direct in self.servers.iter().filter_map(|s| s.direct()) {
                     direct.close_all();
                 }
                 let closing = self.servers.iter().map(|server| async move {
@@ -157,21 +153,18 @@ impl Session {
 impl LiveServer {
     /// Its direct requests, when calls take them.
     pub fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
-        self.direct.as_ref()
+        self.fast.as_ref().map(|fast| &fast.direct)
     }
 
     /// Asking for its stdout, to read it elsewhere (a stdio server whose calls are direct).
     #[cfg(unix)]
     pub fn stdout(&self) -> Option<&crate::connect::stdio::handoff::Handoff> {
-        self.stdout.as_deref()
+        self.fast.as_ref().map(|fast| &*fast.stdout)
     }
 
     /// Where its listings come from: its direct requests when it has them, else rmcp.
     fn lister(&self) -> crate::connect::listing::Lister<'_> {
-        match &self.direct {
-            Some(direct) => crate::connect::listing::Lister::Direct(direct),
-            None => crate::connect::listing::Lister::Rmcp(&self.peer),
-        }
+        crate::connect::listing::Lister::of(&self.peer, self.direct())
     }
 
     /// Its tools as last listed (shared, not copied).
@@ -201,7 +194,7 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = timeout.unwrap_or(self.timeout);
-        if let Some(direct) = &self.direct {
+        if let Some(direct) = self.direct() {
             let call = (tool, arguments);
             return self
                 .call_direct(direct, call, timeout, cancel, closed, front)

@@ -24,10 +24,10 @@ impl Connection {
             Lifecycle::Auto => {
                 let bound = lifecycle::probe_bound(timeout);
                 let transport = self.framed(pipes)?;
-                let direct = stdio::Fast::of(&transport);
+                let fast = stdio::Fast::of(&transport);
                 match lifecycle::probe(handler, transport, bound, true).await {
                     Probe::Connected(service) => {
-                        self.keep_direct(&service, direct);
+                        self.keep_fast(&service, fast);
                         return Ok(service);
                     }
                     Probe::Failed(e) => {
@@ -43,10 +43,10 @@ impl Connection {
             other => (other, pipes),
         };
         let transport = self.framed(pipes)?;
-        let direct = stdio::Fast::of(&transport);
+        let fast = stdio::Fast::of(&transport);
         match lifecycle::start(handler, transport, &lifecycle).await {
             Ok(service) => {
-                self.keep_direct(&service, direct);
+                self.keep_fast(&service, fast);
                 Ok(service)
             }
             Err(e) => {
@@ -58,12 +58,12 @@ impl Connection {
 
     /// Calls take the direct path in the handshake era. In 2026-07-28, rmcp adds its per-request
     /// `_meta` and answers input-required rounds, so its own path stays.
-    fn keep_direct(&mut self, service: &Service, direct: stdio::Fast) {
+    fn keep_fast(&mut self, service: &Service, fast: stdio::Fast) {
         if service
             .peer_info()
             .is_some_and(|info| info.protocol_version.has_initialize())
         {
-            self.direct = Some(direct);
+            self.fast = Some(fast);
         }
     }
 

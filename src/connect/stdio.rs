@@ -29,8 +29,11 @@ use crate::bounds::{
 pub use framing::LineTransport;
 use framing::StdoutReport;
 
-/// What the fast path of a stdio connection keeps of its transport: the direct requests, and
-/// (on Unix) the way to ask for its stdout. Taken once the session has started.
+/// The one handle a stdio connection keeps to its transport's fast path, taken from the
+/// [`LineTransport`] before rmcp's service gets the transport (the service never reaches into
+/// it): the direct requests (the transport's pending table and writer; calls and listings take
+/// them in the handshake era, see [`crate::connect::listing::Lister::of`]), and (on Unix) the
+/// way to ask for its stdout ([`handoff`]). A `LiveServer` holds this one handle beside its peer.
 #[derive(Clone)]
 pub struct Fast {
     pub direct: direct::Direct,

@@ -12,6 +12,8 @@ use super::bounded::JsonValue;
 use super::callback::{JsCallback, as_function, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::mcp_tools::{SourceNames, named_tools, tool_objects};
+#[cfg(unix)]
+use super::stdout_reader::StdoutReader;
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
@@ -32,7 +34,7 @@ struct Loaded {
     #[cfg(unix)]
     stdouts: Vec<crate::connect::stdio::handoff::Taken>,
     #[cfg(unix)]
-    reader: Reader,
+    reader: StdoutReader,
 }
 
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
@@ -100,9 +102,8 @@ fn load<'env>(
         Ok(auth) => auth,
         Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
     };
-    // The toolkit's sources are called from its tasks: their answers are read there.
     #[cfg(unix)]
-    let read_here = warn_names.then(|| stdout_reader(env)).flatten();
+    let reader = StdoutReader::for_load(env, named_by_toolkit);
     let token = watch.token().clone();
     let future = async move {
         let cfg = match super::load_config(input, &token).await {
@@ -119,8 +120,11 @@ fn load<'env>(
                 #[allow(unused_mut)]
                 let mut loaded = describe(loaded, warn_names);
                 #[cfg(unix)]
-                if let Some(reader) = read_here {
-                    loaded.stdouts = stdouts_to_read_here(&loaded.session).await;
+                if reader.takes() {
+                    loaded.stdouts = super::stdout_reader::take_stdouts(&loaded.session).await;
+                }
+                #[cfg(unix)]
+                {
                     loaded.reader = reader;
                 }
                 loaded.session.follow_tool_changes(on_tools_changed);
@@ -234,49 +238,8 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
         #[cfg(unix)]
         stdouts: Vec::new(),
         #[cfg(unix)]
-        reader: Reader::default(),
+        reader: StdoutReader::Runtime,
     }
-}
-
-/// Who reads a loadMcp source's stdio servers once their handshake is done.
-#[cfg(unix)]
-#[derive(Clone, Copy, Default, PartialEq)]
-enum Reader {
-    /// The JavaScript thread's event loop (Node only, see [`super::uv_reader::chosen`]).
-    #[default]
-    EventLoop,
-    /// A thread of its own per server (anywhere else).
-    Thread,
-}
-
-/// The reader this load's stdouts get, or None for the runtime's (the transport's own).
-/// The process's default is decided once ([`super::uv_reader::chosen`]);
-/// `TOOLNEXUS_STDOUT_READER` (`runtime`, `thread`) overrides it, a debugging aid read per load
-/// (tests switch it between loads) on the JavaScript thread, where `process.env` writes it.
-#[cfg(unix)]
-fn stdout_reader(env: &Env) -> Option<Reader> {
-    match std::env::var("TOOLNEXUS_STDOUT_READER").as_deref() {
-        Ok("runtime") => None,
-        Ok("thread") => Some(Reader::Thread),
-        _ if super::uv_reader::chosen(env) => Some(Reader::EventLoop),
-        _ => Some(Reader::Thread),
-    }
-}
-
-/// The stdouts of the session's direct-path servers, handed over to be read on the
-/// JavaScript thread (see [`super::uv_reader`]) or a thread of their own.
-#[cfg(unix)]
-async fn stdouts_to_read_here(session: &Session) -> Vec<crate::connect::stdio::handoff::Taken> {
-    let mut stdouts = Vec::new();
-    for stdout in session.servers.iter().filter_map(|s| s.stdout()) {
-        // The transport answers from its next read; a bound in case it is stuck elsewhere
-        // (giving up, the stdout it hands over is read on the runtime).
-        let taken = tokio::time::timeout(std::time::Duration::from_secs(1), stdout.take());
-        if let Ok(Some(taken)) = taken.await {
-            stdouts.push(taken);
-        }
-    }
-    stdouts
 }
 
 /// What the native load resolves: `{ status, errors, info, handle }`, `handle` a
@@ -285,13 +248,7 @@ fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env
     #[cfg(unix)]
     for taken in std::mem::take(&mut loaded.stdouts) {
         let owner = Arc::as_ptr(&loaded.session) as usize;
-        let taken = match loaded.reader {
-            Reader::EventLoop => super::uv_reader::start(env, taken, owner),
-            Reader::Thread => Err(taken),
-        };
-        if let Err(taken) = taken {
-            crate::connect::stdio::handoff::read_on_thread(taken);
-        }
+        loaded.reader.read(env, taken, owner);
     }
     let source = convert::parse_json(env, &loaded.json)?;
     let mut source_obj = Object::from_unknown(source)?;

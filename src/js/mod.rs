@@ -12,6 +12,8 @@ pub mod progress;
 pub mod serve;
 pub mod settle;
 #[cfg(unix)]
+pub mod stdout_reader;
+#[cfg(unix)]
 pub mod uv_reader;
 
 use std::time::Duration;

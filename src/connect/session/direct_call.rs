@@ -44,7 +44,7 @@ impl LiveServer {
         closed: &CancellationToken,
         done: Done,
     ) -> Result<DirectCall, (Done, Map<String, Value>)> {
-        let Some(direct) = self.direct.clone() else {
+        let Some(direct) = self.direct().cloned() else {
             return Err((done, arguments));
         };
         let started = Instant::now();
