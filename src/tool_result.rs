@@ -51,9 +51,12 @@ impl ToolResult {
 
     /// A `ToolResult` as JavaScript gave it (`{output, isError, content?, structuredContent?}`):
     /// a non-string `output` is its JSON text, `content` counts only as an array.
-    pub fn from_js(result: &Value) -> Self {
-        let output = match result.get("output") {
-            Some(Value::String(s)) => s.clone(),
+    pub fn from_js(result: Value) -> Self {
+        let Value::Object(mut result) = result else {
+            return Self::default();
+        };
+        let output = match result.remove("output") {
+            Some(Value::String(s)) => s,
             Some(other) => other.to_string(),
             None => String::new(),
         };
@@ -64,39 +67,39 @@ impl ToolResult {
         Self {
             output,
             is_error,
-            content: result.get("content").filter(|c| c.is_array()).cloned(),
-            structured_content: result.get("structuredContent").cloned(),
+            content: result.remove("content").filter(|c| c.is_array()),
+            structured_content: result.remove("structuredContent"),
             meta: None,
         }
     }
 
     /// As MCP's `CallToolResult` JSON: the `content` parts (and `structuredContent`) when it has
     /// them, else `output` as one text part.
-    pub fn to_mcp(&self) -> Value {
-        let Some(content) = &self.content else {
+    pub fn into_mcp(self) -> Value {
+        let Some(content) = self.content else {
             return json!({
                 "content": [{ "type": "text", "text": self.output }],
                 "isError": self.is_error,
             });
         };
         let mut mcp = Map::new();
-        mcp.insert("content".into(), content.clone());
-        if let Some(structured) = &self.structured_content {
-            mcp.insert("structuredContent".into(), structured.clone());
+        mcp.insert("content".into(), content);
+        if let Some(structured) = self.structured_content {
+            mcp.insert("structuredContent".into(), structured);
         }
         mcp.insert("isError".into(), Value::Bool(self.is_error));
         Value::Object(mcp)
     }
 
     /// As JavaScript's `ToolResult` object (`output`, `isError`, then the parts it has).
-    pub fn to_js(&self) -> Map<String, Value> {
+    pub fn into_js(self) -> Map<String, Value> {
         let mut result = Map::new();
-        result.insert("output".into(), Value::String(self.output.clone()));
+        result.insert("output".into(), Value::String(self.output));
         result.insert("isError".into(), Value::Bool(self.is_error));
-        let parts = [&self.content, &self.structured_content, &self.meta];
+        let parts = [self.content, self.structured_content, self.meta];
         for (key, part) in PARTS.iter().zip(parts) {
             if let Some(part) = part {
-                result.insert((*key).into(), part.clone());
+                result.insert((*key).into(), part);
             }
         }
         result
@@ -106,7 +109,7 @@ impl ToolResult {
 /// JavaScript's `ToolResult` object.
 impl From<ToolResult> for Value {
     fn from(result: ToolResult) -> Self {
-        Value::Object(result.to_js())
+        Value::Object(result.into_js())
     }
 }
 
@@ -122,7 +125,7 @@ impl From<ToolResult> for CallToolResult {
                 CallToolResult::success(content)
             };
         }
-        call_result_from_json(result.to_mcp())
+        call_result_from_json(result.into_mcp())
     }
 }
 
@@ -165,16 +168,16 @@ mod tests {
             json!({"output": "hi", "isError": false, "content": [{"type": "text", "text": "hi"}], "_meta": {"m": 1}})
         );
         assert_eq!(
-            result.to_mcp(),
+            result.into_mcp(),
             json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
         );
     }
 
     #[test]
     fn a_js_result_without_parts_is_one_text_part() {
-        let result = ToolResult::from_js(&json!({"output": {"n": 1}, "isError": true}));
+        let result = ToolResult::from_js(json!({"output": {"n": 1}, "isError": true}));
         assert_eq!(
-            result.to_mcp(),
+            result.clone().into_mcp(),
             json!({"content": [{"type": "text", "text": "{\"n\":1}"}], "isError": true})
         );
         let mcp = CallToolResult::from(result);

@@ -288,7 +288,7 @@ fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>)
     if let Some(raw) = raw {
         result = result.with_parts_of(raw);
     }
-    let mut result = result.to_js();
+    let mut result = result.into_js();
     result.insert("metadata".into(), json!({ "server": server }));
     Value::Object(result).to_string()
 }

@@ -86,7 +86,7 @@ impl ToolCaller for JsTool {
             };
             guard.finished = true;
             match outcome {
-                Ok(result) => tool_result_to_mcp(&result),
+                Ok(result) => tool_result_to_mcp(result),
                 Err(message) => text_result(message, true),
             }
         }
@@ -136,14 +136,14 @@ impl ToolCaller for Forward {
 }
 
 fn text_result(text: String, is_error: bool) -> Value {
-    ToolResult::text(text, is_error).to_mcp()
+    ToolResult::text(text, is_error).into_mcp()
 }
 
 /// A `ToolResult` as an MCP `CallToolResult`: its `content` parts (and `structuredContent`)
 /// as they are when it has them (a `run` that answered in MCP terms, or a loaded MCP tool),
 /// else its `output` as one text part.
-fn tool_result_to_mcp(result: &Value) -> Value {
-    ToolResult::from_js(result).to_mcp()
+fn tool_result_to_mcp(result: Value) -> Value {
+    ToolResult::from_js(result).into_mcp()
 }
 
 /// Each tool of lib/serve.js's `servedTools` array, as served.
