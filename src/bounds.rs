@@ -112,3 +112,14 @@ pub const SERVE_MAX_ARGUMENT_PROBLEMS: usize = 5;
 /// far more memory than the schema): each call is checked against the schema with only the
 /// properties its arguments name, which `properties` makes the same check.
 pub const SERVE_MAX_COMPILED_PROPERTIES: usize = 1000;
+/// How long a forwarded call's result waits for the upstream's progress and logs, relayed before
+/// it, to reach the client (a client that stopped reading cannot hold the result back).
+pub const SERVE_RELAY_FLUSH: Duration = Duration::from_secs(5);
+/// How long a served HTTP server's `close()` waits for its endpoint to stop.
+pub const SERVE_STOP_BOUND: Duration = Duration::from_secs(10);
+
+// the JavaScript boundary
+
+/// How long a loaded stdio server's transport gets to hand its stdout over to the chosen reader
+/// (past it, the stdout stays with the transport and is read on the runtime).
+pub const STDOUT_HANDOVER_BOUND: Duration = Duration::from_secs(1);

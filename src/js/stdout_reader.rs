@@ -75,7 +75,7 @@ pub async fn take_stdouts(session: &Arc<Session>) -> Vec<Taken> {
     for stdout in session.servers.iter().filter_map(|s| s.stdout()) {
         // The transport answers from its next read; a bound in case it is stuck elsewhere
         // (giving up, the stdout it hands over is read on the runtime).
-        let taken = tokio::time::timeout(std::time::Duration::from_secs(1), stdout.take());
+        let taken = tokio::time::timeout(crate::bounds::STDOUT_HANDOVER_BOUND, stdout.take());
         if let Ok(Some(taken)) = taken.await {
             stdouts.push(taken);
         }

@@ -1,7 +1,6 @@
 //! `toolkit.serve`'s HTTP server: its options, checked, and the running server's handle.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -84,7 +83,7 @@ impl HttpServer {
         let handle = self.handle.clone();
         let keep_alive = self.keep_alive.clone();
         env.spawn_future(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(10), handle.stop()).await;
+            let _ = tokio::time::timeout(crate::bounds::SERVE_STOP_BOUND, handle.stop()).await;
             keep_alive.lock().unwrap_or_else(|e| e.into_inner()).take();
             Ok(())
         })

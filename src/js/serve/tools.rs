@@ -3,7 +3,6 @@
 //! result mappings of served calls.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::FutureExt;
 use napi::bindgen_prelude::*;
@@ -128,7 +127,7 @@ impl ToolCaller for Forward {
             };
             // What the upstream reported before its result reaches the client before it too
             // (bounded, so a client that stopped reading cannot hold the result back).
-            let _ = tokio::time::timeout(Duration::from_secs(5), relayed).await;
+            let _ = tokio::time::timeout(crate::bounds::SERVE_RELAY_FLUSH, relayed).await;
             result
         }
         .boxed()
