@@ -24,43 +24,21 @@ use serde_json::{Map, Value};
 
 use super::error::{self, ConnectError};
 use super::reason::{self, Cause};
+use super::road::Road;
 use super::stdio::direct::{Direct, Failure};
 use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text, text_of};
 use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
 pub use crate::bounds::MAX_LIST_PAGES;
 
-/// Where a listing's pages come from.
-#[derive(Clone, Copy)]
-pub enum Lister<'a> {
-    /// A stdio server's direct requests: each page read once, from its text.
-    Direct(&'a Direct),
-    /// rmcp's typed requests (HTTP, and the 2026-07-28 era).
-    Rmcp(&'a Peer<RoleClient>),
-}
-
-impl<'a> Lister<'a> {
-    /// The one place a listing's road is chosen: the stdio transport's direct requests when the
-    /// connection has them (a stdio server in the handshake era), else rmcp's typed requests.
-    pub fn of(peer: &'a Peer<RoleClient>, direct: Option<&'a Direct>) -> Self {
-        match direct {
-            Some(direct) => Lister::Direct(direct),
-            None => Lister::Rmcp(peer),
-        }
-    }
-}
-
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
-pub async fn list_tools(
-    lister: Lister<'_>,
-    timeout: Duration,
-) -> Result<Vec<ToolInfo>, ConnectError> {
+pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<Vec<ToolInfo>, ConnectError> {
     let listing = async {
-        match lister {
-            Lister::Direct(direct) => list_pipelined(direct).await,
-            Lister::Rmcp(peer) => list_typed(peer).await,
+        match road {
+            Road::Direct(direct) => list_pipelined(direct).await,
+            Road::Rmcp(peer) => list_typed(peer).await,
         }
     };
     super::phase("tools/list", timeout, listing).await

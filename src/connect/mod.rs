@@ -18,6 +18,7 @@ pub mod reaper;
 pub mod reason;
 pub mod relay;
 mod remote;
+pub mod road;
 pub mod session;
 pub mod sse;
 mod start_stdio;
@@ -281,8 +282,8 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Vec<tool_info::ToolInfo>, ConnectError> {
         let peer = self.peer().ok_or_else(|| internal("not connected"))?;
-        let lister = listing::Lister::of(peer, self.fast.as_ref().map(|fast| &fast.direct));
-        listing::list_tools(lister, timeout).await
+        let road = road::Road::of(peer, self.fast.as_ref().map(|fast| &fast.direct));
+        listing::list_tools(road, timeout).await
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).

@@ -4,25 +4,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
-use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
-use rmcp::{Peer, model::CancelledNotificationParam};
+use rmcp::Peer;
+use rmcp::service::RoleClient;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::Connection;
+use super::road::Road;
 use super::tool_info::ToolInfo;
 
-/// How many input-required rounds one call may take (rmcp's own client default).
-const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
-
 mod direct_call;
+mod failure;
 mod follow;
 mod result;
+mod service_call;
 pub use direct_call::{DirectCall, Done};
+use failure::NoResult;
 pub use follow::ToolsHook;
-use result::map_result;
 pub use result::{describe_content, output_of};
 
 /// One connected server of a session.
@@ -162,9 +161,9 @@ impl LiveServer {
         self.fast.as_ref().map(|fast| &*fast.stdout)
     }
 
-    /// Where its listings come from: its direct requests when it has them, else rmcp.
-    fn lister(&self) -> crate::connect::listing::Lister<'_> {
-        crate::connect::listing::Lister::of(&self.peer, self.direct())
+    /// The road its listings and calls take: its direct requests when it has them, else rmcp.
+    fn road(&self) -> Road<'_> {
+        Road::of(&self.peer, self.direct())
     }
 
     /// Its tools as last listed (shared, not copied).
@@ -194,106 +193,29 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = timeout.unwrap_or(self.timeout);
-        if let Some(direct) = self.direct() {
-            let call = (tool, arguments);
-            return self
-                .call_direct(direct, call, timeout, cancel, closed, front)
-                .await;
-        }
-        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        // A 2026-07-28 server may answer input-required: answered, the call is sent again.
-        for _ in 0..=MAX_INPUT_ROUNDS {
-            let result = match self
-                .call_once(params.clone(), timeout, cancel, closed, front.clone())
-                .await
-            {
-                Ok(result) => result,
-                Err(failure) => return CallOutcome::failure(failure, started),
-            };
-            let ServerResult::InputRequiredResult(input_required) = result else {
-                return map_result(result, started);
-            };
-            let requests = input_required.input_requests.unwrap_or_default();
-            let responses = match self.client.answer_input(requests, front.as_deref()).await {
-                Ok(responses) => responses,
-                Err(why) => {
-                    return CallOutcome::failure(format!("MCP tool call failed: {why}"), started);
-                }
-            };
-            params.input_responses = Some(responses);
-            params.request_state = input_required.request_state;
-        }
-        CallOutcome::failure(
-            format!(
-                "MCP tool call failed: the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
-            ),
-            started,
-        )
-    }
-
-    /// One `tools/call` request and its answer, or why there was none.
-    async fn call_once(
-        &self,
-        params: CallToolRequestParams,
-        timeout: Duration,
-        cancel: &CancellationToken,
-        closed: &CancellationToken,
-        front: Option<Arc<dyn super::relay::Front>>,
-    ) -> Result<ServerResult, String> {
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-        let handle = match self.peer.send_cancellable_request(request, options).await {
-            Ok(handle) => handle,
-            Err(e) => return Err(self.describe(e, closed).await),
-        };
-        let id = handle.id.clone();
-        let _relayed = front.map(|front| {
-            self.client
-                .relays
-                .register(handle.progress_token.clone(), front)
-        });
-        let result = tokio::select! {
-            result = handle.await_response() => result,
-            _ = cancel.cancelled() => {
-                self.send_cancelled(id, "aborted by the caller").await;
-                return Err("MCP tool call aborted".into());
+        let call = (tool, arguments);
+        // Both roads give an outcome or why there is none, worded once below.
+        let outcome = match self.road() {
+            Road::Direct(direct) => {
+                self.call_direct(direct, call, timeout, (cancel, closed), front, started)
+                    .await
             }
-            _ = closed.cancelled() => {
-                return Err("not connected (source closed)".into());
+            Road::Rmcp(_) => {
+                self.call_service(call, timeout, (cancel, closed), front, started)
+                    .await
             }
         };
-        // rmcp hands each notification to its own task, queued before the answer that followed
-        // it: one yield lets the last progress notifications reach the front while it is still
-        // registered.
-        tokio::task::yield_now().await;
-        match result {
-            Ok(result) => Ok(result),
-            Err(e) => Err(self.describe(e, closed).await),
+        match outcome {
+            Ok(outcome) => outcome,
+            Err(why) => CallOutcome::failure(self.explain(why, closed).await, started),
         }
     }
 
-    async fn send_cancelled(&self, id: rmcp::model::RequestId, reason: &str) {
-        let params = CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
-        let notification = rmcp::model::CancelledNotification::new(params);
-        let _ = self.peer.send_notification(notification.into()).await;
-    }
-
-    async fn describe(&self, error: ServiceError, closed: &CancellationToken) -> String {
-        if closed.is_cancelled() {
-            return "not connected (source closed)".to_string();
-        }
-        match error {
-            ServiceError::Timeout { timeout } => {
-                format!("MCP tool call timed out after {} ms", timeout.as_millis())
-            }
-            ServiceError::McpError(e) => e.message.to_string(),
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                self.describe_closed(closed).await
-            }
-            other => format!(
-                "MCP tool call failed: {}",
-                super::reason::service_error(&other)
-            ),
+    /// Why a call got no result, in words.
+    async fn explain(&self, why: NoResult, closed: &CancellationToken) -> String {
+        match why.words(closed) {
+            Some(words) => words,
+            None => self.describe_closed(closed).await,
         }
     }
 

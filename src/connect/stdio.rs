@@ -32,7 +32,7 @@ use framing::StdoutReport;
 /// The one handle a stdio connection keeps to its transport's fast path, taken from the
 /// [`LineTransport`] before rmcp's service gets the transport (the service never reaches into
 /// it): the direct requests (the transport's pending table and writer; calls and listings take
-/// them in the handshake era, see [`crate::connect::listing::Lister::of`]), and (on Unix) the
+/// them in the handshake era, see [`crate::connect::road::Road::of`]), and (on Unix) the
 /// way to ask for its stdout ([`handoff`]). A `LiveServer` holds this one handle beside its peer.
 #[derive(Clone)]
 pub struct Fast {

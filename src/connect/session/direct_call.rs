@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::failure::NoResult;
 use super::result::map_raw_result;
 use super::{CallOutcome, LiveServer};
 use crate::connect::relay::Front;
@@ -67,15 +68,17 @@ impl LiveServer {
             timeout,
             Box::new(move |answer| match answer {
                 Ok(raw) => done(map_raw_result(raw, started)),
-                // Why the connection ended takes waiting for the server's exit: the rare case
-                // that gets a task.
-                Err(Failure::Closed) if !closed.is_cancelled() => {
-                    runtime.spawn(async move {
-                        let reason = server.describe_closed(&closed).await;
-                        done(CallOutcome::failure(reason, started));
-                    });
-                }
-                Err(failure) => done(CallOutcome::failure(words(&failure, &closed), started)),
+                Err(failure) => match NoResult::from(failure).words(&closed) {
+                    Some(words) => done(CallOutcome::failure(words, started)),
+                    // Why the connection ended takes waiting for the server's exit: the rare
+                    // case that gets a task.
+                    None => {
+                        runtime.spawn(async move {
+                            let reason = server.describe_closed(&closed).await;
+                            done(CallOutcome::failure(reason, started));
+                        });
+                    }
+                },
             }),
         );
         Ok(DirectCall { direct, id })
@@ -88,11 +91,10 @@ impl LiveServer {
         direct: &Direct,
         (tool, arguments): (&str, Map<String, Value>),
         timeout: Duration,
-        cancel: &CancellationToken,
-        closed: &CancellationToken,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
-    ) -> CallOutcome {
-        let started = Instant::now();
+        started: Instant,
+    ) -> Result<CallOutcome, NoResult> {
         let id = direct.new_id();
         let token = ProgressToken(NumberOrString::Number(id as i64));
         // Progress reaches the front from the reader, in order and before the answer (through
@@ -126,23 +128,15 @@ impl LiveServer {
             answer = answer => answer.unwrap_or(Err(Failure::Closed)),
             _ = cancel.cancelled() => {
                 direct.abort(id, "aborted by the caller");
-                return CallOutcome::failure("MCP tool call aborted", started);
+                return Err(NoResult::Aborted);
             }
-            _ = closed.cancelled() => {
-                return CallOutcome::failure("not connected (source closed)", started);
-            }
+            _ = closed.cancelled() => return Err(NoResult::SourceClosed),
         };
         // The server's notifications go on to rmcp, which hands each to a task of its own,
         // queued before the answer that followed: one yield lets the last progress reach the
         // front while it is still registered.
         tokio::task::yield_now().await;
-        match answer {
-            Ok(raw) => map_raw_result(&raw, started),
-            Err(Failure::Closed) if !closed.is_cancelled() => {
-                CallOutcome::failure(self.describe_closed(closed).await, started)
-            }
-            Err(failure) => CallOutcome::failure(words(&failure, closed), started),
-        }
+        Ok(map_raw_result(&answer?, started))
     }
 }
 
@@ -151,19 +145,6 @@ fn call_params(tool: &str, arguments: Map<String, Value>) -> Map<String, Value> 
     params.insert("name".into(), Value::String(tool.to_string()));
     params.insert("arguments".into(), Value::Object(arguments));
     params
-}
-
-/// A failure in words, as the rmcp path words it.
-fn words(failure: &Failure, closed: &CancellationToken) -> String {
-    match failure {
-        Failure::Aborted => "MCP tool call aborted".to_string(),
-        _ if closed.is_cancelled() => "not connected (source closed)".to_string(),
-        Failure::JsonRpc { message, .. } => message.clone(),
-        Failure::TimedOut(timeout) => {
-            format!("MCP tool call timed out after {} ms", timeout.as_millis())
-        }
-        Failure::Closed => "not connected (source closed)".to_string(),
-    }
 }
 
 /// A front whose progress is heard from the reader ([`Direct::listen`]), not the relays.

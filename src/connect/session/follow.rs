@@ -87,7 +87,7 @@ async fn follow(
             return;
         };
         let listed = tokio::select! {
-            listed = crate::connect::listing::list_tools(server.lister(), server.timeout) => listed,
+            listed = crate::connect::listing::list_tools(server.road(), server.timeout) => listed,
             _ = closed.cancelled() => return,
         };
         let Ok(tools) = listed else { continue };

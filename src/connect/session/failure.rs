@@ -1,0 +1,108 @@
+//! Why a tool call got no result, on either road (rmcp's service or the stdio transport's
+//! direct requests), and the one place that puts it in words.
+
+use std::time::Duration;
+
+use rmcp::service::ServiceError;
+use tokio_util::sync::CancellationToken;
+
+use crate::connect::stdio::direct::Failure;
+
+/// Why a call got no result.
+#[derive(Debug)]
+pub(super) enum NoResult {
+    /// Aborted by the caller (`notifications/cancelled` was sent).
+    Aborted,
+    /// The session was closed while the call ran.
+    SourceClosed,
+    /// No answer (nor progress) within the timeout.
+    TimedOut(Duration),
+    /// The server answered with a JSON-RPC error: its message.
+    Refused(String),
+    /// The connection ended mid-call: why takes asking the connection.
+    Closed,
+    /// Anything else, already in words.
+    Failed(String),
+}
+
+impl From<Failure> for NoResult {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::JsonRpc { message, .. } => NoResult::Refused(message),
+            Failure::TimedOut(timeout) => NoResult::TimedOut(timeout),
+            Failure::Aborted => NoResult::Aborted,
+            Failure::Closed => NoResult::Closed,
+        }
+    }
+}
+
+impl From<ServiceError> for NoResult {
+    fn from(error: ServiceError) -> Self {
+        match error {
+            ServiceError::Timeout { timeout } => NoResult::TimedOut(timeout),
+            ServiceError::McpError(e) => NoResult::Refused(e.message.to_string()),
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => NoResult::Closed,
+            other => NoResult::Failed(format!(
+                "MCP tool call failed: {}",
+                crate::connect::reason::service_error(&other)
+            )),
+        }
+    }
+}
+
+impl NoResult {
+    /// Its words, or `None` when they take asking the connection why it ended
+    /// (`LiveServer::describe_closed`). A closed session wins over all but an abort.
+    pub(super) fn words(&self, closed: &CancellationToken) -> Option<String> {
+        Some(match self {
+            NoResult::Aborted => "MCP tool call aborted".to_string(),
+            _ if closed.is_cancelled() => "not connected (source closed)".to_string(),
+            NoResult::SourceClosed => "not connected (source closed)".to_string(),
+            NoResult::TimedOut(timeout) => {
+                format!("MCP tool call timed out after {} ms", timeout.as_millis())
+            }
+            NoResult::Refused(message) | NoResult::Failed(message) => message.clone(),
+            NoResult::Closed => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_road_words_a_failure_alike() {
+        let open = CancellationToken::new();
+        let closed = CancellationToken::new();
+        closed.cancel();
+        let timeout = Duration::from_millis(1500);
+        let words = |why: NoResult, token: &CancellationToken| why.words(token);
+        assert_eq!(
+            words(Failure::TimedOut(timeout).into(), &open),
+            words(ServiceError::Timeout { timeout }.into(), &open)
+        );
+        assert_eq!(
+            words(Failure::TimedOut(timeout).into(), &open).as_deref(),
+            Some("MCP tool call timed out after 1500 ms")
+        );
+        assert_eq!(words(Failure::Closed.into(), &open), None);
+        assert_eq!(words(ServiceError::TransportClosed.into(), &open), None);
+        assert_eq!(
+            words(Failure::Closed.into(), &closed).as_deref(),
+            Some("not connected (source closed)")
+        );
+        assert_eq!(
+            words(Failure::Aborted.into(), &closed).as_deref(),
+            Some("MCP tool call aborted")
+        );
+        let refused = Failure::JsonRpc {
+            code: -32602,
+            message: "Unknown tool: nope".into(),
+        };
+        assert_eq!(
+            words(refused.into(), &open).as_deref(),
+            Some("Unknown tool: nope")
+        );
+    }
+}

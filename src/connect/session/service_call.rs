@@ -1,0 +1,92 @@
+//! Tool calls on rmcp's service: HTTP servers, and stdio servers in the 2026-07-28 era (whose
+//! calls may answer input-required and be sent again).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::failure::NoResult;
+use super::result::map_result;
+use super::{CallOutcome, LiveServer};
+use crate::connect::relay::Front;
+
+/// How many input-required rounds one call may take (rmcp's own client default).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+impl LiveServer {
+    /// [`LiveServer::call`] on rmcp's service: a 2026-07-28 server may answer input-required;
+    /// answered, the call is sent again.
+    pub(super) async fn call_service(
+        &self,
+        (tool, arguments): (&str, Map<String, Value>),
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+        started: Instant,
+    ) -> Result<CallOutcome, NoResult> {
+        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result = self
+                .call_once(params.clone(), timeout, (cancel, closed), front.clone())
+                .await?;
+            let ServerResult::InputRequiredResult(input_required) = result else {
+                return Ok(map_result(result, started));
+            };
+            let requests = input_required.input_requests.unwrap_or_default();
+            let responses = self
+                .client
+                .answer_input(requests, front.as_deref())
+                .await
+                .map_err(|why| NoResult::Failed(format!("MCP tool call failed: {why}")))?;
+            params.input_responses = Some(responses);
+            params.request_state = input_required.request_state;
+        }
+        Err(NoResult::Failed(format!(
+            "MCP tool call failed: the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        )))
+    }
+
+    /// One `tools/call` request and its answer, or why there was none.
+    async fn call_once(
+        &self,
+        params: CallToolRequestParams,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+    ) -> Result<ServerResult, NoResult> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = self.peer.send_cancellable_request(request, options).await?;
+        let id = handle.id.clone();
+        let _relayed = front.map(|front| {
+            self.client
+                .relays
+                .register(handle.progress_token.clone(), front)
+        });
+        let result = tokio::select! {
+            result = handle.await_response() => result,
+            _ = cancel.cancelled() => {
+                self.send_cancelled(id, "aborted by the caller").await;
+                return Err(NoResult::Aborted);
+            }
+            _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+        };
+        // rmcp hands each notification to its own task, queued before the answer that followed
+        // it: one yield lets the last progress notifications reach the front while it is still
+        // registered.
+        tokio::task::yield_now().await;
+        Ok(result?)
+    }
+
+    async fn send_cancelled(&self, id: rmcp::model::RequestId, reason: &str) {
+        let params = CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
+        let notification = rmcp::model::CancelledNotification::new(params);
+        let _ = self.peer.send_notification(notification.into()).await;
+    }
+}
