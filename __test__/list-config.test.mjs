@@ -124,6 +124,16 @@ test("listMcpTools accepts parseMcpConfig's normalised output", T, async () => {
   assert.deepEqual(names(inv.tools.srv), ["n1"])
 })
 
+test("a server named like a reserved key survives parseMcpConfig and connects", T, async () => {
+  const server = { command: process.execPath, args: [fixture("stdio-server"), "--tools", "b1"] }
+  const normalised = parseMcpConfig({ mcpServers: { builtins: server, agents: { ...server, enabled: false } } })
+  assert.deepEqual(Object.keys(normalised), ["builtins", "agents"])
+  assert.deepEqual(plain(parseMcpConfig(normalised)), plain(normalised))
+  const inv = await listMcpTools(normalised)
+  assert.deepEqual(inv.status, { builtins: "connected", agents: "disabled" })
+  assert.deepEqual(names(inv.tools.builtins), ["b1"])
+})
+
 // ---------------------------------------------------------------------------------------------
 // parseMcpConfig (pure: nothing is spawned or expanded)
 

@@ -229,14 +229,28 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
             }
         }
     }
+    // `parseMcpConfig`'s own output loads back whole, servers named like a reserved key too.
+    let normalised = top.values().all(is_normalised_entry);
     let bare = top.iter().filter(|(key, value)| match value {
         // SPEC §2: the reserved siblings belong to the rest of an agent config, whatever they hold.
-        _ if RESERVED.contains(&key.as_str()) => false,
+        _ if !normalised && RESERVED.contains(&key.as_str()) => false,
         Value::Object(_) => true,
         // `$schema` and friends are editor metadata, not misplaced servers.
         _ => !key.starts_with('$'),
     });
     Ok(servers(bare, ""))
+}
+
+/// True for an entry as `parseMcpConfig` gives it back ([`normalised_json`]): its `type` is
+/// `local`, `remote` or `invalid`, and `enabled` is a boolean.
+fn is_normalised_entry(value: &Value) -> bool {
+    value.as_object().is_some_and(|entry| {
+        entry.get("enabled").is_some_and(Value::is_boolean)
+            && matches!(
+                entry.get("type").and_then(Value::as_str),
+                Some("local" | "remote" | "invalid")
+            )
+    })
 }
 
 /// True for a server entry (its `command`/`url`/`type` are scalars or arrays), false for a map of

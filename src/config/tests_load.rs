@@ -282,6 +282,29 @@ fn normalised_json_shape_and_round_trip() {
     assert_eq!(normalised_json(&again), out);
 }
 
+/// Servers named like the reserved siblings (`builtins`, `agents`, `a2a`, `mcpServer`) survive a
+/// `parseMcpConfig` round trip; in a hand-written bare map those keys are still not servers.
+#[test]
+fn reserved_names_survive_a_round_trip() {
+    let c = load_value(json!({"mcpServers": {
+        "builtins": {"command": "b"},
+        "agents": {"url": "https://h/a"},
+        "a2a": {"command": 42},
+        "mcpServer": {"command": "m", "enabled": false},
+    }}));
+    assert_eq!(c.servers.len(), 4);
+    let out = normalised_json(&c);
+    let again = load_value(out.clone());
+    assert_eq!(again.servers, c.servers);
+    assert_eq!(normalised_json(&again), out);
+    let bare = load_value(json!({
+        "builtins": {"type": "local", "command": ["b"], "enabled": true},
+        "fs": {"command": "fs"},
+    }));
+    let names: Vec<_> = bare.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fs"]);
+}
+
 /// A settings file read at one key path: only that part, however much else the file holds.
 #[test]
 fn settings_read_at_a_key_path() {
