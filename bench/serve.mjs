@@ -2,7 +2,9 @@
 // SDK's own McpServer (bench/serve-target.mjs, each in its own process), serving a JavaScript
 // tool and a gateway tool forwarded to the raw Python stdio server; the load comes from a third
 // process (bench/load.mjs) with 1, 32 and 256 concurrent sessions. Rounds alternate between the
-// servers; each cell is the median round. Prints Markdown tables.
+// servers, in an order rotated each round (turnOrder in bench/lib.mjs, so no server always goes
+// first); each cell is the median round. Prints Markdown tables. For one build against another,
+// bench/compare.mjs is the fairer measure (fresh processes, per-round ratios and their spread).
 //
 //   npm run build && node bench/serve.mjs
 //   BASELINE=/path/to/another/checkout node bench/serve.mjs   # an older build too, same run
@@ -10,7 +12,7 @@ import { execFile, spawn } from "node:child_process"
 import { once } from "node:events"
 import path from "node:path"
 import { promisify } from "node:util"
-import { median, root } from "./lib.mjs"
+import { median, root, turnOrder } from "./lib.mjs"
 
 const run = promisify(execFile)
 const ROUNDS = Number(process.env.BENCH_SERVE_ROUNDS ?? 3)
@@ -46,7 +48,7 @@ for (const [job, tool] of jobs) {
   for (const clients of LEVELS) {
     const samples = Object.fromEntries(Object.keys(servers).map((s) => [s, []]))
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, server] of Object.entries(servers)) samples[name].push(await load(server.url, tool, clients))
+      for (const name of turnOrder(Object.keys(servers), round)) samples[name].push(await load(servers[name].url, tool, clients))
     }
     const cell = (s) => {
       const pick = (k) => median(samples[s].map((r) => r[k]))
