@@ -8,6 +8,7 @@
 //
 //   npm run build && node bench/serve.mjs
 //   BASELINE=/path/to/another/checkout node bench/serve.mjs   # an older build too, same run
+//   TOOLNEXUS=/path/to/a/checkout BASELINE=/path/to/another node bench/serve.mjs
 import { execFile, spawn } from "node:child_process"
 import { once } from "node:events"
 import path from "node:path"
@@ -37,13 +38,15 @@ async function load(url, tool, clients) {
   return JSON.parse(stdout)
 }
 
-const servers = { toolnexus: await start("toolnexus"), sdk: await start("sdk") }
+// TOOLNEXUS=<checkout> serves another build in place of this one (as in bench/bench.mjs).
+const servers = { toolnexus: await start("toolnexus", path.resolve(process.env.TOOLNEXUS ?? root)), sdk: await start("sdk") }
 if (process.env.BASELINE) servers.baseline = await start("toolnexus", path.resolve(process.env.BASELINE))
 const jobs = [["served JavaScript tool", "echo"], ["gateway to a stdio upstream", "up_echo"]]
 
 console.log(`\nnode ${process.version}; load from a separate process, one session per client, ${SECONDS} s per round, median of ${ROUNDS} rounds\n`)
-console.log(`| job | clients | ${Object.keys(servers).map((s) => `${s} req/s | p50 | p99`).join(" | ")} | ours / SDK req/s |`)
-console.log(`|---|---|${Object.keys(servers).map(() => "---|---|---").join("|")}|---|`)
+const vsBaseline = servers.baseline ? " ours / baseline req/s |" : ""
+console.log(`| job | clients | ${Object.keys(servers).map((s) => `${s} req/s | p50 | p99`).join(" | ")} | ours / SDK req/s |${vsBaseline}`)
+console.log(`|---|---|${Object.keys(servers).map(() => "---|---|---").join("|")}|---|${vsBaseline ? "---|" : ""}`)
 for (const [job, tool] of jobs) {
   for (const clients of LEVELS) {
     const samples = Object.fromEntries(Object.keys(servers).map((s) => [s, []]))
@@ -58,7 +61,8 @@ for (const [job, tool] of jobs) {
       const c = cell(s)
       return `${c.rps.toFixed(0)} | ${c.p50.toFixed(2)} ms | ${c.p99.toFixed(2)} ms`
     })
-    console.log(`| ${job} | ${clients} | ${cells.join(" | ")} | ${(cell("toolnexus").rps / cell("sdk").rps).toFixed(2)}× |`)
+    const againstBaseline = servers.baseline ? ` ${(cell("toolnexus").rps / cell("baseline").rps).toFixed(2)}× |` : ""
+    console.log(`| ${job} | ${clients} | ${cells.join(" | ")} | ${(cell("toolnexus").rps / cell("sdk").rps).toFixed(2)}× |${againstBaseline}`)
   }
 }
 await Promise.all(Object.values(servers).map((s) => s.stop()))
