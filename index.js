@@ -34,7 +34,10 @@ exports.exposedMcpTools = function exposedMcpTools(tools, cfg) {
   return require("./lib/tools.js").exposedMcpTools(tools, cfg)
 }
 exports.forgetCredentials = binding.forgetCredentials
-exports.listMcpTools = binding.listMcpTools
+/** @type {Api["listMcpTools"]} */
+exports.listMcpTools = function listMcpTools(input, opts) {
+  return require("./lib/options.js").listMcpTools(input, opts)
+}
 /** @type {Api["loadMcp"]} */
 exports.loadMcp = function loadMcp(input, opts) {
   return require("./lib/source.js").loadMcp(input, opts)

@@ -24,13 +24,3 @@ where
         .build()
         .map_err(|e| e.reason.clone())
 }
-
-/// `value`, whose type the caller has checked is `Function`, as a typed `Function`.
-pub fn as_function<'env, Args: JsValuesTupleIntoVec, Ret>(
-    value: Unknown<'env>,
-) -> std::result::Result<Function<'env, Args, Ret>, String> {
-    if value.get_type().map_err(|e| e.reason.clone())? != ValueType::Function {
-        return Err("toolnexus: expected a function".to_string());
-    }
-    Function::from_unknown(value).map_err(|e| e.reason.clone())
-}
