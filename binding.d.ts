@@ -57,7 +57,7 @@ export declare class NativeService {
    * Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
    * connected client with `notifications/tools/list_changed`.
    */
-  setTools(tools: unknown[]): void
+  setTools(tools: NativeTool[]): void
   /**
    * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
    * (their pending ctx promises would otherwise keep Node alive for their whole wait).
@@ -123,7 +123,7 @@ export interface CallOptions {
 }
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: unknown[], name: string, version: string, onCall?: (call: CallRecord) => void): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -205,6 +205,30 @@ export interface McpCallOptions {
    * after bad arguments' (a call never rejects).
    */
   refusal?: string
+}
+
+/**
+ * A tool as lib/serve.js's `servedTools` prepares it (internal): its listing, and either the
+ * loadMcp connection it came from or its `execute` and `abort`.
+ */
+export interface NativeTool {
+  name: string
+  description: string
+  /** Where it came from (`native`, or its MCP server's name). */
+  source: string
+  /** A loadMcp tool's handle: a call stays in Rust, and its listing is the one served. */
+  mcp?: unknown
+  inputSchema?: unknown
+  title?: unknown
+  annotations?: unknown
+  outputSchema?: unknown
+  icons?: unknown
+  execution?: unknown
+  _meta?: unknown
+  /** `execute({ id, args })`, resolving the call's `ToolResult`. */
+  execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
+  /** `abort(id)` fires the AbortSignal of the call with this id. */
+  abort: (id: number) => void
 }
 
 /**
