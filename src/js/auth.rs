@@ -8,8 +8,8 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::callback::JsCallback;
-use super::options::{Answer, CallOptions, js_callback};
+use super::callback::{JsCallback, js_callback};
+use super::options::{Answer, CallOptions};
 use crate::config::ConfigInput;
 use crate::connect::auth::store::{self, FileStore, StoreFuture, TokenStore};
 use crate::connect::auth::{AuthContext, Authorize};

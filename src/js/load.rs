@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::abort::Watch;
 use super::bounded::JsonValue;
-use super::callback::JsCallback;
+use super::callback::{JsCallback, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::mcp_tools::{SourceNames, named_tools, tool_objects};
-use super::options::{CallOptions, LoadHooks, js_callback};
+use super::options::{CallOptions, LoadHooks};
 #[cfg(unix)]
 use super::stdout_reader::StdoutReader;
 use crate::connect::client::{ClientSide, Elicitor};

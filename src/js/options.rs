@@ -6,7 +6,6 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::bounded::JsonValue;
-use super::callback::JsCallback;
 
 /// What an app's function may answer: a value, or a promise of one.
 pub type Answer = Either<Promise<JsonValue>, JsonValue>;
@@ -69,14 +68,4 @@ pub struct McpCallOptions<'a> {
     /// Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
     /// after bad arguments' (a call never rejects).
     pub refusal: Option<String>,
-}
-
-/// An app's function (from one of these options) as a [`JsCallback`], callable from the
-/// runtime; a failure to make one is an `Error`.
-pub fn js_callback<Args, Ret>(f: Function<Args, Ret>) -> Result<JsCallback<Args, Ret>>
-where
-    Args: 'static + JsValuesTupleIntoVec,
-    Ret: 'static + FromNapiValue,
-{
-    super::callback::js_callback(f).map_err(Error::from_reason)
 }

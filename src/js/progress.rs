@@ -18,8 +18,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::callback::JsCallback;
-use super::options::js_callback;
+use super::callback::{JsCallback, js_callback};
 use crate::connect::relay::Front;
 
 /// Weak: a call in flight keeps Node alive, its progress callback does not.

@@ -36,7 +36,7 @@ pub fn create_service(
     let served = served_tools(env, tools)?;
     let on_call = match on_call {
         Some(f) => {
-            let tsfn: JsCallback<Value> = js_callback(f).map_err(Error::from_reason)?;
+            let tsfn: JsCallback<Value> = js_callback(f)?;
             let tsfn = Arc::new(tsfn);
             let hook: serve::OnCall = Arc::new(move |record: CallRecord| {
                 let tsfn = tsfn.clone();
@@ -72,7 +72,7 @@ impl NativeService {
     #[napi(ts_args_type = "send: (message: unknown) => void")]
     pub fn bridge(&self, send: Function<Value, ()>) -> Result<NativeBridge> {
         // Outgoing messages of the bridged session, handed to the SDK transport's `send`.
-        let send: JsCallback<Value> = js_callback(send).map_err(Error::from_reason)?;
+        let send: JsCallback<Value> = js_callback(send)?;
         let send = Arc::new(send);
         let out: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |message| {
             let send = send.clone();

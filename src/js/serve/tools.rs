@@ -241,8 +241,8 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
                 );
             }
         }
-        let execute: Execute = js_callback(execute).map_err(Error::from_reason)?;
-        let abort: Abort = js_callback(abort).map_err(Error::from_reason)?;
+        let execute: Execute = js_callback(execute)?;
+        let abort: Abort = js_callback(abort)?;
         Arc::new(JsTool {
             execute: Arc::new(execute),
             abort: Arc::new(abort),
