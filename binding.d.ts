@@ -143,7 +143,7 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
 /** Removes stored credentials by server name or URL from the default store; how many went. */
 export declare function forgetCredentials(which: string): number
 
-/** `serve(addr, opts)` options that reach the native server. */
+/** `serve(addr, opts)` options that reach the native server (checked by lib/options.js). */
 export interface HttpServeOptions {
   /** Serve handshake-era clients without sessions too (for replicas behind a load balancer). */
   stateless?: boolean

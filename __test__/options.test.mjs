@@ -67,3 +67,25 @@ test("options: a loadMcp tool's bad ctx is its error result, after bad arguments
     await source.close()
   }
 })
+
+test("options: toolkit.serve's options are refused in words, never in napi's", T, async () => {
+  const { createToolkit } = await import("toolnexus")
+  const toolkit = await createToolkit({})
+  try {
+    const cases = [
+      // Were "Failed to convert napi value into rust type `bool` …" and the like.
+      [{ stateless: "x" }, TE("toolnexus: stateless must be a boolean, got string")],
+      [{ allowedHosts: "x" }, TE("toolnexus: allowedHosts must be an array of strings")],
+      [{ allowedOrigins: [1] }, TE("toolnexus: allowedOrigins must be an array of strings")],
+      // A number as JavaScript prints it.
+      [{ sessionIdleTimeout: 1e21 }, { name: "Error", message: "toolnexus: sessionIdleTimeout must be a number of milliseconds from 1 to 1e12, got 1e+21" }],
+      [{ maxSessions: NaN }, { name: "Error", message: "toolnexus: maxSessions must be a whole number from 1 to 1e9, got NaN" }],
+    ]
+    for (const [options, expected] of cases) await rejects(() => toolkit.serve("127.0.0.1:0", options), expected)
+    const served = await toolkit.serve("127.0.0.1:0", { stateless: true, allowedHosts: ["example.test"], allowedOrigins: [], maxSessions: 3, sessionIdleTimeout: 1000 })
+    assert.match(served.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+    await served.stop()
+  } finally {
+    await toolkit.close()
+  }
+})

@@ -170,4 +170,56 @@ function callOptions(ctx) {
   }
 }
 
-module.exports = { listMcpTools, checkLoad, callOptions }
+/**
+ * An optional number in `[min, max]` (whole when `whole`): a non-number is a TypeError, a number
+ * out of range an Error, both naming it.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {string} what
+ * @param {number} min
+ * @param {number} max
+ * @param {boolean} whole
+ * @returns {number | undefined}
+ */
+function boundedNumber(name, value, what, min, max, whole) {
+  if (value === undefined) return undefined
+  if (typeof value !== "number") throw new TypeError(`toolnexus: ${name} must be a number, got ${typeof value}`)
+  if (!(value >= min && value <= max) || (whole && !Number.isInteger(value))) {
+    throw new Error(`toolnexus: ${name} must be ${what}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * An optional array of strings.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {string[] | undefined}
+ */
+function stringsOption(name, value) {
+  if (value === undefined || value === null) return undefined
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new TypeError(`toolnexus: ${name} must be an array of strings`)
+  }
+  return value
+}
+
+/**
+ * `toolkit.serve(addr, opts)`'s options for the native HTTP server.
+ * @param {any} o
+ * @returns {import("../binding").HttpServeOptions}
+ */
+function serveOptions(o) {
+  if (o.stateless !== undefined && o.stateless !== null && typeof o.stateless !== "boolean") {
+    throw new TypeError(`toolnexus: stateless must be a boolean, got ${typeof o.stateless}`)
+  }
+  return {
+    stateless: o.stateless ?? undefined,
+    allowedHosts: stringsOption("allowedHosts", o.allowedHosts),
+    allowedOrigins: stringsOption("allowedOrigins", o.allowedOrigins),
+    sessionIdleTimeout: boundedNumber("sessionIdleTimeout", o.sessionIdleTimeout, "a number of milliseconds from 1 to 1e12", 1, 1e12, false),
+    maxSessions: boundedNumber("maxSessions", o.maxSessions, "a whole number from 1 to 1e9", 1, 1e9, true),
+  }
+}
+
+module.exports = { listMcpTools, checkLoad, callOptions, serveOptions }

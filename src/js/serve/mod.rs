@@ -123,7 +123,7 @@ impl NativeService {
         let options = match options {
             None => serve::http::ServeOptions::default(),
             Some(o) => serve::http::ServeOptions {
-                sessions: session_limits(&o)?,
+                sessions: session_limits(&o),
                 stateless: o.stateless.unwrap_or(false),
                 allowed_hosts: o.allowed_hosts,
                 allowed_origins: o.allowed_origins,
