@@ -4,7 +4,8 @@
 // checks that the two lists agree.
 //
 // lib/ is loaded on first use, not here: each module read at import costs about half a
-// millisecond, and an import that only lists tools needs none of them.
+// millisecond, and an import that only lists tools needs only lib/options.js (the options,
+// checked once, before the binding gets them as typed values).
 "use strict"
 
 const binding = require("./binding.js")
