@@ -155,10 +155,11 @@ function checkLoad(input, opts, hooks) {
  * is a warning). A bad one is the call's error result, like bad arguments (a call never
  * rejects), so it goes to the native side as `refusal`.
  * @param {unknown} ctx
- * @returns {McpCallOptions}
+ * @returns {McpCallOptions | undefined}
  */
 function callOptions(ctx) {
-  if (ctx === null || typeof ctx !== "object") return {}
+  // No ctx (the common case): nothing for the binding to read.
+  if (ctx === null || typeof ctx !== "object") return undefined
   const c = /** @type {any} */ (ctx)
   try {
     const timeoutMs = millisOption(c, "ctx", ["timeout"])
