@@ -10,7 +10,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::{ToolServer, changes, text_result};
+use super::{ToolServer, changes, rounds, text_result};
 
 impl ServerHandler for ToolServer {
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
@@ -107,17 +107,25 @@ impl ServerHandler for ToolServer {
             let responses = request.input_responses.clone().unwrap_or_default();
             return self.resume(&request.name, state, responses, context).await;
         }
+        let started = std::time::Instant::now();
         let tool = set.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
+        let subject = rounds::Subject {
+            kind: rounds::SubjectKind::Tool,
+            name: tool.name.clone(),
+            source: tool.source.clone(),
+        };
         if let Err(problems) = set.check(index, &arguments) {
-            // A mismatch is the caller's to fix, so it is a result the model can read.
+            // A mismatch is the caller's to fix, so it is a result the model can read; OnCall
+            // hears of it as a failed call.
+            self.record(&subject, started, true);
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),
                 true,
             )));
         }
         let responses = request.input_responses.unwrap_or_default();
-        let run = self.start(tool, arguments, context);
+        let run = self.start(subject, tool.caller.clone(), arguments, context);
         self.drive(run, responses).await
     }
 }
