@@ -300,6 +300,8 @@ pub async fn load_all(
                             timeout: Duration::from_millis(entry.timeout_ms),
                             tools: tools.clone(),
                             filter: entry.tools.clone(),
+                            tool_hints: Default::default(),
+                            surface: Default::default(),
                         });
                         (Status::Connected, tools, None)
                     }

@@ -24,6 +24,7 @@ pub mod sse;
 mod start_stdio;
 pub mod stdio;
 pub mod tool_info;
+pub mod updates;
 
 use std::future::Future;
 use std::time::Duration;

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use crate::connect::tool_info::ToolInfo;
+use crate::surface::{Kind, Listed};
 use rmcp::model::{ProtocolVersion, SubscriptionFilter};
 use rmcp::service::Subscription;
 use tokio::sync::watch;
@@ -18,6 +19,10 @@ use super::{LiveServer, Session};
 /// (filtered) tools.
 pub type ToolsHook = Arc<dyn Fn(&str, &[ToolInfo]) + Send + Sync>;
 
+/// Told, after a server's resources, templates or prompts were re-listed and found changed, its
+/// name, the kind and its new items.
+pub type SurfaceHook = Arc<dyn Fn(&str, Kind, &Listed) + Send + Sync>;
+
 /// A notification is acted on this long after it came, so a burst of them costs one re-list.
 use crate::bounds::RELIST_DEBOUNCE as DEBOUNCE;
 /// Re-lists of one server start at least this far apart: a server that announces a change on
@@ -25,6 +30,18 @@ use crate::bounds::RELIST_DEBOUNCE as DEBOUNCE;
 use crate::bounds::RELIST_MIN_INTERVAL as MIN_INTERVAL;
 
 impl Session {
+    /// Follows every server's list changes: its tools (`tools` told of a change, as
+    /// [`Session::follow_tool_changes`] says) and its resources, templates and prompts
+    /// (`surface` told of a change).
+    pub fn follow_changes(
+        self: &Arc<Self>,
+        tools: Option<ToolsHook>,
+        surface: Option<SurfaceHook>,
+    ) {
+        let _ = surface;
+        self.follow_tool_changes(tools);
+    }
+
     /// From now on, a server's `notifications/tools/list_changed` re-lists it (the listing under
     /// its timeout); when the tools differ, its listing is replaced, the generation bumped and
     /// `hook` told. Notifications are coalesced: at most one re-list per server is in flight,
