@@ -19,6 +19,7 @@ pub mod stdio;
 pub mod subscriptions;
 pub mod surface;
 mod toolset;
+pub mod upstream;
 mod validate;
 
 #[cfg(test)]
@@ -234,7 +235,7 @@ impl ToolServer {
         &self,
         own: Vec<surface::OwnItem>,
         upstreams: Vec<Arc<dyn surface::Upstream>>,
-        cache: surface::CacheHints,
+        cache: surface::Hints,
     ) -> Vec<String> {
         let (next, warnings) = {
             let mut composing = self

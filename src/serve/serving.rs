@@ -8,9 +8,9 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, InputRequiredResult, InputResponses,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
+    Reference,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value, json};
@@ -18,29 +18,7 @@ use serde_json::{Map, Value, json};
 use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
 use super::surface::{Owner, Surface, Upstream};
 use super::{CallContext, ToolCaller, ToolServer};
-
-/// The most completion values one answer has (MCP's limit).
-pub const MAX_COMPLETION_VALUES: usize = CompletionInfo::MAX_VALUES;
-
-/// `values`, cut to MCP's limit: a longer list keeps its first values and says how many there
-/// were and that there are more.
-pub fn completion(
-    mut values: Vec<String>,
-    total: Option<u32>,
-    has_more: Option<bool>,
-) -> CompletionInfo {
-    let mut info = CompletionInfo::default();
-    if values.len() > MAX_COMPLETION_VALUES {
-        info.total = Some(total.unwrap_or(values.len() as u32));
-        info.has_more = Some(true);
-        values.truncate(MAX_COMPLETION_VALUES);
-    } else {
-        info.total = total;
-        info.has_more = has_more;
-    }
-    info.values = values;
-    info
-}
+use crate::surface::{completion, prompt_result, read_result};
 
 /// A `{result}` / `{error}` envelope (what the JavaScript side and the upstream callers give).
 pub fn envelope(value: Value) -> Result<Value, ErrorData> {
@@ -168,7 +146,7 @@ impl ToolServer {
         match self.drive_item(run, responses).await? {
             Err(input_required) => Ok(ReadResourceResponse::InputRequired(input_required)),
             Ok(value) => {
-                let mut result: ReadResourceResult = serde_json::from_value(value)
+                let mut result = read_result(value)
                     .map_err(|e| invalid_result(&format!("resource {uri:?}"), e))?;
                 let (ttl, scope) = surface.read_hints();
                 result.ttl_ms.get_or_insert(ttl);
@@ -232,7 +210,7 @@ impl ToolServer {
         match self.drive_item(run, responses).await? {
             Err(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),
             Ok(value) => {
-                let result: GetPromptResult = serde_json::from_value(value)
+                let result = prompt_result(value)
                     .map_err(|e| invalid_result(&format!("prompt {name:?}"), e))?;
                 Ok(GetPromptResponse::Complete(result))
             }

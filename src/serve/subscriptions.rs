@@ -13,8 +13,7 @@ use tokio::sync::broadcast;
 
 use super::surface::Upstream;
 
-/// (session, URI) pairs one served endpoint keeps at most.
-pub const MAX_SUBSCRIPTIONS: usize = 4096;
+pub use crate::bounds::SERVE_MAX_SUBSCRIPTIONS as MAX_SUBSCRIPTIONS;
 /// Updates a slow 2026-07-28 listener may fall behind by before it misses some.
 const UPDATES_BACKLOG: usize = 256;
 

@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 
 use super::{CallContext, ToolCaller};
 use crate::connect::naming::Namer;
+pub use crate::surface::Hints;
+use crate::surface::uri_template;
 
 /// Which listing: the tools, or one of the three kinds of the surface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,7 +32,16 @@ pub enum ListKind {
 }
 
 impl ListKind {
-    pub const SURFACE: [ListKind; 3] = [Self::Resources, Self::Templates, Self::Prompts];
+    /// The surface kind it is (None: the tools).
+    pub fn surface_kind(self) -> Option<crate::surface::Kind> {
+        use crate::surface::Kind;
+        match self {
+            Self::Tools => None,
+            Self::Resources => Some(Kind::Resources),
+            Self::Templates => Some(Kind::ResourceTemplates),
+            Self::Prompts => Some(Kind::Prompts),
+        }
+    }
 }
 
 /// What one of the server's own items is.
@@ -56,43 +67,7 @@ pub struct OwnItem {
     pub completes: Vec<String>,
 }
 
-/// SEP-2549 caching hints of a listing or a read.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CacheHints {
-    pub ttl_ms: Option<u64>,
-    pub scope: Option<CacheScope>,
-}
-
-impl CacheHints {
-    /// Two contributions to one served result: the shorter time, and public only when both
-    /// are (an unknown time or scope makes the merge unknown).
-    pub fn merge(self, other: CacheHints) -> CacheHints {
-        let ttl_ms = match (self.ttl_ms, other.ttl_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            _ => None,
-        };
-        let scope = match (self.scope, other.scope) {
-            (Some(CacheScope::Public), Some(CacheScope::Public)) => Some(CacheScope::Public),
-            (Some(_), Some(_)) => Some(CacheScope::Private),
-            _ => None,
-        };
-        CacheHints { ttl_ms, scope }
-    }
-
-    /// What is served: what the config says, else these hints, else 0 ms and private.
-    pub fn served(self, configured: CacheHints) -> (u64, CacheScope) {
-        (
-            configured.ttl_ms.or(self.ttl_ms).unwrap_or(0),
-            configured
-                .scope
-                .or(self.scope)
-                .unwrap_or(CacheScope::Private),
-        )
-    }
-}
-
-/// Told the URI of each `notifications/resources/updated` of a subscription.
-pub type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
+pub use crate::connect::updates::UpdateListener;
 
 /// What an upstream server lists now, and what it declares.
 #[derive(Clone, Default)]
@@ -110,7 +85,7 @@ pub trait Upstream: Send + Sync + 'static {
     fn name(&self) -> &str;
     fn listing(&self) -> UpstreamListing;
     /// The caching hints of its `kind` listing now.
-    fn hints(&self, kind: ListKind) -> CacheHints;
+    fn hints(&self, kind: ListKind) -> Hints;
     /// Whether its `kind` listing outlived its `ttlMs`.
     fn expired(&self, kind: ListKind) -> bool;
     /// Starts one re-list of `kind` when it expired (none when one is in flight).
@@ -178,7 +153,7 @@ pub struct Surface {
     pub upstreams: Vec<Arc<dyn Upstream>>,
     /// By [`ListKind`]: the upstreams whose items are served in that listing (all, for tools).
     contributors: [Vec<usize>; 4],
-    configured: CacheHints,
+    configured: Hints,
     pub caps: Caps,
 }
 
@@ -216,7 +191,7 @@ impl Surface {
         own: Vec<OwnItem>,
         upstreams: Vec<Arc<dyn Upstream>>,
         namer: &mut Namer,
-        configured: CacheHints,
+        configured: Hints,
         warned: &mut HashSet<String>,
     ) -> (Surface, Vec<String>) {
         let mut warnings = Warnings {
@@ -407,7 +382,7 @@ impl Surface {
     /// The hints `kind`'s listing is served with. An upstream whose listing expired is asked
     /// to re-list, and meanwhile the answer is not to be cached (0 ms).
     pub fn hints(&self, kind: ListKind) -> (u64, CacheScope) {
-        let mut merged: Option<CacheHints> = None;
+        let mut merged: Option<Hints> = None;
         let mut stale = false;
         for &i in &self.contributors[kind as usize] {
             let up = &self.upstreams[i];
@@ -424,7 +399,7 @@ impl Surface {
 
     /// The hints of a read answered by the server itself.
     pub fn read_hints(&self) -> (u64, CacheScope) {
-        CacheHints::default().served(self.configured)
+        Hints::default().served(self.configured)
     }
 
     /// Who answers a read of `uri`, and the template variables when a template matched: an
@@ -434,7 +409,8 @@ impl Surface {
             return Some((self.resources[i].1.clone(), None));
         }
         self.templates.iter().find_map(|(template, owner)| {
-            template_vars(&template.uri_template, uri).map(|vars| (owner.clone(), Some(vars)))
+            uri_template::matches(&template.uri_template, uri)
+                .map(|vars| (owner.clone(), Some(vars)))
         })
     }
 
@@ -446,55 +422,5 @@ impl Surface {
     /// The template listed with exactly this `uriTemplate`.
     pub fn template(&self, uri_template: &str) -> Option<&(ResourceTemplate, Owner)> {
         self.templates.get(*self.by_template.get(uri_template)?)
-    }
-}
-
-/// The variables of `template` (RFC 6570 levels 1 and 2) that make it `uri`, if it matches:
-/// a `{var}` stops at `/`, `?` and `#`; a `{+var}` or `{#var}` takes any characters.
-pub fn template_vars(template: &str, uri: &str) -> Option<Map<String, Value>> {
-    let mut vars = Map::new();
-    matches_from(template, uri, &mut vars).then_some(vars)
-}
-
-fn matches_from(template: &str, uri: &str, vars: &mut Map<String, Value>) -> bool {
-    let Some(open) = template.find('{') else {
-        return template == uri;
-    };
-    let (literal, rest) = template.split_at(open);
-    let Some(uri) = uri.strip_prefix(literal) else {
-        return false;
-    };
-    let Some(close) = rest.find('}') else {
-        return false;
-    };
-    let expression = &rest[1..close];
-    let after = &rest[close + 1..];
-    let (reserved, prefix, name) = match expression.chars().next() {
-        Some('+') => (true, "", &expression[1..]),
-        Some('#') => (true, "#", &expression[1..]),
-        Some('/') => (false, "/", &expression[1..]),
-        Some('.') => (false, ".", &expression[1..]),
-        _ => (false, "", expression),
-    };
-    let Some(uri) = uri.strip_prefix(prefix) else {
-        return false;
-    };
-    // The shortest value that lets the rest match, so a later literal is found.
-    let stop = |c: char| !reserved && matches!(c, '/' | '?' | '#' | '&');
-    let mut end = 0;
-    loop {
-        let mut attempt = vars.clone();
-        attempt.insert(name.to_string(), Value::String(uri[..end].to_string()));
-        if end > 0 && matches_from(after, &uri[end..], &mut attempt) {
-            *vars = attempt;
-            return true;
-        }
-        let Some(c) = uri[end..].chars().next() else {
-            return false;
-        };
-        if stop(c) {
-            return false;
-        }
-        end += c.len_utf8();
     }
 }

@@ -23,9 +23,9 @@ use rmcp::{ServiceError, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use super::serving::completion;
 use super::surface::*;
 use super::*;
+use crate::surface::completion;
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -167,7 +167,7 @@ fn own_items() -> Vec<OwnItem> {
     ]
 }
 
-fn served(cache: CacheHints) -> ToolServer {
+fn served(cache: Hints) -> ToolServer {
     let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
     let warnings = server.set_surface(own_items(), Vec::new(), cache);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -183,7 +183,7 @@ fn code(e: ServiceError) -> (i32, String, Option<Value>) {
 
 #[tokio::test]
 async fn own_items_are_listed_read_and_got_in_both_eras() {
-    let server = served(CacheHints::default());
+    let server = served(Hints::default());
     for modern in [false, true] {
         let (client, _) = connect(&server, modern).await;
         let caps = client.peer_info().unwrap().capabilities.clone();
@@ -294,7 +294,7 @@ async fn own_items_are_listed_read_and_got_in_both_eras() {
 
 #[tokio::test]
 async fn configured_hints_are_served() {
-    let cache = CacheHints {
+    let cache = Hints {
         ttl_ms: Some(5000),
         scope: Some(CacheScope::Public),
     };
@@ -331,7 +331,7 @@ async fn a_tool_server_without_a_surface_announces_and_serves_none() {
 
 #[tokio::test]
 async fn a_prompt_waiting_on_input_parks_and_resumes_at_2026() {
-    let server = served(CacheHints::default());
+    let server = served(Hints::default());
     let (client, _) = connect(&server, true).await;
     // rmcp's client drives the rounds: input-required, then the result.
     let got = client
@@ -400,18 +400,29 @@ fn completion_is_cut_to_mcps_limit() {
 
 #[test]
 fn template_variables_match_levels_one_and_two() {
-    let vars = template_vars("test://template/{id}/data", "test://template/123/data").unwrap();
+    let vars = crate::surface::uri_template::matches(
+        "test://template/{id}/data",
+        "test://template/123/data",
+    )
+    .unwrap();
     assert_eq!(Value::Object(vars), json!({"id": "123"}));
-    assert!(template_vars("test://template/{id}/data", "test://template/1/2/data").is_none());
-    let vars = template_vars("file:///{+path}", "file:///a/b/c.txt").unwrap();
+    assert!(
+        crate::surface::uri_template::matches(
+            "test://template/{id}/data",
+            "test://template/1/2/data"
+        )
+        .is_none()
+    );
+    let vars =
+        crate::surface::uri_template::matches("file:///{+path}", "file:///a/b/c.txt").unwrap();
     assert_eq!(Value::Object(vars), json!({"path": "a/b/c.txt"}));
-    let vars = template_vars(
+    let vars = crate::surface::uri_template::matches(
         "demo://resource/dynamic/text/{resourceId}",
         "demo://resource/dynamic/text/5",
     )
     .unwrap();
     assert_eq!(Value::Object(vars), json!({"resourceId": "5"}));
-    assert!(template_vars("demo://x/{id}", "other://x/1").is_none());
+    assert!(crate::surface::uri_template::matches("demo://x/{id}", "other://x/1").is_none());
 }
 
 #[path = "tests_surface_upstream.rs"]

@@ -14,7 +14,7 @@ use super::*;
 struct Fake {
     name: String,
     listing: UpstreamListing,
-    hints: CacheHints,
+    hints: Hints,
     subscribed: AtomicUsize,
     unsubscribed: Arc<AtomicUsize>,
     listeners: Mutex<Vec<UpdateListener>>,
@@ -28,7 +28,7 @@ impl Drop for Unsubscribe {
     }
 }
 
-fn fake(name: &str, resources: &[&str], prompts: &[&str], hints: CacheHints) -> Arc<Fake> {
+fn fake(name: &str, resources: &[&str], prompts: &[&str], hints: Hints) -> Arc<Fake> {
     Arc::new(Fake {
         name: name.into(),
         listing: UpstreamListing {
@@ -61,7 +61,7 @@ impl Upstream for Fake {
     fn listing(&self) -> UpstreamListing {
         self.listing.clone()
     }
-    fn hints(&self, _: ListKind) -> CacheHints {
+    fn hints(&self, _: ListKind) -> Hints {
         self.hints
     }
     fn expired(&self, _: ListKind) -> bool {
@@ -130,7 +130,7 @@ fn ups(fakes: &[&Arc<Fake>]) -> Vec<Arc<dyn Upstream>> {
 
 #[test]
 fn prompts_are_renamed_and_the_first_uri_wins_with_one_warning() {
-    let hints = CacheHints::default();
+    let hints = Hints::default();
     let a = fake("a", &["x://shared", "x://a"], &["simple-prompt"], hints);
     let b = fake("b", &["x://shared"], &["simple-prompt"], hints);
     let mut namer = crate::connect::naming::Namer::default();
@@ -174,7 +174,7 @@ fn prompts_are_renamed_and_the_first_uri_wins_with_one_warning() {
 
 #[test]
 fn upstream_hints_merge_unless_configured() {
-    let hints = |ttl, scope| CacheHints {
+    let hints = |ttl, scope| Hints {
         ttl_ms: Some(ttl),
         scope: Some(scope),
     };
@@ -183,7 +183,7 @@ fn upstream_hints_merge_unless_configured() {
     let c = fake("c", &["x://c"], &[], hints(100, CacheScope::Private));
     let mut namer = crate::connect::naming::Namer::default();
     let mut warned = Default::default();
-    let none = CacheHints::default();
+    let none = Hints::default();
     let (s, _) = Surface::build(Vec::new(), ups(&[&a, &b]), &mut namer, none, &mut warned);
     assert_eq!(s.hints(ListKind::Resources), (300, CacheScope::Public));
     let (s, _) = Surface::build(
@@ -203,7 +203,7 @@ fn upstream_hints_merge_unless_configured() {
 
 #[tokio::test]
 async fn reads_gets_and_completions_reach_their_owner_by_its_own_names() {
-    let hints = CacheHints::default();
+    let hints = Hints::default();
     let a = fake("a", &["x://shared"], &["p"], hints);
     let b = fake("b", &["x://shared", "x://b"], &["p"], hints);
     let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
@@ -254,7 +254,7 @@ async fn reads_gets_and_completions_reach_their_owner_by_its_own_names() {
 
 #[tokio::test]
 async fn upstream_subscriptions_are_held_once_for_all_followers() {
-    let hints = CacheHints::default();
+    let hints = Hints::default();
     let a = fake("a", &["x://a"], &[], hints);
     let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
     server.set_surface(Vec::new(), ups(&[&a]), hints);
