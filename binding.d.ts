@@ -7,14 +7,11 @@ import type {
   ElicitParams,
   ElicitResult,
   ElicitationRequest,
-  ListOptions,
-  LoadOptions,
   McpConfig,
   McpInventory,
   McpStatus,
   ServerInfo,
   Tool,
-  ToolContext,
   ToolResult,
 } from "./index"
 
@@ -60,7 +57,7 @@ export declare class NativeService {
    * Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
    * connected client with `notifications/tools/list_changed`.
    */
-  setTools(tools: unknown[]): void
+  setTools(tools: NativeTool[]): void
   /**
    * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
    * (their pending ctx promises would otherwise keep Node alive for their whole wait).
@@ -106,16 +103,27 @@ export declare function answerToElicitResult(answer: Answer): ElicitResult
 export declare function callContext(id: number, op: string, payload: object): Promise<any>
 
 /**
- * `callMcpTool(ref, args, ctx, onProgress)` (internal), behind a loadMcp tool's `execute`:
- * starts the call and returns its number; its result `{output, isError, content?,
- * structuredContent?, _meta?, metadata: {server}}` (the parts and `_meta` as the server sent
- * them) arrives through [`super::settle`] (a call never rejects). `onProgress` is
- * `ctx.onProgress`, guarded by lib/source.js.
+ * `callMcpTool(ref, args, ctx)` (internal), behind a loadMcp tool's `execute`: starts the
+ * call and returns its number; its result `{output, isError, content?, structuredContent?,
+ * _meta?, metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through
+ * [`super::settle`] (a call never rejects). `ctx` is the call's, checked by lib/options.js.
  */
-export declare function callMcpTool(tool: unknown, args?: Record<string, unknown>, ctx?: ToolContext, onProgress?: unknown): number
+export declare function callMcpTool(tool: unknown, args?: Record<string, unknown>, ctx?: McpCallOptions): number
+
+/** A listMcpTools or loadMcp call's options (internal: lib/options.js checks the app's). */
+export interface CallOptions {
+  /** `opts.deadline` (or `opts.timeout`), in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
+  deadlineMs?: number
+  /** `opts.signal`, taken as a plain object (see src/js/abort.rs). */
+  signal?: AbortSignal
+  /** `opts.authorize(url)`, bound to `opts`. */
+  authorize?: (url: string) => unknown
+  /** `opts.tokenStore`, its methods bound to it. */
+  tokenStore?: TokenStoreOptions
+}
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: unknown[], name: string, version: string, onCall?: (call: CallRecord) => void): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -135,7 +143,7 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
 /** Removes stored credentials by server name or URL from the default store; how many went. */
 export declare function forgetCredentials(which: string): number
 
-/** `serve(addr, opts)` options that reach the native server. */
+/** `serve(addr, opts)` options that reach the native server (checked by lib/options.js). */
 export interface HttpServeOptions {
   /** Serve handshake-era clients without sessions too (for replicas behind a load balancer). */
   stateless?: boolean
@@ -149,17 +157,21 @@ export interface HttpServeOptions {
   maxSessions?: number
 }
 
-/** Connects to every enabled server just long enough to list its tools, then disconnects. */
-export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>
+/**
+ * Connects to every enabled server just long enough to list its tools, then disconnects.
+ * (internal: the package's `listMcpTools` in lib/options.js checks the app's options first).
+ */
+export declare function listMcpTools(input: string | object, opts?: CallOptions): Promise<McpInventory>
 
-/** What the package's JavaScript hands `loadMcp` besides the app's options. */
+/** What loadMcp takes besides a call's options (internal: lib/options.js). */
 export interface LoadHooks {
+  /** `opts.waitFor(request)`, asked for each elicitation. */
+  waitFor?: (request: unknown) => unknown
   /**
-   * `opts.onToolsChanged` (or a toolkit's own listener), guarded by lib/source.js so a
-   * throw in it is a `ToolnexusWarning`; a value that is not a function is refused with
-   * `opts.onToolsChanged must be a function`.
+   * `opts.onToolsChanged` (or a toolkit's own listener), guarded by lib/options.js so a
+   * throw in it is a `ToolnexusWarning`.
    */
-  onToolsChanged?: unknown
+  onToolsChanged?: (change: { server: string; tools: unknown[] }) => void
   /**
    * The servers' elicitation and sampling requests go to the front clients of a gateway
    * serving these tools (a toolkit's sources).
@@ -175,9 +187,49 @@ export interface LoadHooks {
 /**
  * Connects to every enabled server and returns live, callable tools. Connections stay open
  * until `source.close()`.
- * (internal: the package's `loadMcp` in lib/source.js wraps it, see [`LoadHooks`]).
+ * (internal: the package's `loadMcp` in lib/source.js wraps it; lib/options.js checks the
+ * app's options).
  */
-export declare function loadMcp(input: string | object, opts?: LoadOptions, hooks?: LoadHooks): Promise<{ handle: NativeSource; status: Record<string, McpStatus>; errors: Record<string, string>; info: Record<string, ServerInfo> }>
+export declare function loadMcp(input: string | object, opts?: CallOptions, hooks?: LoadHooks): Promise<{ handle: NativeSource; status: Record<string, McpStatus>; errors: Record<string, string>; info: Record<string, ServerInfo> }>
+
+/** A loadMcp tool call's `ctx` (internal: lib/options.js checks it). */
+export interface McpCallOptions {
+  /** `ctx.timeout`, in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
+  timeoutMs?: number
+  /** `ctx.signal`, taken as a plain object (see src/js/abort.rs). */
+  signal?: AbortSignal
+  /** `ctx.onProgress`, guarded by lib/options.js (a throw in it is a warning). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+  /**
+   * Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
+   * after bad arguments' (a call never rejects).
+   */
+  refusal?: string
+}
+
+/**
+ * A tool as lib/serve.js's `servedTools` prepares it (internal): its listing, and either the
+ * loadMcp connection it came from or its `execute` and `abort`.
+ */
+export interface NativeTool {
+  name: string
+  description: string
+  /** Where it came from (`native`, or its MCP server's name). */
+  source: string
+  /** A loadMcp tool's handle: a call stays in Rust, and its listing is the one served. */
+  mcp?: unknown
+  inputSchema?: unknown
+  title?: unknown
+  annotations?: unknown
+  outputSchema?: unknown
+  icons?: unknown
+  execution?: unknown
+  _meta?: unknown
+  /** `execute({ id, args })`, resolving the call's `ToolResult`. */
+  execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
+  /** `abort(id)` fires the AbortSignal of the call with this id. */
+  abort: (id: number) => void
+}
 
 /**
  * Parses an mcp.json (file path, JSON/JSONC text, or object) into the normalised server map,
@@ -217,6 +269,13 @@ export declare function stdoutReaderForTests(reader?: string | undefined | null)
  * `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
  */
 export declare function storedCredentials(): Array<{ server: string | null; url: string; issuer: string | null; clientId: string | null; scopes: string[] | null; expiresAt: number | null; refreshable: boolean; subject: string | null }>
+
+/** An app's `tokenStore`: `get(key)`, `set(key, record)`, `delete(key)` (internal). */
+export interface TokenStoreOptions {
+  get: (key: string) => unknown
+  set: (key: string, record: unknown) => unknown
+  delete: (key: string) => unknown
+}
 
 /**
  * An MCP `CallToolResult` a `run` returned, as the `ToolResult` its tool's `execute` resolves

@@ -513,11 +513,13 @@ export {
   elicitationToRequest,
   expandEnvHeaders,
   forgetCredentials,
-  listMcpTools,
   parseMcpConfig,
   sanitize,
   storedCredentials,
 } from "./binding"
+
+/** Connects to every enabled server just long enough to list its tools, then disconnects. */
+export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>
 
 /**
  * Connects to every enabled server and returns live, callable tools. Connections stay open

@@ -4,7 +4,8 @@
 // checks that the two lists agree.
 //
 // lib/ is loaded on first use, not here: each module read at import costs about half a
-// millisecond, and an import that only lists tools needs none of them.
+// millisecond, and an import that only lists tools needs only lib/options.js (the options,
+// checked once, before the binding gets them as typed values).
 "use strict"
 
 const binding = require("./binding.js")
@@ -34,7 +35,10 @@ exports.exposedMcpTools = function exposedMcpTools(tools, cfg) {
   return require("./lib/tools.js").exposedMcpTools(tools, cfg)
 }
 exports.forgetCredentials = binding.forgetCredentials
-exports.listMcpTools = binding.listMcpTools
+/** @type {Api["listMcpTools"]} */
+exports.listMcpTools = function listMcpTools(input, opts) {
+  return require("./lib/options.js").listMcpTools(input, opts)
+}
 /** @type {Api["loadMcp"]} */
 exports.loadMcp = function loadMcp(input, opts) {
   return require("./lib/source.js").loadMcp(input, opts)

@@ -20,7 +20,9 @@ import { alternate, FloorClient, header, root, row, RuntimeClient, serverCommand
 const TOOLNEXUS = path.resolve(process.env.TOOLNEXUS ?? root)
 const { listMcpTools, loadMcp } = await import(pathToFileURL(path.join(TOOLNEXUS, "index.js")).href)
 // BASELINE=<checkout> adds an older build to the call rows, as a fourth contestant (printed on a
-// line of its own), so a change is measured within one run.
+// line of its own). Both addons then share this process (heap, JIT, two runtimes on two cores),
+// which favours one position by a few percent: for a verdict on build against build, use
+// bench/compare.mjs (a fresh process per build per round).
 const baseline = process.env.BASELINE
   ? await import(pathToFileURL(path.join(path.resolve(process.env.BASELINE), "index.js")).href)
   : undefined

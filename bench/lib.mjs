@@ -152,14 +152,25 @@ export function percentile(sorted, p) {
 }
 
 /**
- * Runs each contestant once per round, in turn (so machine load hits all of them alike), and
- * returns each one's median over the rounds. `contestants`: { name: async () => number | void }
- * (a returned number is the sample; else the elapsed time is).
+ * The order of turns in round `round`: `names` rotated by the round, so that over the rounds each
+ * contestant takes each position alike (none always goes first, or always follows the same one).
+ */
+export function turnOrder(names, round) {
+  const shift = round % names.length
+  return [...names.slice(shift), ...names.slice(0, shift)]
+}
+
+/**
+ * Runs each contestant once per round, in turn (so machine load hits all of them alike), in an
+ * order rotated each round (turnOrder), and returns each one's median over the rounds.
+ * `contestants`: { name: async () => number | void } (a returned number is the sample; else the
+ * elapsed time is).
  */
 export async function alternate(rounds, contestants) {
   const samples = Object.fromEntries(Object.keys(contestants).map((k) => [k, []]))
   for (let round = 0; round < rounds; round++) {
-    for (const [name, run] of Object.entries(contestants)) {
+    for (const name of turnOrder(Object.keys(contestants), round)) {
+      const run = contestants[name]
       const t0 = performance.now()
       const value = await run()
       samples[name].push(typeof value === "number" ? value : performance.now() - t0)

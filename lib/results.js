@@ -74,14 +74,4 @@ function guardCallback(fn, name) {
   }
 }
 
-/**
- * `value` guarded when it is a function; anything else as it is, for the native side to refuse
- * in its own words (and in its own order of checks).
- * @param {unknown} value
- * @param {string} name
- */
-function guardedIfFunction(value, name) {
-  return typeof value === "function" ? guardCallback(/** @type {(...args: unknown[]) => unknown} */ (value), name) : value
-}
-
-module.exports = { toToolResult, errorResult, guardCallback, guardedIfFunction }
+module.exports = { toToolResult, errorResult, guardCallback }

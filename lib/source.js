@@ -4,13 +4,12 @@
 "use strict"
 
 const binding = require("../binding.js")
-const { guardedIfFunction } = require("./results.js")
+const { checkLoad, callOptions } = require("./options.js")
 
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").LoadOptions} LoadOptions */
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../binding").NativeSource} NativeSource */
-/** @typedef {import("../binding").LoadHooks} LoadHooks */
 
 /**
  * The key of a loadMcp tool's native handle (not enumerable): a gateway serving the tool calls
@@ -42,8 +41,8 @@ binding.receiveCallResults(settleCalls)
  */
 function mcpExecute(ref) {
   return function execute(args, ctx) {
-    const onProgress = guardedIfFunction(/** @type {any} */ (ctx)?.onProgress, "ctx.onProgress")
-    return new Promise((resolve) => calls.set(binding.callMcpTool(ref, args, ctx, onProgress), resolve))
+    const options = callOptions(ctx)
+    return new Promise((resolve) => calls.set(binding.callMcpTool(ref, args, options), resolve))
   }
 }
 
@@ -89,16 +88,17 @@ function followTools(source, handle) {
 }
 
 /**
- * loadMcp with the toolkit's `hooks` (see LoadHooks in binding.d.ts); an app's
- * `opts.onToolsChanged` is guarded here, so a throw in it is a warning.
+ * loadMcp with a toolkit's `hooks` (its own `onToolsChanged`, `relayInput`, `namedByToolkit`);
+ * lib/options.js checks the options.
  * @param {string | object} input
  * @param {LoadOptions} [opts]
- * @param {LoadHooks} [hooks]
+ * @param {{ onToolsChanged?: unknown, relayInput?: boolean, namedByToolkit?: boolean }} [hooks]
  * @returns {Promise<McpSource>}
  */
 function loadSource(input, opts, hooks) {
-  const onToolsChanged = guardedIfFunction(hooks ? hooks.onToolsChanged : opts?.onToolsChanged, "onToolsChanged")
-  return binding.loadMcp(input, opts, { ...hooks, onToolsChanged }).then((loaded) => {
+  const checked = checkLoad(input, opts, hooks)
+  if ("reject" in checked) return Promise.reject(checked.reject)
+  return binding.loadMcp(input, checked.options, checked.more).then((loaded) => {
     const { handle, status, errors, info } = /** @type {any} */ (loaded)
     /** @type {McpSource} */
     const source = { tools: toolsOf(handle), status, errors, info, close: () => handle.close() }

@@ -8,6 +8,7 @@ const { errorResult, guardCallback } = require("./results.js")
 const { loadSource, MCP_TOOL_REF } = require("./source.js")
 const { serviceFor, servedTools } = require("./serve.js")
 const { exposedMcpTools } = require("./tools.js")
+const { serveOptions } = require("./options.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */
@@ -15,19 +16,6 @@ const { exposedMcpTools } = require("./tools.js")
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").McpServerOptions} McpServerOptions */
 /** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, handle?: import("../binding").HttpServer }} Served */
-
-/**
- * A serve option that must be a number (its range is checked natively).
- * @param {string} name
- * @param {unknown} value
- * @returns {number | undefined}
- */
-function numberOption(name, value) {
-  if (value !== undefined && typeof value !== "number") {
-    throw new TypeError(`toolnexus: ${name} must be a number, got ${typeof value}`)
-  }
-  return value
-}
 
 /**
  * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
@@ -203,16 +191,11 @@ async function createToolkit(opts) {
       return run
     },
     async serve(addr, serveOpts) {
-      const { mcp, onCall, stateless, allowedHosts, allowedOrigins, sessionIdleTimeout, maxSessions } = serveOpts ?? {}
+      const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const service = serviceFor(tools, cfg, onCall)
-      const handle = await service.serveHttp(String(addr), {
-        stateless,
-        allowedHosts,
-        allowedOrigins,
-        sessionIdleTimeout: numberOption("sessionIdleTimeout", sessionIdleTimeout),
-        maxSessions: numberOption("maxSessions", maxSessions),
-      })
+      const options = serveOptions(serveOpts ?? {})
+      const handle = await service.serveHttp(String(addr), options)
       /** @type {Served} */
       const entry = { service, cfg, handle }
       services.add(entry)

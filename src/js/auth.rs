@@ -8,14 +8,14 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::bounded::JsonValue;
-use super::callback::{JsCallback, as_function, js_callback};
+use super::callback::{JsCallback, js_callback};
+use super::options::{Answer, CallOptions};
 use crate::config::ConfigInput;
 use crate::connect::auth::store::{self, FileStore, StoreFuture, TokenStore};
 use crate::connect::auth::{AuthContext, Authorize};
 
 /// An app's function, callable from any thread; it may answer with a value or a promise of one.
-type JsFn<A> = JsCallback<A, Either<Promise<JsonValue>, JsonValue>>;
+type JsFn<A> = JsCallback<A, Answer>;
 
 /// Calls `f` and waits for its promise; a throw or a rejection is its message.
 async fn settle<A: 'static + Send + JsValuesTupleIntoVec>(
@@ -29,32 +29,9 @@ async fn settle<A: 'static + Send + JsValuesTupleIntoVec>(
     }
 }
 
-fn function<A: 'static + Send + JsValuesTupleIntoVec>(
-    owner: &Object,
-    key: &str,
-    path: &str,
-) -> std::result::Result<Option<JsFn<A>>, String> {
-    let value: Unknown = owner
-        .get_named_property(key)
-        .map_err(|e| e.reason.clone())?;
-    match value.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => {
-            let f: Function<A, Either<Promise<JsonValue>, JsonValue>> = as_function(value)?;
-            // Bound to its object, so a method that uses `this` (a class-based store) works.
-            let f = f.bind(owner).map_err(|e| e.reason.clone())?;
-            js_callback(f).map(Some)
-        }
-        _ => Err(format!("toolnexus: {path} must be a function")),
-    }
-}
-
-/// `opts.authorize` and `opts.tokenStore`; `input` names the config in the `toolnexus auth`
-/// command a failure suggests.
-pub fn auth_context(
-    opts: Option<&Object>,
-    input: &ConfigInput,
-) -> std::result::Result<AuthContext, String> {
+/// `opts.authorize` and `opts.tokenStore` (checked and bound by lib/options.js); `input` names
+/// the config in the `toolnexus auth` command a failure suggests.
+pub fn auth_context(opts: Option<CallOptions>, input: &ConfigInput) -> Result<AuthContext> {
     let config = match input {
         ConfigInput::Path(path) => Some(path.display().to_string()),
         _ => None,
@@ -65,7 +42,7 @@ pub fn auth_context(
             ..Default::default()
         });
     };
-    let authorize = function::<String>(opts, "authorize", "opts.authorize")?.map(|f| {
+    let authorize = opts.authorize.map(js_callback).transpose()?.map(|f| {
         let f = Arc::new(f);
         Arc::new(move |url: String| {
             let f = f.clone();
@@ -74,29 +51,14 @@ pub fn auth_context(
             asked
         }) as Authorize
     });
-    let store = match opts
-        .get_named_property::<Unknown>("tokenStore")
-        .map_err(|e| e.reason.clone())?
-    {
-        v if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => None,
-        v if matches!(v.get_type(), Ok(ValueType::Object)) => {
-            let object = Object::from_unknown(v).map_err(|e| e.reason.clone())?;
-            let need = |key: &str| {
-                let path = format!("opts.tokenStore.{key}");
-                function(&object, key, &path)?
-                    .ok_or_else(|| format!("toolnexus: {path} must be a function"))
-            };
-            Some(Arc::new(JsStore {
-                get: need("get")?,
-                set: function::<FnArgs<(String, Value)>>(&object, "set", "opts.tokenStore.set")?
-                    .ok_or("toolnexus: opts.tokenStore.set must be a function")?,
-                delete: need("delete")?,
-                locks: Default::default(),
-            }) as Arc<dyn TokenStore>)
-        }
-        _ => {
-            return Err("toolnexus: opts.tokenStore must be an object { get, set, delete }".into());
-        }
+    let store = match opts.token_store {
+        None => None,
+        Some(store) => Some(Arc::new(JsStore {
+            get: js_callback(store.get)?,
+            set: js_callback(store.set)?,
+            delete: js_callback(store.delete)?,
+            locks: Default::default(),
+        }) as Arc<dyn TokenStore>),
     };
     Ok(AuthContext {
         authorize,

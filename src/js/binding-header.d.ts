@@ -7,13 +7,10 @@ import type {
   ElicitParams,
   ElicitResult,
   ElicitationRequest,
-  ListOptions,
-  LoadOptions,
   McpConfig,
   McpInventory,
   McpStatus,
   ServerInfo,
   Tool,
-  ToolContext,
   ToolResult,
 } from "./index"

@@ -10,10 +10,8 @@ use napi::threadsafe_function::ThreadsafeFunction;
 /// exception that would end Node.
 pub type JsCallback<Args, Ret = ()> = ThreadsafeFunction<Args, Ret, Args, Status, false, true>;
 
-/// `f` as a [`JsCallback`]; a failure is its message.
-pub fn js_callback<Args, Ret>(
-    f: Function<Args, Ret>,
-) -> std::result::Result<JsCallback<Args, Ret>, String>
+/// `f` as a [`JsCallback`].
+pub fn js_callback<Args, Ret>(f: Function<Args, Ret>) -> Result<JsCallback<Args, Ret>>
 where
     Args: 'static + JsValuesTupleIntoVec,
     Ret: 'static + FromNapiValue,
@@ -22,15 +20,4 @@ where
         .weak::<true>()
         .callee_handled::<false>()
         .build()
-        .map_err(|e| e.reason.clone())
-}
-
-/// `value`, whose type the caller has checked is `Function`, as a typed `Function`.
-pub fn as_function<'env, Args: JsValuesTupleIntoVec, Ret>(
-    value: Unknown<'env>,
-) -> std::result::Result<Function<'env, Args, Ret>, String> {
-    if value.get_type().map_err(|e| e.reason.clone())? != ValueType::Function {
-        return Err("toolnexus: expected a function".to_string());
-    }
-    Function::from_unknown(value).map_err(|e| e.reason.clone())
 }

@@ -3,7 +3,7 @@
 use napi::bindgen_prelude::*;
 
 use super::bounded::{self, Limits};
-use crate::config::{ConfigError, ConfigErrorKind, ConfigInput, MAX_TIMEOUT_MS};
+use crate::config::{ConfigError, ConfigErrorKind, ConfigInput};
 
 /// A settled outcome built off the JavaScript thread and turned into a value (or a rejection)
 /// on it.
@@ -155,68 +155,9 @@ pub fn emit_warnings(env: &Env, warnings: &[String]) {
     let _ = emit();
 }
 
-/// Reads an optional number of milliseconds: a finite number from 0 to [`MAX_TIMEOUT_MS`]
-/// (anything else is an error, never a clock overflow).
-pub fn millis_option(
-    opts: &Object,
-    what: &str,
-    names: &[&str],
-) -> std::result::Result<Option<u64>, String> {
-    for name in names {
-        let value: Unknown = match opts.get_named_property(name) {
-            Ok(v) => v,
-            Err(_) => continue,
-        };
-        match value.get_type().map_err(|e| e.reason.clone())? {
-            ValueType::Undefined | ValueType::Null => continue,
-            ValueType::Number => {
-                let n = f64::from_unknown(value).map_err(|e| e.reason.clone())?;
-                return millis(n)
-                    .map(Some)
-                    .map_err(|why| format!("toolnexus: {what}.{name} {why}"));
-            }
-            _ => {
-                return Err(format!(
-                    "toolnexus: {what}.{name} must be a number of milliseconds"
-                ));
-            }
-        }
-    }
-    Ok(None)
-}
-
-fn millis(n: f64) -> std::result::Result<u64, String> {
-    if !n.is_finite() || n < 0.0 {
-        return Err("must be a non-negative number of milliseconds".to_string());
-    }
-    if n > MAX_TIMEOUT_MS as f64 {
-        return Err(format!(
-            "must be at most {MAX_TIMEOUT_MS} milliseconds (about 24.8 days)"
-        ));
-    }
-    Ok(n.ceil() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn millis_are_bounded() {
-        assert_eq!(millis(0.0), Ok(0));
-        assert_eq!(millis(1.5), Ok(2));
-        assert_eq!(millis(MAX_TIMEOUT_MS as f64), Ok(MAX_TIMEOUT_MS));
-        for bad in [-1.0, f64::NAN, f64::INFINITY] {
-            assert_eq!(
-                millis(bad),
-                Err("must be a non-negative number of milliseconds".to_string())
-            );
-        }
-        assert_eq!(
-            millis(1e300),
-            Err("must be at most 2147483647 milliseconds (about 24.8 days)".to_string())
-        );
-    }
 
     #[test]
     fn a_panic_becomes_an_error() {

@@ -9,9 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::abort::Watch;
 use super::bounded::JsonValue;
-use super::callback::{JsCallback, as_function, js_callback};
+use super::callback::{JsCallback, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::mcp_tools::{SourceNames, named_tools, tool_objects};
+use super::options::{CallOptions, LoadHooks};
 #[cfg(unix)]
 use super::stdout_reader::StdoutReader;
 use crate::connect::client::{ClientSide, Elicitor};
@@ -39,39 +40,25 @@ struct Loaded {
 
 /// Connects to every enabled server and returns live, callable tools. Connections stay open
 /// until `source.close()`.
-/// (internal: the package's `loadMcp` in lib/source.js wraps it, see [`LoadHooks`]).
+/// (internal: the package's `loadMcp` in lib/source.js wraps it; lib/options.js checks the
+/// app's options).
 #[napi(
-    ts_args_type = "input: string | object, opts?: LoadOptions, hooks?: LoadHooks",
+    ts_args_type = "input: string | object, opts?: CallOptions, hooks?: LoadHooks",
     ts_return_type = "Promise<{ handle: NativeSource; status: Record<string, McpStatus>; errors: Record<string, string>; info: Record<string, ServerInfo> }>"
 )]
 pub fn load_mcp<'env>(
     env: &'env Env,
     input: Unknown,
-    opts: Option<Object>,
+    opts: Option<CallOptions>,
     hooks: Option<LoadHooks>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     convert::contain(|| load(env, input, opts, hooks))
 }
 
-/// What the package's JavaScript hands `loadMcp` besides the app's options.
-#[napi(object, object_to_js = false)]
-pub struct LoadHooks<'a> {
-    /// `opts.onToolsChanged` (or a toolkit's own listener), guarded by lib/source.js so a
-    /// throw in it is a `ToolnexusWarning`; a value that is not a function is refused with
-    /// `opts.onToolsChanged must be a function`.
-    pub on_tools_changed: Option<Unknown<'a>>,
-    /// The servers' elicitation and sampling requests go to the front clients of a gateway
-    /// serving these tools (a toolkit's sources).
-    pub relay_input: Option<bool>,
-    /// A toolkit names the tools of all its sources together, and warns about names then; it
-    /// calls them from its tasks, so their answers are read on the runtime.
-    pub named_by_toolkit: Option<bool>,
-}
-
 fn load<'env>(
     env: &'env Env,
     input: Unknown,
-    opts: Option<Object>,
+    opts: Option<CallOptions>,
     hooks: Option<LoadHooks>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let (watch, input, deadline) = match super::prepare::<String>(env, input, opts.as_ref()) {
@@ -81,27 +68,32 @@ fn load<'env>(
         }
         Err(settle) => return super::reject_now(env, settle),
     };
-    let wait_for = match opts.as_ref().map(wait_for_option).transpose() {
-        Ok(w) => w.flatten().map(Arc::new),
-        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    let LoadHooks {
+        wait_for,
+        on_tools_changed,
+        relay_input,
+        named_by_toolkit,
+    } = hooks.unwrap_or(LoadHooks {
+        wait_for: None,
+        on_tools_changed: None,
+        relay_input: None,
+        named_by_toolkit: None,
+    });
+    let (relay_input, named_by_toolkit) = (
+        relay_input.unwrap_or(false),
+        named_by_toolkit.unwrap_or(false),
+    );
+    let callbacks = || -> Result<_> {
+        let wait_for: Option<WaitFor> = wait_for.map(js_callback).transpose()?;
+        let on_tools_changed = on_tools_changed.map(tools_hook).transpose()?;
+        let auth = super::auth::auth_context(opts, &input)?;
+        Ok((wait_for.map(Arc::new), on_tools_changed, auth))
     };
-    let (on_tools_changed, relay_input, named_by_toolkit) = match hooks {
-        Some(h) => (
-            h.on_tools_changed,
-            h.relay_input.unwrap_or(false),
-            h.named_by_toolkit.unwrap_or(false),
-        ),
-        None => (None, false, false),
-    };
-    let on_tools_changed = match on_tools_changed_option(on_tools_changed) {
-        Ok(hook) => hook,
-        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+    let (wait_for, on_tools_changed, auth) = match callbacks() {
+        Ok(callbacks) => callbacks,
+        Err(e) => return super::reject_now(env, Settle::Reject(e)),
     };
     let warn_names = !named_by_toolkit;
-    let auth = match super::auth::auth_context(opts.as_ref(), &input) {
-        Ok(auth) => auth,
-        Err(e) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
-    };
     #[cfg(unix)]
     let reader = StdoutReader::for_load(env, named_by_toolkit);
     let token = watch.token().clone();
@@ -145,38 +137,17 @@ fn load<'env>(
 }
 
 /// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed
-/// (`source.tools` already shows them); lib/source.js has guarded it (a throw is a warning).
-fn on_tools_changed_option(
-    value: Option<Unknown>,
-) -> std::result::Result<Option<ToolsHook>, String> {
-    let Some(value) = value else { return Ok(None) };
-    match value.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => {
-            let tsfn: JsCallback<Value> = js_callback(as_function(value)?)?;
-            let tsfn = Arc::new(tsfn);
-            let hook: ToolsHook = Arc::new(move |server: &str, tools: &[ToolInfo]| {
-                let tsfn = tsfn.clone();
-                let change = json!({ "server": server, "tools": tools });
-                tokio::spawn(async move {
-                    let _ = tsfn.call_async_catch(change).await;
-                });
-            });
-            Ok(Some(hook))
-        }
-        _ => Err("toolnexus: opts.onToolsChanged must be a function".to_string()),
-    }
-}
-
-fn wait_for_option(opts: &Object) -> std::result::Result<Option<WaitFor>, String> {
-    let value: Unknown = opts
-        .get_named_property("waitFor")
-        .map_err(|e| e.reason.clone())?;
-    match value.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => js_callback(as_function(value)?).map(Some),
-        _ => Err("toolnexus: opts.waitFor must be a function".to_string()),
-    }
+/// (`source.tools` already shows them); lib/options.js has guarded it (a throw is a warning).
+fn tools_hook(f: Function<Value, ()>) -> Result<ToolsHook> {
+    let tsfn: JsCallback<Value> = js_callback(f)?;
+    let tsfn = Arc::new(tsfn);
+    Ok(Arc::new(move |server: &str, tools: &[ToolInfo]| {
+        let tsfn = tsfn.clone();
+        let change = json!({ "server": server, "tools": tools });
+        tokio::spawn(async move {
+            let _ = tsfn.call_async_catch(change).await;
+        });
+    }))
 }
 
 /// Bridges `elicitation/create` to `waitFor(request)`; a throw, a rejection or an unreadable

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::abort::{self, Watch};
 use super::convert;
+use super::options::McpCallOptions;
 use crate::connect::session::{Done, LiveServer, Session};
 use crate::connect::tool_info::{ToolInfo, object_fields, object_text, text_of};
 
@@ -138,35 +139,37 @@ pub(super) fn tool_objects<'env>(
     Ok(pair)
 }
 
-/// `callMcpTool(ref, args, ctx, onProgress)` (internal), behind a loadMcp tool's `execute`:
-/// starts the call and returns its number; its result `{output, isError, content?,
-/// structuredContent?, _meta?, metadata: {server}}` (the parts and `_meta` as the server sent
-/// them) arrives through [`super::settle`] (a call never rejects). `onProgress` is
-/// `ctx.onProgress`, guarded by lib/source.js.
-#[napi(
-    ts_args_type = "tool: unknown, args?: Record<string, unknown>, ctx?: ToolContext, onProgress?: unknown"
-)]
+/// `callMcpTool(ref, args, ctx)` (internal), behind a loadMcp tool's `execute`: starts the
+/// call and returns its number; its result `{output, isError, content?, structuredContent?,
+/// _meta?, metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through
+/// [`super::settle`] (a call never rejects). `ctx` is the call's, checked by lib/options.js.
+#[napi(ts_args_type = "tool: unknown, args?: Record<string, unknown>, ctx?: McpCallOptions")]
 pub fn call_mcp_tool(
     env: &Env,
     tool: &ToolHandle,
     args: Option<Unknown>,
-    ctx: Option<Unknown>,
-    on_progress: Option<Unknown>,
+    ctx: Option<McpCallOptions>,
 ) -> Result<u32> {
-    convert::contain(|| start_call(env, tool, args, ctx, on_progress))
+    convert::contain(|| start_call(env, tool, args, ctx))
 }
 
 fn start_call(
     env: &Env,
     tool: &Arc<McpToolRef>,
     args: Option<Unknown>,
-    call_ctx: Option<Unknown>,
-    on_progress: Option<Unknown>,
+    ctx: Option<McpCallOptions>,
 ) -> Result<u32> {
-    let call_ctx: Option<Object> = call_ctx
-        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .map(Object::from_unknown)
-        .transpose()?;
+    let McpCallOptions {
+        timeout_ms,
+        signal,
+        on_progress,
+        refusal,
+    } = ctx.unwrap_or(McpCallOptions {
+        timeout_ms: None,
+        signal: None,
+        on_progress: None,
+        refusal: None,
+    });
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
             Ok(Map::new())
@@ -178,24 +181,15 @@ fn start_call(
             Err(e) => Err(e.reason.clone()),
         },
     };
-    // A bad `ctx.timeout` is this call's error, like bad arguments: a call never rejects.
-    let timeout = match call_ctx.as_ref() {
-        Some(c) => convert::millis_option(c, "ctx", &["timeout"]),
-        None => Ok(None),
-    };
-    let arguments =
-        arguments.and_then(|arguments| timeout.map(|t| (arguments, t.map(Duration::from_millis))));
-    // Like a bad `ctx.timeout`, a bad `ctx.onProgress` is the call's error.
-    let (arguments, front) = match super::progress::on_progress(on_progress) {
-        Ok(front) => (arguments, front),
-        Err(message) => (Err(message), None),
-    };
-    let signal = call_ctx
-        .as_ref()
-        .and_then(|c| c.get_named_property::<Unknown>("signal").ok())
-        .filter(|v| v.get_type().ok() == Some(ValueType::Object))
-        .map(Object::from_unknown)
-        .transpose()?;
+    // A bad `ctx` is this call's error, after bad arguments: a call never rejects.
+    let arguments = arguments.and_then(|arguments| match refusal {
+        Some(refusal) => Err(refusal),
+        None => Ok((
+            arguments,
+            timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+        )),
+    });
+    let front = on_progress.map(super::progress::on_progress).transpose()?;
     let (watch, cancel) = match abort::watch(env, signal)? {
         Watch::Watching(w) => {
             let token = w.token().clone();

@@ -8,6 +8,7 @@ pub mod callback;
 pub mod convert;
 pub mod load;
 pub mod mcp_tools;
+pub mod options;
 pub mod progress;
 pub mod serve;
 pub mod settle;
@@ -133,14 +134,15 @@ pub fn expand_env_headers<'env>(env: &'env Env, headers: Option<Unknown>) -> Res
 }
 
 /// Connects to every enabled server just long enough to list its tools, then disconnects.
+/// (internal: the package's `listMcpTools` in lib/options.js checks the app's options first).
 #[napi(
-    ts_args_type = "input: string | object, opts?: ListOptions",
+    ts_args_type = "input: string | object, opts?: CallOptions",
     ts_return_type = "Promise<McpInventory>"
 )]
 pub fn list_mcp_tools<'env>(
     env: &'env Env,
     input: Unknown,
-    opts: Option<Object>,
+    opts: Option<options::CallOptions>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     convert::contain(|| list(env, input, opts))
 }
@@ -148,7 +150,7 @@ pub fn list_mcp_tools<'env>(
 fn list<'env>(
     env: &'env Env,
     input: Unknown,
-    opts: Option<Object>,
+    opts: Option<options::CallOptions>,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let (watch, input, deadline) = match prepare(env, input, opts.as_ref()) {
         Ok((abort::Watch::Watching(watch), input, deadline)) => (watch, input, deadline),
@@ -157,9 +159,9 @@ fn list<'env>(
         }
         Err(settle) => return reject_now(env, settle),
     };
-    let auth = match auth::auth_context(opts.as_ref(), &input) {
+    let auth = match auth::auth_context(opts, &input) {
         Ok(auth) => auth,
-        Err(e) => return reject_now(env, Settle::Fail(ErrorKind::TypeError, e)),
+        Err(e) => return reject_now(env, Settle::Reject(e)),
     };
     let token = watch.token().clone();
     let work = async move {
@@ -253,27 +255,18 @@ pub(crate) async fn load_config<T>(
 
 type Prepared = (abort::Watch, config::ConfigInput, Option<Duration>);
 
+/// A call's signal watched, its config input read and its deadline, from options lib/options.js
+/// checked (only a config the bounded reader refuses is still refused here).
 pub(crate) fn prepare<T>(
     env: &Env,
     input: Unknown,
-    opts: Option<&Object>,
+    opts: Option<&options::CallOptions>,
 ) -> std::result::Result<Prepared, Settle<T>> {
     let fail = |m: String| Settle::Fail(ErrorKind::TypeError, m);
-    let (signal, deadline) = match opts {
-        Some(opts) => {
-            let signal: Option<Object> = match opts.get_named_property::<Unknown>("signal") {
-                Ok(v) if v.get_type().ok() == Some(ValueType::Object) => {
-                    Some(Object::from_unknown(v).map_err(|e| fail(e.reason.clone()))?)
-                }
-                _ => None,
-            };
-            let deadline =
-                convert::millis_option(opts, "opts", &["deadline", "timeout"]).map_err(fail)?;
-            (signal, deadline.map(Duration::from_millis))
-        }
-        None => (None, None),
-    };
-    let watch = abort::watch(env, signal).map_err(|e| fail(e.reason.clone()))?;
+    let deadline = opts
+        .and_then(|o| o.deadline_ms)
+        .map(|ms| Duration::from_millis(ms.into()));
+    let watch = abort::watch(env, opts.and_then(|o| o.signal)).map_err(Settle::Reject)?;
     if let abort::Watch::AlreadyAborted(_) = watch {
         return Ok((
             watch,

@@ -18,7 +18,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::callback::{JsCallback, as_function, js_callback};
+use super::callback::{JsCallback, js_callback};
 use crate::connect::relay::Front;
 
 /// Weak: a call in flight keeps Node alive, its progress callback does not.
@@ -100,18 +100,10 @@ impl Front for ProgressFront {
     }
 }
 
-/// `ctx.onProgress` (guarded by lib/source.js: a throw is a warning) as the call's front:
-/// `Ok(None)` when absent, `Err` (the call's error result) when it is not a function.
-pub fn on_progress(
-    value: Option<Unknown>,
-) -> std::result::Result<Option<Arc<ProgressFront>>, String> {
-    let Some(value) = value else { return Ok(None) };
-    match value.get_type().map_err(|e| e.reason.clone())? {
-        ValueType::Undefined | ValueType::Null => Ok(None),
-        ValueType::Function => Ok(Some(Arc::new(ProgressFront {
-            callback: js_callback(as_function(value)?)?,
-            outstanding: Arc::default(),
-        }))),
-        _ => Err("toolnexus: ctx.onProgress must be a function".to_string()),
-    }
+/// `ctx.onProgress` (guarded by lib/options.js: a throw is a warning) as the call's front.
+pub fn on_progress(callback: Function<Value, ()>) -> Result<Arc<ProgressFront>> {
+    Ok(Arc::new(ProgressFront {
+        callback: js_callback(callback)?,
+        outstanding: Arc::default(),
+    }))
 }

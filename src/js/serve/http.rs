@@ -1,4 +1,5 @@
-//! `toolkit.serve`'s HTTP server: its options, checked, and the running server's handle.
+//! `toolkit.serve`'s HTTP server: its options (checked by lib/options.js) and the running
+//! server's handle.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +13,7 @@ use crate::serve;
 /// HTTP server runs.
 pub(super) type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
 
-/// `serve(addr, opts)` options that reach the native server.
+/// `serve(addr, opts)` options that reach the native server (checked by lib/options.js).
 #[napi(object)]
 pub struct HttpServeOptions {
     /// Serve handshake-era clients without sessions too (for replicas behind a load balancer).
@@ -27,38 +28,16 @@ pub struct HttpServeOptions {
     pub max_sessions: Option<f64>,
 }
 
-/// A number as JavaScript prints it (`Infinity`, not Rust's `inf`).
-fn js_number(n: f64) -> String {
-    match n {
-        n if n.is_nan() => "NaN".into(),
-        f64::INFINITY => "Infinity".into(),
-        f64::NEG_INFINITY => "-Infinity".into(),
-        n => n.to_string(),
-    }
-}
-
-/// The session bounds `serve` was given, checked.
-pub(super) fn session_limits(o: &HttpServeOptions) -> Result<serve::http::SessionLimits> {
+/// The session bounds `serve` was given (lib/options.js checked their ranges).
+pub(super) fn session_limits(o: &HttpServeOptions) -> serve::http::SessionLimits {
     let mut limits = serve::http::SessionLimits::default();
     if let Some(ms) = o.session_idle_timeout {
-        if !(1.0..=1e12).contains(&ms) {
-            return Err(Error::from_reason(format!(
-                "toolnexus: sessionIdleTimeout must be a number of milliseconds from 1 to 1e12, got {}",
-                js_number(ms)
-            )));
-        }
         limits.idle_timeout = std::time::Duration::from_millis(ms as u64);
     }
     if let Some(n) = o.max_sessions {
-        if !((1.0..=1e9).contains(&n) && n.fract() == 0.0) {
-            return Err(Error::from_reason(format!(
-                "toolnexus: maxSessions must be a whole number from 1 to 1e9, got {}",
-                js_number(n)
-            )));
-        }
         limits.max_sessions = n as usize;
     }
-    Ok(limits)
+    limits
 }
 
 /// A running streamable-HTTP server, wrapped by `toolkit.serve`'s handle (internal).

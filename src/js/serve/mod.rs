@@ -24,19 +24,19 @@ pub use tools::tool_result_from_mcp;
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(
-    ts_args_type = "tools: unknown[], name: string, version: string, onCall?: (call: CallRecord) => void"
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void"
 )]
 pub fn create_service(
     env: &Env,
-    tools: Array,
+    tools: Vec<tools::NativeTool>,
     name: String,
     version: String,
     on_call: Option<Function<Value, ()>>,
 ) -> Result<NativeService> {
-    let served = served_tools(env, &tools)?;
+    let served = served_tools(env, tools)?;
     let on_call = match on_call {
         Some(f) => {
-            let tsfn: JsCallback<Value> = js_callback(f).map_err(Error::from_reason)?;
+            let tsfn: JsCallback<Value> = js_callback(f)?;
             let tsfn = Arc::new(tsfn);
             let hook: serve::OnCall = Arc::new(move |record: CallRecord| {
                 let tsfn = tsfn.clone();
@@ -72,7 +72,7 @@ impl NativeService {
     #[napi(ts_args_type = "send: (message: unknown) => void")]
     pub fn bridge(&self, send: Function<Value, ()>) -> Result<NativeBridge> {
         // Outgoing messages of the bridged session, handed to the SDK transport's `send`.
-        let send: JsCallback<Value> = js_callback(send).map_err(Error::from_reason)?;
+        let send: JsCallback<Value> = js_callback(send)?;
         let send = Arc::new(send);
         let out: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |message| {
             let send = send.clone();
@@ -123,7 +123,7 @@ impl NativeService {
         let options = match options {
             None => serve::http::ServeOptions::default(),
             Some(o) => serve::http::ServeOptions {
-                sessions: session_limits(&o)?,
+                sessions: session_limits(&o),
                 stateless: o.stateless.unwrap_or(false),
                 allowed_hosts: o.allowed_hosts,
                 allowed_origins: o.allowed_origins,
@@ -151,9 +151,9 @@ impl NativeService {
 
     /// Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
     /// connected client with `notifications/tools/list_changed`.
-    #[napi(ts_args_type = "tools: unknown[]")]
-    pub fn set_tools(&self, env: &Env, tools: Array) -> Result<()> {
-        let served = served_tools(env, &tools)?;
+    #[napi(ts_args_type = "tools: NativeTool[]")]
+    pub fn set_tools(&self, env: &Env, tools: Vec<tools::NativeTool>) -> Result<()> {
+        let served = served_tools(env, tools)?;
         napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
         Ok(())
     }

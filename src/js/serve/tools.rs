@@ -15,7 +15,7 @@ use crate::tool_result::ToolResult;
 use super::context::CONTEXTS;
 use crate::js::bounded::JsonValue;
 use crate::js::callback::{JsCallback, js_callback};
-use crate::js::mcp_tools::{McpToolRef, ToolHandle};
+use crate::js::mcp_tools::McpToolRef;
 use crate::serve::{self, CallContext, ServedTool, ToolCaller};
 
 /// A tool's `execute(call)` (lib/serve.js's wrapper of it). Weak, so serving alone does not
@@ -145,37 +145,69 @@ fn tool_result_to_mcp(result: Value) -> Value {
     ToolResult::from_js(result).into_mcp()
 }
 
+/// A tool as lib/serve.js's `servedTools` prepares it (internal): its listing, and either the
+/// loadMcp connection it came from or its `execute` and `abort`.
+#[napi(object, object_to_js = false)]
+pub struct NativeTool<'a> {
+    pub name: String,
+    pub description: String,
+    /// Where it came from (`native`, or its MCP server's name).
+    pub source: String,
+    /// A loadMcp tool's handle: a call stays in Rust, and its listing is the one served.
+    #[napi(ts_type = "unknown")]
+    pub mcp: Option<ExternalRef<Arc<McpToolRef>>>,
+    #[napi(ts_type = "unknown")]
+    pub input_schema: Option<Unknown<'a>>,
+    #[napi(ts_type = "unknown")]
+    pub title: Option<Unknown<'a>>,
+    #[napi(ts_type = "unknown")]
+    pub annotations: Option<Unknown<'a>>,
+    #[napi(ts_type = "unknown")]
+    pub output_schema: Option<Unknown<'a>>,
+    #[napi(ts_type = "unknown")]
+    pub icons: Option<Unknown<'a>>,
+    #[napi(ts_type = "unknown")]
+    pub execution: Option<Unknown<'a>>,
+    #[napi(js_name = "_meta", ts_type = "unknown")]
+    pub meta: Option<Unknown<'a>>,
+    /// `execute({ id, args })`, resolving the call's `ToolResult`.
+    #[napi(ts_type = "(call: { id: number; args: Record<string, unknown> }) => Promise<unknown>")]
+    pub execute: Function<'a, Value, Promise<JsonValue>>,
+    /// `abort(id)` fires the AbortSignal of the call with this id.
+    #[napi(ts_type = "(id: number) => void")]
+    pub abort: Function<'a, f64, ()>,
+}
+
 /// Each tool of lib/serve.js's `servedTools` array, as served.
-pub(super) fn served_tools(env: &Env, tools: &Array) -> Result<Vec<ServedTool>> {
-    (0..tools.len())
-        .map(|i| {
-            let tool: Object = tools
-                .get(i)?
-                .ok_or_else(|| Error::from_reason("missing tool"))?;
-            served_tool(env, &tool)
-        })
+pub(super) fn served_tools(env: &Env, tools: Vec<NativeTool>) -> Result<Vec<ServedTool>> {
+    tools
+        .into_iter()
+        .map(|tool| served_tool(env, tool))
         .collect()
 }
 
-fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
-    let name: String = tool.get_named_property("name")?;
-    let mut description: String = tool.get_named_property("description")?;
+fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
+    let NativeTool {
+        name,
+        mut description,
+        source,
+        mcp,
+        input_schema: schema,
+        title,
+        annotations,
+        output_schema,
+        icons,
+        execution,
+        meta,
+        execute,
+        abort,
+    } = tool;
     let about = format!("tool {name:?}");
-    let source: String = tool.get_named_property("source")?;
-    let mcp: Option<&ToolHandle> = tool.get_named_property("mcp")?;
     let mut extras = Map::new();
     // A loadMcp tool's schema is its listing's (not read from its object, which may be big).
     let mut input_schema = Value::Null;
-    if mcp.is_none() {
-        input_schema = crate::js::convert::json_value(
-            env,
-            tool.get_named_property("inputSchema")?,
-            &about,
-            "inputSchema",
-        )?;
-    }
     let caller: Arc<dyn ToolCaller> = if let Some(handle) = mcp {
-        let tool_ref: Arc<McpToolRef> = (**handle).clone();
+        let tool_ref: Arc<McpToolRef> = (*handle).clone();
         // A gateway relays the tool as its server listed it, under the served name.
         // Read from the listing's text, once: the one value of its schema is the one served.
         let Value::Object(mut listing) = tool_ref.listing.to_value() else {
@@ -196,8 +228,12 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
         }
         Arc::new(Forward(tool_ref))
     } else {
-        for key in serve::LISTING_EXTRAS {
-            let value: Unknown = tool.get_named_property(key)?;
+        if let Some(schema) = schema {
+            input_schema = crate::js::convert::json_value(env, schema, &about, "inputSchema")?;
+        }
+        let given = [title, annotations, output_schema, icons, execution, meta];
+        for (key, value) in serve::LISTING_EXTRAS.into_iter().zip(given) {
+            let Some(value) = value else { continue };
             if !matches!(value.get_type()?, ValueType::Undefined | ValueType::Null) {
                 extras.insert(
                     key.to_string(),
@@ -205,10 +241,8 @@ fn served_tool(env: &Env, tool: &Object) -> Result<ServedTool> {
                 );
             }
         }
-        let execute: Function<Value, Promise<JsonValue>> = tool.get_named_property("execute")?;
-        let execute: Execute = js_callback(execute).map_err(Error::from_reason)?;
-        let abort: Function<f64, ()> = tool.get_named_property("abort")?;
-        let abort: Abort = js_callback(abort).map_err(Error::from_reason)?;
+        let execute: Execute = js_callback(execute)?;
+        let abort: Abort = js_callback(abort)?;
         Arc::new(JsTool {
             execute: Arc::new(execute),
             abort: Arc::new(abort),

@@ -1,0 +1,225 @@
+// @ts-check
+// The public options, checked once, here, in the words the API documents; the native binding
+// gets typed values only (CallOptions, LoadHooks and McpCallOptions in binding.d.ts), so no
+// napi conversion error, which names Rust types, ever reaches an app.
+"use strict"
+
+/**
+ * An app's listener guarded (lib/results.js, read only when a listener is given).
+ * @param {(...args: any[]) => unknown} fn
+ * @param {string} name
+ */
+const guarded = (fn, name) => require("./results.js").guardCallback(fn, name)
+
+/** @typedef {import("../index").ListOptions} ListOptions */
+/** @typedef {import("../index").LoadOptions} LoadOptions */
+/** @typedef {import("../binding").CallOptions} CallOptions */
+/** @typedef {import("../binding").LoadHooks} LoadHooks */
+/** @typedef {import("../binding").McpCallOptions} McpCallOptions */
+
+/** The longest timer Node keeps (2^31 - 1 ms); src/bounds.rs's MAX_TIMEOUT_MS. */
+const MAX_TIMEOUT_MS = 2147483647
+
+/**
+ * An optional number of milliseconds under the first of `names` that is set: a finite number
+ * from 0 to MAX_TIMEOUT_MS, rounded up to a whole millisecond.
+ * @param {any} opts
+ * @param {string} what
+ * @param {string[]} names
+ * @returns {number | undefined}
+ */
+function millisOption(opts, what, names) {
+  for (const name of names) {
+    const value = opts[name]
+    if (value === undefined || value === null) continue
+    if (typeof value !== "number") throw new TypeError(`toolnexus: ${what}.${name} must be a number of milliseconds`)
+    if (!Number.isFinite(value) || value < 0) {
+      throw new TypeError(`toolnexus: ${what}.${name} must be a non-negative number of milliseconds`)
+    }
+    if (value > MAX_TIMEOUT_MS) {
+      throw new TypeError(`toolnexus: ${what}.${name} must be at most ${MAX_TIMEOUT_MS} milliseconds (about 24.8 days)`)
+    }
+    return Math.ceil(value)
+  }
+  return undefined
+}
+
+/**
+ * An optional function; anything else but `undefined`/`null` is refused in words.
+ * @param {unknown} value
+ * @param {string} path
+ * @returns {((...args: any[]) => any) | undefined}
+ */
+function functionOption(value, path) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== "function") throw new TypeError(`toolnexus: ${path} must be a function`)
+  return /** @type {(...args: any[]) => any} */ (value)
+}
+
+/**
+ * `signal`: an object is taken as an AbortSignal (anything else is ignored, as it always was);
+ * one without `addEventListener` is refused in words.
+ * @param {unknown} value
+ * @param {string} path
+ * @returns {AbortSignal | undefined}
+ */
+function signalOption(value, path) {
+  if (value === null || typeof value !== "object") return undefined
+  const signal = /** @type {AbortSignal} */ (value)
+  if (!signal.aborted && typeof signal.addEventListener !== "function") {
+    throw new TypeError(`toolnexus: ${path} must be an AbortSignal`)
+  }
+  return signal
+}
+
+/**
+ * `authorize` and `tokenStore` (its methods bound to it, so a class-based store's `this` works).
+ * @param {any} opts
+ * @returns {Pick<CallOptions, "authorize" | "tokenStore">}
+ */
+function authOptions(opts) {
+  const authorize = functionOption(opts.authorize, "opts.authorize")?.bind(opts)
+  const store = opts.tokenStore
+  if (store === undefined || store === null) return { authorize }
+  if (typeof store !== "object") throw new TypeError("toolnexus: opts.tokenStore must be an object { get, set, delete }")
+  /** @param {string} key */
+  const method = (key) => {
+    const f = functionOption(store[key], `opts.tokenStore.${key}`)
+    if (f === undefined) throw new TypeError(`toolnexus: opts.tokenStore.${key} must be a function`)
+    return f.bind(store)
+  }
+  return { authorize, tokenStore: { get: method("get"), set: method("set"), delete: method("delete") } }
+}
+
+/**
+ * The options of a listMcpTools or loadMcp call, and the config input's kind, checked in the
+ * order the native side always checked them: the deadline, an already aborted signal (the
+ * call rejects with its reason), the config's kind, then (`more`) the rest.
+ * @template T
+ * @param {unknown} input
+ * @param {unknown} opts
+ * @param {(opts: any) => T} more
+ * @returns {{ options: CallOptions, more: T } | { reject: unknown }}
+ */
+function checkCall(input, opts, more) {
+  try {
+    const o = /** @type {any} */ (opts !== null && typeof opts === "object" ? opts : {})
+    const deadlineMs = millisOption(o, "opts", ["deadline", "timeout"])
+    const signal = signalOption(o.signal, "opts.signal")
+    if (signal?.aborted) return { reject: signal.reason }
+    if (input === null || (typeof input !== "string" && typeof input !== "object")) {
+      throw new TypeError("toolnexus: MCP config must be a file path, JSON text or an object")
+    }
+    const extra = more(o)
+    return { options: { deadlineMs, signal, ...authOptions(o) }, more: extra }
+  } catch (error) {
+    return { reject: error }
+  }
+}
+
+/**
+ * listMcpTools, its options checked here.
+ * @param {string | object} input
+ * @param {ListOptions} [opts]
+ */
+function listMcpTools(input, opts) {
+  const checked = checkCall(input, opts, () => undefined)
+  if ("reject" in checked) return Promise.reject(checked.reject)
+  return require("../binding.js").listMcpTools(input, checked.options)
+}
+
+/**
+ * loadMcp's options: the call's, and the callbacks it takes. `hooks` are a toolkit's (its own
+ * `onToolsChanged`, `relayInput`, `namedByToolkit`); without them an app's `onToolsChanged` is
+ * the one. The listener is guarded: a throw in it is a `ToolnexusWarning`.
+ * @param {unknown} input
+ * @param {LoadOptions | undefined} opts
+ * @param {{ onToolsChanged?: unknown, relayInput?: boolean, namedByToolkit?: boolean }} [hooks]
+ * @returns {{ options: CallOptions, more: LoadHooks } | { reject: unknown }}
+ */
+function checkLoad(input, opts, hooks) {
+  return checkCall(input, opts, (o) => {
+    const waitFor = functionOption(o.waitFor, "opts.waitFor")
+    const onToolsChanged = functionOption(hooks ? hooks.onToolsChanged : o.onToolsChanged, "opts.onToolsChanged")
+    return {
+      waitFor,
+      onToolsChanged: onToolsChanged && guarded(onToolsChanged, "onToolsChanged"),
+      relayInput: hooks?.relayInput,
+      namedByToolkit: hooks?.namedByToolkit,
+    }
+  })
+}
+
+/**
+ * A loadMcp tool call's `ctx`: its timeout, signal and progress listener (guarded: a throw in it
+ * is a warning). A bad one is the call's error result, like bad arguments (a call never
+ * rejects), so it goes to the native side as `refusal`.
+ * @param {unknown} ctx
+ * @returns {McpCallOptions}
+ */
+function callOptions(ctx) {
+  if (ctx === null || typeof ctx !== "object") return {}
+  const c = /** @type {any} */ (ctx)
+  try {
+    const timeoutMs = millisOption(c, "ctx", ["timeout"])
+    const onProgress = functionOption(c.onProgress, "ctx.onProgress")
+    const signal = signalOption(c.signal, "ctx.signal")
+    return { timeoutMs, signal, onProgress: onProgress && guarded(onProgress, "ctx.onProgress") }
+  } catch (error) {
+    return { refusal: /** @type {Error} */ (error).message }
+  }
+}
+
+/**
+ * An optional number in `[min, max]` (whole when `whole`): a non-number is a TypeError, a number
+ * out of range an Error, both naming it.
+ * @param {string} name
+ * @param {unknown} value
+ * @param {string} what
+ * @param {number} min
+ * @param {number} max
+ * @param {boolean} whole
+ * @returns {number | undefined}
+ */
+function boundedNumber(name, value, what, min, max, whole) {
+  if (value === undefined) return undefined
+  if (typeof value !== "number") throw new TypeError(`toolnexus: ${name} must be a number, got ${typeof value}`)
+  if (!(value >= min && value <= max) || (whole && !Number.isInteger(value))) {
+    throw new Error(`toolnexus: ${name} must be ${what}, got ${value}`)
+  }
+  return value
+}
+
+/**
+ * An optional array of strings.
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {string[] | undefined}
+ */
+function stringsOption(name, value) {
+  if (value === undefined || value === null) return undefined
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new TypeError(`toolnexus: ${name} must be an array of strings`)
+  }
+  return value
+}
+
+/**
+ * `toolkit.serve(addr, opts)`'s options for the native HTTP server.
+ * @param {any} o
+ * @returns {import("../binding").HttpServeOptions}
+ */
+function serveOptions(o) {
+  if (o.stateless !== undefined && o.stateless !== null && typeof o.stateless !== "boolean") {
+    throw new TypeError(`toolnexus: stateless must be a boolean, got ${typeof o.stateless}`)
+  }
+  return {
+    stateless: o.stateless ?? undefined,
+    allowedHosts: stringsOption("allowedHosts", o.allowedHosts),
+    allowedOrigins: stringsOption("allowedOrigins", o.allowedOrigins),
+    sessionIdleTimeout: boundedNumber("sessionIdleTimeout", o.sessionIdleTimeout, "a number of milliseconds from 1 to 1e12", 1, 1e12, false),
+    maxSessions: boundedNumber("maxSessions", o.maxSessions, "a whole number from 1 to 1e9", 1, 1e9, true),
+  }
+}
+
+module.exports = { listMcpTools, checkLoad, callOptions, serveOptions }
