@@ -2,6 +2,7 @@
 //! pipe: listings and their caching hints, reads in dispatch order with each era's codes,
 //! prompts (renamed, checked, parked and resumed), completion, and subscriptions relayed to
 //! an upstream (a fake one, counted), each held upstream once however many follow it.
+#![allow(deprecated)] // resources/subscribe is the handshake era's, and served.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +56,14 @@ impl rmcp::ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         let _ = self.0.send(params.uri);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("resources changed".into());
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("prompts changed".into());
     }
 }
 
@@ -380,6 +389,48 @@ async fn a_prompt_waiting_on_input_parks_and_resumes_at_2026() {
         serde_json::to_value(&done.messages).unwrap()[0]["content"]["text"],
         "Context: rainy"
     );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_changed_surface_is_announced_by_kind() {
+    let server = served(Hints::default());
+    let (client, mut heard) = connect(&server, false).await;
+    // A request answered after `notifications/initialized`: the session is registered.
+    client.list_prompts(None).await.unwrap();
+    // Only the prompts change: only they are announced.
+    let mut items = own_items();
+    items.pop();
+    server.set_surface(items, Vec::new(), Hints::default());
+    let got = tokio::time::timeout(BOUND, heard.recv()).await.unwrap();
+    assert_eq!(got.as_deref(), Some("prompts changed"));
+    let mut items = own_items();
+    items.remove(0);
+    server.set_surface(items, Vec::new(), Hints::default());
+    let mut got = vec![];
+    for _ in 0..2 {
+        got.push(
+            tokio::time::timeout(BOUND, heard.recv())
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    got.sort();
+    assert_eq!(got, ["prompts changed", "resources changed"]);
+    // The same surface again: nothing to tell (a resource update comes first).
+    server.set_surface(
+        own_items().into_iter().skip(1).collect(),
+        Vec::new(),
+        Hints::default(),
+    );
+    client
+        .subscribe(SubscribeRequestParams::new("test://template/1/data"))
+        .await
+        .unwrap();
+    server.resource_updated("test://template/1/data");
+    let got = tokio::time::timeout(BOUND, heard.recv()).await.unwrap();
+    assert_eq!(got.as_deref(), Some("test://template/1/data"));
     client.cancel().await.unwrap();
 }
 
