@@ -69,6 +69,14 @@ export declare class NativeService {
    */
   setTools(tools: NativeTool[]): void
   /**
+   * Serves `own` resources, templates and prompts (as lib/surface.js's `servedSurface`
+   * prepares them) plus those of the `upstreams` sessions, in config order, from now on;
+   * tells connected clients of the listings that changed. See `surface.rs` for the shapes.
+   */
+  setSurface(own: NativeSurfaceEntry[], upstreams: unknown[], cache?: NativeCacheHints | undefined | null): SurfaceSet
+  /** Tells the subscribers of `uri` that it changed (`notifications/resources/updated`). */
+  resourceUpdated(uri: string): void
+  /**
    * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
    * (their pending ctx promises would otherwise keep Node alive for their whole wait).
    */
@@ -262,6 +270,28 @@ export interface McpCallOptions {
   refusal?: string
 }
 
+/** Caching hints a service serves instead of its upstreams' (internal). */
+export interface NativeCacheHints {
+  ttlMs?: number
+  scope?: 'public' | 'private'
+}
+
+/** One of a service's own resources, templates or prompts (internal). */
+export interface NativeSurfaceEntry {
+  /** `"resource"`, `"template"` or `"prompt"`. */
+  kind: string
+  /** Its MCP listing (`Resource`, `ResourceTemplate` or `Prompt`). */
+  listing: Record<string, unknown>
+  /** `execute({ id, args })`, resolving `{ result } | { error }`. */
+  execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
+  /** `abort(id)` fires the AbortSignal of the call with this id. */
+  abort: (id: number) => void
+  /** `complete({ argument, context? })`, resolving `{ result } | { error }`. */
+  complete?: (call: { argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }) => Promise<unknown>
+  /** The arguments (or template variables) `complete` completes. */
+  completes?: Array<string>
+}
+
 /**
  * A tool as lib/serve.js's `servedTools` prepares it (internal): its listing, and either the
  * loadMcp connection it came from or its `execute` and `abort`.
@@ -334,6 +364,11 @@ export interface SurfaceRequestOptions {
   timeoutMs?: number
   /** `opts.signal`, taken as a plain object (see src/js/abort.rs). */
   signal?: AbortSignal
+}
+
+/** What `setSurface` found worth saying (internal). */
+export interface SurfaceSet {
+  warnings: Array<string>
 }
 
 /** An app's `tokenStore`: `get(key)`, `set(key, record)`, `delete(key)` (internal). */

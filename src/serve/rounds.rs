@@ -25,18 +25,45 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::ServedTool;
 use super::context::CallContext;
 use super::input::{self, Pending};
-use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
+use super::{AbortOnDrop, CallRecord, ToolCaller, ToolServer, text_result, to_call_result};
 
 pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
+
+/// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl SubjectKind {
+    /// How a retry that names another subject is told whose run the state is.
+    fn call_of(self) -> &'static str {
+        match self {
+            Self::Tool => "a call of tool",
+            Self::Prompt => "a get of prompt",
+            Self::Resource => "a read of resource",
+        }
+    }
+}
+
+/// The tool, prompt or resource a run is for (a retry must name the same one), and where it
+/// came from (reported through `OnCall` for tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub kind: SubjectKind,
+    pub name: String,
+    pub source: String,
+}
 
 /// A served call between its start and its result: the run's task, the input requests it
 /// waits on, and where new ones arrive.
 pub struct Running {
-    /// The tool, from the tool set the call started with (a retry must name the same tool).
-    pub tool: ServedTool,
+    /// What the run answers, from the set the call started with.
+    pub subject: Subject,
     pub task: AbortOnDrop<Value>,
     pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
     pub ctx: CallContext,
@@ -152,12 +179,20 @@ impl Parking {
         .map_err(|e| format!("input requests could not be sent: {e}"))
     }
 
-    /// The run parked under `state`, taken out for its retry, if it is a call of `tool`; a
-    /// retry naming another tool leaves it waiting and learns which tool it belongs to.
-    pub fn take(&self, state: &str, tool: &str) -> Result<Running, Option<String>> {
+    /// The run parked under `state`, taken out for its retry, if it is one of `kind` `name`;
+    /// a retry naming another leaves it waiting and learns whose run it is.
+    pub fn take(
+        &self,
+        state: &str,
+        kind: SubjectKind,
+        name: &str,
+    ) -> Result<Running, Option<String>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         match runs.get(state) {
-            Some((_, run)) if run.tool.name != tool => return Err(Some(run.tool.name.clone())),
+            Some((_, run)) if run.subject.kind != kind || run.subject.name != name => {
+                let of = &run.subject;
+                return Err(Some(format!("{} \"{}\"", of.kind.call_of(), of.name)));
+            }
             Some(_) => {}
             None => return Err(None),
         }
@@ -191,24 +226,36 @@ fn new_state() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// How one drive of a run ended.
+pub enum Driven {
+    /// The run's own value.
+    Done(Value),
+    Panicked,
+    Cancelled,
+    /// Parked until the client retries with what it asks for.
+    InputRequired(InputRequiredResult),
+    /// It would wait on input but no slot was free (the reason).
+    Full(String),
+}
+
 /// How a served call runs: started on its own task, driven until it finishes or waits on input.
 impl ToolServer {
-    /// Starts a call's run on its own task, so a panicking caller (synchronously or while
-    /// polled) costs one result, not the connection; dropping the guard aborts it.
+    /// Starts a run on its own task, so a panicking caller (synchronously or while polled)
+    /// costs one result, not the connection; dropping the guard aborts it.
     pub(super) fn start(
         &self,
-        tool: ServedTool,
+        subject: Subject,
+        caller: Arc<dyn ToolCaller>,
         arguments: Map<String, Value>,
         request: RequestContext<RoleServer>,
     ) -> Running {
         let (ctx, asks) = CallContext::new(request, self.log_level.clone());
-        let caller = tool.caller.clone();
         let run_ctx = ctx.clone();
         let task = AbortOnDrop(tokio::spawn(async move {
             caller.call(arguments, run_ctx).await
         }));
         Running {
-            tool,
+            subject,
             task,
             asks,
             ctx,
@@ -217,78 +264,106 @@ impl ToolServer {
         }
     }
 
-    /// Runs a call until it finishes, the client cancels it, or (2026-07-28) it waits on input
-    /// the client has to give: then it is parked and the call answered as input-required.
-    pub(super) async fn drive(
+    /// Runs a run until it finishes, the client cancels it, or (2026-07-28) it waits on input
+    /// the client has to give: then it is parked and answered as input-required.
+    pub(super) async fn drive_raw(
         &self,
-        mut run: Running,
-        responses: InputResponses,
-    ) -> Result<CallToolResponse, ErrorData> {
+        run: &mut Option<Running>,
+        responses: &InputResponses,
+    ) -> Driven {
+        let Some(running) = run.as_mut() else {
+            return Driven::Cancelled;
+        };
         loop {
-            run.drain_asks(&responses);
-            if !run.pending.is_empty() {
-                return match self.shared.parking.park(run) {
-                    Ok(input_required) => Ok(CallToolResponse::InputRequired(input_required)),
-                    Err(why) => Ok(CallToolResponse::Complete(text_result(why, true))),
+            running.drain_asks(responses);
+            if !running.pending.is_empty() {
+                let Some(parked) = run.take() else {
+                    return Driven::Cancelled;
+                };
+                return match self.shared.parking.park(parked) {
+                    Ok(input_required) => Driven::InputRequired(input_required),
+                    Err(why) => Driven::Full(why),
                 };
             }
-            let cancelled = run.ctx.request().ct.clone();
+            let cancelled = running.ctx.request().ct.clone();
             let asks = async {
-                match run.asks.as_mut() {
+                match running.asks.as_mut() {
                     Some(asks) => asks.recv().await,
                     None => std::future::pending().await,
                 }
             };
             tokio::select! {
-                joined = &mut run.task.0 => {
-                    let result = match joined {
-                        Ok(result) => to_call_result(result),
-                        Err(_) => text_result("tool panicked", true),
+                joined = &mut running.task.0 => {
+                    return match joined {
+                        Ok(value) => Driven::Done(value),
+                        Err(_) => Driven::Panicked,
                     };
-                    return self.finish(&run, result);
                 }
-                Some(asks) = asks => run.asked(asks, &responses),
-                _ = cancelled.cancelled() => {
-                    let result = text_result("cancelled by the client", true);
-                    return self.finish(&run, result);
-                }
+                Some(asks) = asks => running.asked(asks, responses),
+                _ = cancelled.cancelled() => return Driven::Cancelled,
             }
         }
     }
 
+    /// A tool call's run, driven to its `tools/call` answer.
+    pub(super) async fn drive(
+        &self,
+        run: Running,
+        responses: InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (subject, ctx, started) = (run.subject.clone(), run.ctx.clone(), run.started);
+        let mut run = Some(run);
+        let result = match self.drive_raw(&mut run, &responses).await {
+            Driven::InputRequired(input_required) => {
+                return Ok(CallToolResponse::InputRequired(input_required));
+            }
+            Driven::Full(why) => return Ok(CallToolResponse::Complete(text_result(why, true))),
+            Driven::Done(value) => to_call_result(value),
+            Driven::Panicked => text_result("tool panicked", true),
+            Driven::Cancelled => text_result("cancelled by the client", true),
+        };
+        self.finish(&subject, &ctx, started, result)
+    }
+
     /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
     /// after being refused a capability is the client's MissingRequiredClientCapability.
-    fn finish(&self, run: &Running, result: CallToolResult) -> Result<CallToolResponse, ErrorData> {
-        let tool = &run.tool;
+    fn finish(
+        &self,
+        subject: &Subject,
+        ctx: &CallContext,
+        started: Instant,
+        result: CallToolResult,
+    ) -> Result<CallToolResponse, ErrorData> {
         let is_error = result.is_error.unwrap_or(false);
-        if let Some(on_call) = &self.shared.on_call {
-            on_call(CallRecord {
-                name: tool.name.clone(),
-                source: tool.source.clone(),
-                ms: run.started.elapsed().as_secs_f64() * 1000.0,
-                is_error,
-            });
-        }
-        let request = run.ctx.request();
-        if let (true, true, Some(kind)) = (is_error, input::is_modern(&request), run.ctx.refused())
-        {
-            let mut required = Map::new();
-            required.insert(kind.capability().into(), json!({}));
-            let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
-            return Err(ErrorData::missing_required_client_capability(required));
+        self.record(subject, started, is_error);
+        if is_error && let Some(refusal) = refused_capability(ctx) {
+            return Err(refusal);
         }
         Ok(CallToolResponse::Complete(result))
     }
 
+    /// Tells `OnCall` of a finished tool call.
+    pub(super) fn record(&self, subject: &Subject, started: Instant, is_error: bool) {
+        if let Some(on_call) = &self.shared.on_call {
+            on_call(CallRecord {
+                name: subject.name.clone(),
+                source: subject.source.clone(),
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+                is_error,
+            });
+        }
+    }
+
     /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
-    pub(super) async fn resume(
+    pub(super) async fn resume_run(
         &self,
-        tool: &str,
+        kind: SubjectKind,
+        name: &str,
         state: &str,
-        responses: InputResponses,
+        responses: &InputResponses,
         request: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut run = match self.shared.parking.take(state, tool) {
+    ) -> Result<Running, ErrorData> {
+        let run = match self.shared.parking.take(state, kind, name) {
             Ok(run) => run,
             Err(None) => {
                 return Err(ErrorData::invalid_params(
@@ -298,13 +373,42 @@ impl ToolServer {
             }
             Err(Some(other)) => {
                 return Err(ErrorData::invalid_params(
-                    format!("requestState belongs to a call of tool \"{other}\""),
+                    format!("requestState belongs to {other}"),
                     None,
                 ));
             }
         };
+        let mut run = run;
         run.ctx.follow(request);
-        run.answer(&responses);
+        run.answer(responses);
+        Ok(run)
+    }
+
+    /// A 2026-07-28 retry of a tool call.
+    pub(super) async fn resume(
+        &self,
+        tool: &str,
+        state: &str,
+        responses: InputResponses,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let run = self
+            .resume_run(SubjectKind::Tool, tool, state, &responses, request)
+            .await?;
         self.drive(run, responses).await
     }
+}
+
+/// In the 2026-07-28 era, a run that failed after being refused a capability is the client's
+/// MissingRequiredClientCapability (-32021).
+pub(super) fn refused_capability(ctx: &CallContext) -> Option<ErrorData> {
+    let request = ctx.request();
+    let kind = ctx.refused()?;
+    if !input::is_modern(&request) {
+        return None;
+    }
+    let mut required = Map::new();
+    required.insert(kind.capability().into(), json!({}));
+    let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
+    Some(ErrorData::missing_required_client_capability(required))
 }
