@@ -1,13 +1,15 @@
 // A loadMcp source's resources, resource templates, prompts, completions and subscriptions,
 // against the MCP reference server (server-everything over stdio): listed on the source with
 // their methods, read and got as the server answers, refused in words, followed when the
-// server announces a change.
+// server announces a change; and the Python `mcp` fixture over HTTP in both eras, whose log
+// shows which subscription road was taken.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { loadMcp } from "toolnexus"
-import { leakCheck, repoRoot, serverEverything, waitFor } from "./helpers.mjs"
+import { PYTHON, fixture, leakCheck, repoRoot, serverEverything, tmpFile, waitFor } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 const everything = { command: "node", args: [serverEverything, "stdio"], timeout: 20000 }
@@ -218,4 +220,69 @@ test("a server that declares no resources or prompts gives none; bad listeners a
     name: "TypeError",
     message: "toolnexus: opts.onResourcesChanged must be a function",
   })
+})
+
+/** The Python fixture over streamable HTTP, logging every method it receives: { url, methods(), close() }. */
+async function pythonFixture() {
+  const log = tmpFile("py-era.log")
+  fs.writeFileSync(log, "")
+  const script = path.join(path.dirname(fixture("era-server")), "py-era-server.py")
+  const child = spawn(PYTHON, [script, "http", "--surface", "--log", log], { stdio: ["ignore", "pipe", "inherit"] })
+  const exited = new Promise((resolve) => child.once("exit", resolve))
+  let output = ""
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      output += chunk
+      const m = /PORT (\d+)/.exec(output)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${output}`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    methods: () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line).method),
+    reset: () => fs.writeFileSync(log, ""),
+    async close() {
+      child.kill("SIGKILL")
+      await exited
+    },
+  }
+}
+
+test("the Python fixture in both eras: reads, prompts, completions; subscriptions/listen at 2026-07-28, resources/subscribe and unsubscribe before", T, async () => {
+  const py = await pythonFixture()
+  try {
+    for (const protocol of ["2026-07-28", "2025-11-25"]) {
+      py.reset()
+      const source = await loadMcp({ mcpServers: { py: { url: py.url, protocol, timeout: 20000 } } })
+      try {
+        assert.equal(source.status.py, "connected", source.errors.py)
+        assert.deepEqual(source.resources.map((r) => r.uri), ["era://note"], protocol)
+        assert.equal((await source.resources[0].read()).contents[0].text, "a note", protocol)
+        assert.equal((await source.resourceTemplates[0].read({ id: "7" })).contents[0].text, "item 7", protocol)
+        assert.equal((await source.prompts[0].get({ name: "Ada" })).messages[0].content.text, "Hello, Ada!", protocol)
+        assert.deepEqual((await source.prompts[0].complete("name", "A")).values, ["Ada", "Alan"], protocol)
+
+        const heard = []
+        const off = await source.subscribe("py", "era://note", (uri) => heard.push(uri))
+        const touch = source.tools.find((t) => t.name === "py_touch")
+        assert.equal((await touch.execute({ uri: "era://note" })).isError, false, protocol)
+        await waitFor(() => heard.length > 0, { timeout: 3000, message: `an update (${protocol})` })
+        assert.deepEqual(heard, ["era://note"], protocol)
+        if (protocol === "2026-07-28") {
+          assert.ok(py.methods().includes("subscriptions/listen"), py.methods().join(", "))
+          assert.equal(py.methods().includes("resources/subscribe"), false)
+          await off()
+        } else {
+          assert.ok(py.methods().includes("resources/subscribe"), py.methods().join(", "))
+          await off()
+          await waitFor(() => py.methods().includes("resources/unsubscribe"), { timeout: 3000, message: "resources/unsubscribe" })
+        }
+      } finally {
+        await source.close()
+      }
+    }
+  } finally {
+    await py.close()
+  }
 })
