@@ -45,6 +45,8 @@ import {
   type PromptDefinition,
   type PromptInfo,
   type PromptMessage,
+  type PromptRef,
+  type ResourceTemplateRef,
   type PromptsChange,
   type ReadResourceResult,
   type RequestOptions,
@@ -161,7 +163,9 @@ export async function surface(): Promise<void> {
   }
   await source.readResource("a", "demo://x")
   await source.getPrompt("a", "p", { k: "v" })
-  const ref: CompletionRef = { type: "ref/resource", uri: "demo://x/{id}" }
+  const ref: CompletionRef = { type: "ref/resource", uri: "demo://x/{id}" } satisfies ResourceTemplateRef
+  const promptRef: PromptRef = { type: "ref/prompt", name: "p" }
+  await source.complete("a", promptRef, { name: "city", value: "P" })
   const context: CompletionContext = { arguments: { a: "b" } }
   await source.complete("a", ref, { name: "id", value: "" }, context, opts)
   await source.complete("a", { type: "ref/prompt", name: "p" }, { name: "city", value: "" })
