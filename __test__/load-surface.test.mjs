@@ -162,18 +162,26 @@ test("errors: unknown servers and bad arguments in words, the server's JSON-RPC 
   ),
 )
 
-test("subscribe: updates reach onUpdated; the unsubscribe function is idempotent; a server without subscriptions refuses", T, () =>
+test("subscribe: updates reach onUpdated (a throw in it is a warning); the unsubscribe function is idempotent; a server without subscriptions refuses", T, () =>
   withSource(
     async (source) => {
       const uri = doc("features")
       const heard = []
-      const off = await source.subscribe("everything", uri, (u) => heard.push(u))
+      const warnings = []
+      const onWarning = (w) => w.name === "ToolnexusWarning" && warnings.push(w.message)
+      process.on("warning", onWarning)
+      const off = await source.subscribe("everything", uri, (u) => {
+        heard.push(u)
+        throw new Error("callback broke")
+      })
       assert.equal(typeof off, "function")
       const toggle = source.tools.find((t) => t.name === "everything_toggle-subscriber-updates")
       // The server sends one update at once when toggled on, then one every 5 s.
       assert.equal((await toggle.execute({})).isError, false)
       await waitFor(() => heard.length > 0, { timeout: 2000, message: "an update" })
       assert.equal(heard[0], uri)
+      await waitFor(() => warnings.includes("toolnexus: onUpdated threw: callback broke"), { timeout: 2000, message: "the warning" })
+      process.off("warning", onWarning)
       await off()
       await off()
       await toggle.execute({})
@@ -285,4 +293,59 @@ test("the Python fixture in both eras: reads, prompts, completions; subscription
   } finally {
     await py.close()
   }
+})
+
+// A server whose tool adds a prompt (the SDK's McpServer then sends prompts/list_changed).
+const PROMPTING = `
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+const server = new McpServer({ name: "prompting", version: "1.0.0" })
+server.registerPrompt("first", { description: "The first" }, () => ({ messages: [{ role: "user", content: { type: "text", text: "one" } }] }))
+server.registerTool("add-prompt", { description: "Adds a prompt" }, async () => {
+  server.registerPrompt("second", { description: "The second" }, () => ({ messages: [{ role: "user", content: { type: "text", text: "two" } }] }))
+  return { content: [{ type: "text", text: "added" }] }
+})
+server.registerResource("note", "note://x", { mimeType: "text/plain" }, async (uri) => ({ contents: [{ uri: uri.href, text: "x" }] }))
+await server.connect(new StdioServerTransport())
+`
+
+test("onPromptsChanged hears a new prompt (a throw in it is a warning); after close() requests are refused in words", T, async () => {
+  const prompting = { command: ["node", "--input-type=module", "-e", PROMPTING], cwd: repoRoot }
+  const heard = []
+  const warnings = []
+  const onWarning = (w) => w.name === "ToolnexusWarning" && warnings.push(w.message)
+  process.on("warning", onWarning)
+  const source = await loadMcp(
+    { mcpServers: { p: prompting } },
+    {
+      onPromptsChanged: (change) => {
+        heard.push(change)
+        throw new Error("listener broke")
+      },
+    },
+  )
+  try {
+    assert.equal(source.status.p, "connected", source.errors.p)
+    assert.deepEqual(source.prompts.map((p) => p.name), ["first"])
+    assert.equal((await source.tools.find((t) => t.name === "p_add-prompt").execute({})).output, "added")
+    await waitFor(() => heard.length > 0, { timeout: 2000, message: "onPromptsChanged" })
+    assert.deepEqual(heard, [
+      {
+        server: "p",
+        prompts: [
+          { name: "first", description: "The first" },
+          { name: "second", description: "The second" },
+        ],
+      },
+    ])
+    assert.deepEqual(source.prompts.map((p) => [p.server, p.name]), [["p", "first"], ["p", "second"]])
+    assert.equal((await source.prompts[1].get()).messages[0].content.text, "two")
+    await waitFor(() => warnings.includes("toolnexus: onPromptsChanged threw: listener broke"), { timeout: 2000, message: "the warning" })
+  } finally {
+    await source.close()
+    process.off("warning", onWarning)
+  }
+  const closed = { name: "Error", message: "not connected (source closed)" }
+  await assert.rejects(source.getPrompt("p", "first"), closed)
+  await assert.rejects(source.subscribe("p", "note://x", () => {}), closed)
 })
