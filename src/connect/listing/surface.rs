@@ -14,7 +14,8 @@ use rmcp::service::{Peer, RoleClient};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Cursors, MAX_LIST_PAGES, failed, too_many_pages};
+use super::paging::{Cursors, Merged, too_many_pages};
+use super::{MAX_LIST_PAGES, failed};
 use crate::bounds::MAX_SURFACE_ITEM_BYTES;
 use crate::connect::error::{self, ConnectError};
 use crate::connect::reason;
@@ -39,7 +40,7 @@ pub async fn list_kind(
 ) -> Result<Listed, ConnectError> {
     let listing = async {
         let mut items = Vec::new();
-        let mut hints: Option<Hints> = None;
+        let mut hints = Merged::default();
         let mut cursors = Cursors::of(kind.method());
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
@@ -48,9 +49,9 @@ pub async fn list_kind(
                 Road::Rmcp(peer) => rmcp_page(peer, kind, cursor.take()).await?,
             };
             items.extend(page.items);
-            hints = Some(hints.map_or(page.hints, |h| h.merge(page.hints)));
+            hints.add(page.hints);
             match page.next_cursor {
-                None => return Ok(Listed::new(items, hints.unwrap_or_default())),
+                None => return Ok(Listed::new(items, hints.get())),
                 Some(next) => cursor = Some(cursors.check(next)?),
             }
         }
