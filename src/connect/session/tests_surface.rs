@@ -192,6 +192,7 @@ async fn subscriptions_take_each_eras_road() {
             .await
             .unwrap();
         assert_eq!(read["contents"][0]["text"], "item 7", "{protocol}");
+        assert_eq!(read.get("resultType"), None, "{protocol}");
         let args = Map::from_iter([("name".to_string(), json!("Ada"))]);
         let got = live
             .get_prompt("greet", args, req(&cancel, &closed))
