@@ -175,6 +175,16 @@ test("a kind that fails to list is [] with a warning naming it; the server stays
   )
 })
 
+test("a server that declares resources but serves no resources/templates/list has no templates, and no warning", T, async () => {
+  const { result: inv, warnings } = await withWarnings(() =>
+    listMcpTools({ mcpServers: { s: { command: nodeFixture("surface-server", "--no-templates") } } }),
+  )
+  assert.equal(inv.status.s, "connected", inv.errors.s)
+  assert.deepEqual(inv.resourceTemplates.s, [])
+  assert.equal(inv.resources.s.length, 3)
+  assert.deepEqual(warnings, [])
+})
+
 test("a kind that never ends listing times out at the server's timeout, the server connected", T, async () => {
   const started = Date.now()
   const { result: inv, warnings } = await withWarnings(() =>

@@ -32,7 +32,9 @@ use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 pub use crate::bounds::MAX_LIST_PAGES;
 use crate::surface::{Hints, scope_of};
 
+mod paging;
 mod surface;
+use paging::{Cursors, Merged, too_many_pages};
 pub use surface::{SurfacePage, left_out, list_kind, list_surface, read_surface_page};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
@@ -68,20 +70,6 @@ async fn list_typed(peer: &Peer<RoleClient>) -> Result<(Vec<ToolInfo>, Hints), C
         }
     }
     Err(too_many_pages("tools/list"))
-}
-
-/// The hints of a listing's pages, merged (none before its first page).
-#[derive(Default)]
-struct Merged(Option<Hints>);
-
-impl Merged {
-    fn add(&mut self, page: Hints) {
-        self.0 = Some(self.0.map_or(page, |h| h.merge(page)));
-    }
-
-    fn get(&self) -> Hints {
-        self.0.unwrap_or_default()
-    }
 }
 
 /// Direct requests, pipelined: once a page's `nextCursor` is read (a scan that skips over its
@@ -145,39 +133,6 @@ async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
         .request("tools/list", params, Duration::MAX)
         .await
         .map_err(|failure| error::request(FAILED, failed(&failure)))
-}
-
-/// The cursors a listing has seen so far: a server that repeats one would be paged forever.
-pub(super) struct Cursors {
-    seen: std::collections::HashSet<String>,
-    method: &'static str,
-}
-
-impl Cursors {
-    pub(super) fn of(method: &'static str) -> Self {
-        Self {
-            seen: Default::default(),
-            method,
-        }
-    }
-
-    pub(super) fn check(&mut self, next: String) -> Result<String, ConnectError> {
-        if self.seen.insert(next.clone()) {
-            Ok(next)
-        } else {
-            Err(ConnectError::Protocol(format!(
-                "{} repeated cursor {:?}; stopped paging",
-                self.method,
-                reason::bounded(&next)
-            )))
-        }
-    }
-}
-
-pub(super) fn too_many_pages(method: &str) -> ConnectError {
-    ConnectError::Protocol(format!(
-        "{method} returned more than {MAX_LIST_PAGES} pages"
-    ))
 }
 
 /// What a listing's request failure says first.

@@ -10,16 +10,17 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use rmcp::model::{PaginatedRequestParams, ServerCapabilities};
-use rmcp::service::{Peer, RoleClient};
+use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Cursors, MAX_LIST_PAGES, failed, too_many_pages};
+use super::paging::{Cursors, Merged, too_many_pages};
+use super::{MAX_LIST_PAGES, failed};
 use crate::bounds::MAX_SURFACE_ITEM_BYTES;
 use crate::connect::error::{self, ConnectError};
 use crate::connect::reason;
 use crate::connect::road::Road;
-use crate::connect::stdio::direct::Direct;
+use crate::connect::stdio::direct::{Direct, Failure};
 use crate::surface::{Hints, Kind, Listed, SurfaceListing, scope_of};
 
 /// What a failed listing of `kind` says first.
@@ -39,7 +40,7 @@ pub async fn list_kind(
 ) -> Result<Listed, ConnectError> {
     let listing = async {
         let mut items = Vec::new();
-        let mut hints: Option<Hints> = None;
+        let mut hints = Merged::default();
         let mut cursors = Cursors::of(kind.method());
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
@@ -48,9 +49,9 @@ pub async fn list_kind(
                 Road::Rmcp(peer) => rmcp_page(peer, kind, cursor.take()).await?,
             };
             items.extend(page.items);
-            hints = Some(hints.map_or(page.hints, |h| h.merge(page.hints)));
+            hints.add(page.hints);
             match page.next_cursor {
-                None => return Ok(Listed::new(items, hints.unwrap_or_default())),
+                None => return Ok(Listed::new(items, hints.get())),
                 Some(next) => cursor = Some(cursors.check(next)?),
             }
         }
@@ -131,11 +132,26 @@ async fn direct_page(
         params.insert("cursor".into(), Value::String(cursor));
     }
     // The listing's phase is its one timeout (and words it).
-    let result = direct
-        .request(kind.method(), params, Duration::MAX)
-        .await
-        .map_err(|failure| error::request(failed_prefix(kind), failed(&failure)))?;
+    let result = match direct.request(kind.method(), params, Duration::MAX).await {
+        Ok(result) => result,
+        Err(Failure::JsonRpc { code, .. }) if no_templates(kind, code) => return Ok(nothing()),
+        Err(failure) => return Err(error::request(failed_prefix(kind), failed(&failure))),
+    };
     read_surface_page(kind, result.get())
+}
+
+/// A server that declares resources but has no `resources/templates/list` (method not found)
+/// has no templates: that is no failure.
+fn no_templates(kind: Kind, code: i32) -> bool {
+    kind == Kind::ResourceTemplates && code == rmcp::model::ErrorCode::METHOD_NOT_FOUND.0
+}
+
+fn nothing() -> SurfacePage {
+    SurfacePage {
+        items: Vec::new(),
+        next_cursor: None,
+        hints: Hints::default(),
+    }
 }
 
 /// Reads a page of `kind` (the `result` member's JSON text), every field of its items kept.
@@ -234,44 +250,42 @@ async fn rmcp_page(
     cursor: Option<String>,
 ) -> Result<SurfacePage, ConnectError> {
     let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
-    let fail = |e: rmcp::service::ServiceError| {
-        error::request(failed_prefix(kind), reason::service_error(&e))
-    };
-    let (values, next_cursor, ttl_ms, scope) = match kind {
-        Kind::Resources => {
-            let page = peer.list_resources(params).await.map_err(fail)?;
-            (
-                values_of(&page.resources),
-                page.next_cursor,
-                page.ttl_ms,
-                page.cache_scope,
-            )
-        }
-        Kind::ResourceTemplates => {
-            let page = peer.list_resource_templates(params).await.map_err(fail)?;
+    let answered = match kind {
+        Kind::Resources => peer.list_resources(params).await.map(|page| {
+            let items = values_of(&page.resources);
+            (items, page.next_cursor, page.ttl_ms, page.cache_scope)
+        }),
+        Kind::ResourceTemplates => peer.list_resource_templates(params).await.map(|page| {
             let items = values_of(&page.resource_templates);
             (items, page.next_cursor, page.ttl_ms, page.cache_scope)
-        }
-        Kind::Prompts => {
-            let page = peer.list_prompts(params).await.map_err(fail)?;
-            (
-                values_of(&page.prompts),
-                page.next_cursor,
-                page.ttl_ms,
-                page.cache_scope,
-            )
+        }),
+        Kind::Prompts => peer.list_prompts(params).await.map(|page| {
+            let items = values_of(&page.prompts);
+            (items, page.next_cursor, page.ttl_ms, page.cache_scope)
+        }),
+    };
+    let (values, next_cursor, ttl_ms, scope) = match answered {
+        Ok(page) => page,
+        Err(ServiceError::McpError(e)) if no_templates(kind, e.code.0) => return Ok(nothing()),
+        Err(e) => {
+            let why = reason::service_error(&e);
+            return Err(error::request(failed_prefix(kind), why));
         }
     };
-    let items = values
-        .into_iter()
-        .enumerate()
-        .map(|(at, text)| read_item(kind, at, &text))
-        .collect::<Result<_, _>>()?;
     Ok(SurfacePage {
-        items,
+        items: read_items(kind, values)?,
         next_cursor,
         hints: Hints { ttl_ms, scope },
     })
+}
+
+/// Typed items, each checked as the direct road checks a page's items.
+fn read_items(kind: Kind, values: Vec<String>) -> Result<Vec<Map<String, Value>>, ConnectError> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(at, text)| read_item(kind, at, &text))
+        .collect()
 }
 
 /// Typed items as their JSON text (checked as the direct road checks a page's items).

@@ -253,9 +253,15 @@ const READ: &str = "resources/read";
 const GET: &str = "prompts/get";
 const COMPLETE: &str = "completion/complete";
 
+/// A result as JSON, without the 2026-07-28 `resultType` discriminator (a complete result is
+/// all a caller gets: input-required rounds are answered here).
 fn to_json<T: serde::Serialize>(what: &str, result: &T) -> Result<Value, SurfaceError> {
-    serde_json::to_value(result)
-        .map_err(|e| SurfaceError::words(format!("{what} failed: its result is not JSON ({e})")))
+    let mut value = serde_json::to_value(result)
+        .map_err(|e| SurfaceError::words(format!("{what} failed: its result is not JSON ({e})")))?;
+    if let Value::Object(fields) = &mut value {
+        fields.remove("resultType");
+    }
+    Ok(value)
 }
 
 fn unexpected(what: &str) -> SurfaceError {

@@ -192,6 +192,7 @@ async fn subscriptions_take_each_eras_road() {
             .await
             .unwrap();
         assert_eq!(read["contents"][0]["text"], "item 7", "{protocol}");
+        assert_eq!(read.get("resultType"), None, "{protocol}");
         let args = Map::from_iter([("name".to_string(), json!("Ada"))]);
         let got = live
             .get_prompt("greet", args, req(&cancel, &closed))
@@ -247,4 +248,102 @@ async fn subscriptions_take_each_eras_road() {
         session.close().await;
         let _ = std::fs::remove_file(&log);
     }
+}
+
+/// `notifications/resources/list_changed` re-lists the server's resources (and templates):
+/// the hook hears the new list, the surface generation moves on, and the tools are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_list_change_is_followed() {
+    let session = everything().await;
+    let live = session.server("everything").unwrap().clone();
+    let (heard, mut hear) = tokio::sync::mpsc::unbounded_channel::<(String, Kind, usize)>();
+    let hook: super::SurfaceHook = Arc::new(
+        move |server: &str, kind: Kind, listed: &crate::surface::Listed| {
+            let _ = heard.send((server.to_string(), kind, listed.items.len()));
+        },
+    );
+    let tools_heard = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = tools_heard.clone();
+    let tools: super::ToolsHook =
+        Arc::new(move |_: &str, _: &[crate::connect::tool_info::ToolInfo]| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+    session.follow_changes(Some(tools), Some(hook));
+    assert_eq!(session.surface_generation(), 0);
+    let (cancel, closed) = (CancellationToken::new(), CancellationToken::new());
+    let args = Map::from_iter([
+        ("name".to_string(), json!("hi.gz")),
+        ("data".to_string(), json!("data:text/plain;base64,aGk=")),
+    ]);
+    let zipped = live
+        .call("gzip-file-as-resource", args, None, &cancel, &closed, None)
+        .await;
+    assert!(!zipped.is_error, "{}", zipped.output);
+    let got = tokio::time::timeout(Duration::from_secs(5), hear.recv()).await;
+    assert_eq!(
+        got.unwrap(),
+        Some(("everything".to_string(), Kind::Resources, 8))
+    );
+    assert_eq!(session.surface_generation(), 1);
+    let resources = live.surface().resources;
+    assert!(resources.items.iter().any(|r| r["name"] == "hi.gz"));
+    assert_eq!(
+        live.surface().templates.items.len(),
+        2,
+        "templates unchanged"
+    );
+    assert_eq!(tools_heard.load(std::sync::atomic::Ordering::SeqCst), 0);
+    session.close().await;
+}
+
+/// Listings keep their caching hints; one whose TTL ran out is re-listed when asked to be.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_listing_is_refreshed() {
+    let script = format!("{ROOT}/__test__/fixtures/surface-server.mjs");
+    let config =
+        json!({"mcpServers": {"s": {"command": "node", "args": [script, "--ttl", "200"]}}});
+    let config = crate::config::load(crate::config::ConfigInput::Value(config)).unwrap();
+    let loaded = inventory::load_all(&config, &CancellationToken::new(), None, |_| {
+        ClientSide::default()
+    })
+    .await
+    .unwrap_or_else(|_| panic!("interrupted"));
+    let session = Arc::new(loaded.session);
+    let live = session.server("s").unwrap().clone();
+    let public = crate::surface::Hints {
+        ttl_ms: Some(200),
+        scope: Some(rmcp::model::CacheScope::Public),
+    };
+    assert_eq!(live.tool_hints(), public);
+    let listed = live.surface();
+    for kind in Kind::ALL {
+        assert_eq!(listed.get(kind).hints, public, "{kind:?}");
+    }
+    session.follow_changes(None, None);
+    // Fresh: nothing to do.
+    live.refresh_if_stale(Some(Kind::Resources));
+    let first = live.surface().resources.at.unwrap();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert!(live.surface().resources.expired());
+    live.refresh_if_stale(Some(Kind::Resources));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while live.surface().resources.expired() {
+        assert!(std::time::Instant::now() < deadline, "never re-listed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(live.surface().resources.at.unwrap() > first);
+    assert_eq!(
+        session.surface_generation(),
+        0,
+        "the same list is no change"
+    );
+    let refused = live
+        .subscribe("surface://r0/0", Arc::new(|_: &str| {}))
+        .await
+        .err();
+    assert_eq!(
+        refused.unwrap().message,
+        "server \"s\" does not support resource subscriptions"
+    );
+    session.close().await;
 }
