@@ -381,8 +381,20 @@ export interface GetPromptResult {
   _meta?: Record<string, unknown>
 }
 
+/** A completion of a prompt's argument: the prompt by its name on its server. */
+export interface PromptRef {
+  type: "ref/prompt"
+  name: string
+}
+
+/** A completion of a resource template's variable: the template by its `uriTemplate`. */
+export interface ResourceTemplateRef {
+  type: "ref/resource"
+  uri: string
+}
+
 /** What a completion is for: a prompt's argument, or a resource template's variable. */
-export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string }
+export type CompletionRef = PromptRef | ResourceTemplateRef
 
 /** Suggested values for an argument (at most 100; `total`/`hasMore` say when there are more). */
 export interface Completion {

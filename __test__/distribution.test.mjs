@@ -232,7 +232,7 @@ const run = () =>
 console.log(JSON.stringify(await Promise.all([run(), run()])))
 `,
   )
-  const expected = { code: 0, message: { sanitized: "a_b", inv: { tools: {}, status: { off: "disabled" }, errors: {}, info: {} } } }
+  const expected = { code: 0, message: { sanitized: "a_b", inv: { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: { off: "disabled" }, errors: {}, info: {} } } }
   const started = performance.now()
   assert.deepEqual(await runConsumer(script), [expected, expected]) // runNode SIGKILLs it after 20 s
   assert.ok(performance.now() - started < 10000, "the process took over 10 s to exit")

@@ -35,8 +35,6 @@ export function readConfig(config) {
  */
 export async function liveInventory(servers, { deadline, signal, onSettle } = {}) {
   const names = Object.keys(servers)
-  // The kinds the library lists beside tools (all of them, from this version on).
-  const listed = new Set()
   const opts = {}
   if (signal) opts.signal = signal
   if (deadline !== undefined) opts.deadline = deadline
@@ -47,12 +45,11 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
       try {
         // Always wrapped, so a server named like a wrapper key ("mcp", "servers") stays a server.
         const inv = await tn.listMcpTools({ mcpServers: { [name]: servers[name] } }, opts)
-        for (const kind of SURFACE_KINDS) if (inv[kind]) listed.add(kind)
         const status = inv.status[name] ?? "failed"
         result = { status }
         if (status === "connected") {
           result.tools = inv.tools[name] ?? []
-          for (const kind of SURFACE_KINDS) if (inv[kind]) result[kind] = inv[kind][name] ?? []
+          for (const kind of SURFACE_KINDS) result[kind] = inv[kind]?.[name] ?? []
         }
         if (inv.info?.[name] !== undefined) result.info = inv.info[name]
         if (status === "failed") result.error = inv.errors[name] ?? "unknown failure"
@@ -66,7 +63,6 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
     }),
   )
   const inventory = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: {}, errors: {}, info: {} }
-  for (const kind of SURFACE_KINDS) if (!listed.has(kind)) delete inventory[kind]
   for (const [name, result] of results) {
     inventory.status[name] = result.status
     if (result.tools) inventory.tools[name] = result.tools

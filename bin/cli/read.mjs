@@ -29,10 +29,17 @@ export function splitReadArgs(positionals) {
   return { config, server, uri }
 }
 
-/** A resource's contents in words: text as it is, blobs summarised by the library. */
+/** A size as the library writes it: `3 B`, `1.2 kB`, `4.0 MB`. */
+const size = (bytes) => (bytes < 1000 ? `${bytes} B` : bytes < 1e6 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`)
+
+/** A resource's contents in words: text as it is, a blob as `[blob image/png, 4.0 kB]`. */
 export function describeContents(contents) {
   return contents
-    .map((part) => (typeof part.text === "string" ? part.text : tn.describeContent([{ type: "resource", resource: part }])))
+    .map((part) => {
+      if (typeof part.text === "string") return part.text
+      if (typeof part.blob === "string") return `[blob ${part.mimeType ?? "application/octet-stream"}, ${size(Buffer.from(part.blob, "base64").length)}]`
+      return tn.describeContent([{ type: "resource", resource: part }])
+    })
     .join("\n")
 }
 
