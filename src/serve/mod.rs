@@ -21,6 +21,7 @@ pub mod surface;
 mod toolset;
 pub mod upstream;
 mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -478,3 +478,75 @@ fn template_variables_match_levels_one_and_two() {
 
 #[path = "tests_surface_upstream.rs"]
 mod upstream;
+
+#[tokio::test]
+async fn tools_list_keeps_execution_over_the_bridge_and_stdio_in_both_eras() {
+    let mut extras = Map::new();
+    extras.insert("execution".into(), json!({"taskSupport": "required"}));
+    let tool = |name: &str, extras: Map<String, Value>| ServedTool {
+        name: name.into(),
+        description: "d".into(),
+        input_schema: object_schema(json!({"type": "object"})),
+        extras,
+        source: "native".into(),
+        caller: answering(|_| json!(null)),
+    };
+    let server = ToolServer::new(
+        ServerIdentity::default(),
+        vec![tool("slow", extras), tool("plain", Map::new())],
+        None,
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let send: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |m| {
+        let _ = tx.send(m);
+    });
+    let mut bridge = bridge::Bridge::start(server.clone(), send);
+    bridge.push(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    tokio::time::timeout(BOUND, rx.recv()).await.unwrap();
+    bridge.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    bridge.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let listed = tokio::time::timeout(BOUND, rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let tools = &listed["result"]["tools"];
+    assert_eq!(tools[0]["execution"], json!({"taskSupport": "required"}));
+    assert_eq!(tools[1].get("execution"), None);
+    assert_eq!(listed["result"]["ttlMs"], 0);
+    assert_eq!(
+        listed["result"].get("resultType"),
+        None,
+        "legacy: no resultType"
+    );
+    bridge.close();
+
+    // stdio at 2026-07-28, the raw lines.
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(stdio::serve_lines(server, server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let line =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+    client_write
+        .write_all(format!("{line}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let answer = tokio::time::timeout(BOUND, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        answer["result"]["tools"][0]["execution"],
+        json!({"taskSupport": "required"}),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["resultType"], "complete");
+}
