@@ -23,6 +23,9 @@ export function readConfig(config) {
   }
 }
 
+/** The listed kinds beside tools, keyed by server like `tools` (connected servers only). */
+const SURFACE = ["resources", "resourceTemplates", "prompts"]
+
 /**
  * Lists every server of the normalised map `servers`. `deadline` (ms) bounds the whole run: a
  * server still pending then fails with the library's deadline message while the others keep their
@@ -43,7 +46,10 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
         const inv = await tn.listMcpTools({ mcpServers: { [name]: servers[name] } }, opts)
         const status = inv.status[name] ?? "failed"
         result = { status }
-        if (status === "connected") result.tools = inv.tools[name] ?? []
+        if (status === "connected") {
+          result.tools = inv.tools[name] ?? []
+          for (const kind of SURFACE) result[kind] = inv[kind]?.[name] ?? []
+        }
         if (inv.info?.[name] !== undefined) result.info = inv.info[name]
         if (status === "failed") result.error = inv.errors[name] ?? "unknown failure"
       } catch (err) {
@@ -55,10 +61,11 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
       return [name, result]
     }),
   )
-  const inventory = { tools: {}, status: {}, errors: {}, info: {} }
+  const inventory = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: {}, errors: {}, info: {} }
   for (const [name, result] of results) {
     inventory.status[name] = result.status
     if (result.tools) inventory.tools[name] = result.tools
+    for (const kind of SURFACE) if (result[kind]) inventory[kind][name] = result[kind]
     if (result.error !== undefined) inventory.errors[name] = result.error
     if (result.info !== undefined) inventory.info[name] = result.info
   }

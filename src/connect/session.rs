@@ -21,7 +21,10 @@ mod failure;
 mod follow;
 mod result;
 mod service_call;
+mod subscribe;
 mod surface;
+#[cfg(test)]
+mod tests_surface;
 pub use direct_call::{DirectCall, Done};
 use failure::NoResult;
 pub use follow::{SurfaceHook, ToolsHook};
@@ -48,12 +51,18 @@ pub struct LiveServer {
     changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
     /// Its resources, resource templates and prompts as last listed.
     surface: std::sync::Mutex<SurfaceListing>,
-    /// The caching hints of its last tool listing.
-    tool_hints: std::sync::Mutex<Hints>,
+    /// The caching hints of its last tool listing, and when it was made.
+    tool_hints: std::sync::Mutex<(Hints, Instant)>,
     /// What it declared at the handshake.
     caps: Option<ServerCapabilities>,
     /// The listeners of its resources' updates (shared with its client handler).
     updates: Arc<super::updates::ResourceUpdates>,
+    /// What it is subscribed to upstream, by URI.
+    subs: Mutex<std::collections::HashMap<String, subscribe::Upstream>>,
+    /// The revision it speaks.
+    protocol: Option<rmcp::model::ProtocolVersion>,
+    /// Its `notifications/{prompts,resources}/list_changed`, until `follow_changes` takes them.
+    surface_changes: std::sync::Mutex<Option<[tokio::sync::watch::Receiver<u64>; 2]>>,
 }
 
 /// A server that came up, as loadMcp hands it to a session.
@@ -111,8 +120,14 @@ impl Session {
                 let client = conn.client_side()?;
                 let changes = conn.tools_changes();
                 let fast = conn.fast();
-                let caps = peer.peer_info().map(|info| info.capabilities.clone());
+                let info = peer.peer_info();
+                let caps = info.as_ref().map(|info| info.capabilities.clone());
+                let protocol = info.as_ref().map(|info| info.protocol_version.clone());
                 let updates = client.updates.clone();
+                let surface_changes = [
+                    client.prompts_changed.watch(),
+                    client.resources_changed.watch(),
+                ];
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
@@ -124,9 +139,12 @@ impl Session {
                     filter: joined.filter,
                     changes: std::sync::Mutex::new(changes),
                     surface: std::sync::Mutex::new(joined.surface),
-                    tool_hints: std::sync::Mutex::new(joined.tool_hints),
+                    tool_hints: std::sync::Mutex::new((joined.tool_hints, Instant::now())),
                     caps,
                     updates,
+                    subs: Mutex::new(Default::default()),
+                    protocol,
+                    surface_changes: std::sync::Mutex::new(Some(surface_changes)),
                 }))
             })
             .collect();
@@ -238,7 +256,12 @@ impl LiveServer {
 
     /// Why a call got no result, in words.
     async fn explain(&self, why: NoResult, closed: &CancellationToken) -> String {
-        match why.words(closed) {
+        self.explain_as(failure::CALL, why, closed).await
+    }
+
+    /// Why a request that is `what` got no result, in words.
+    async fn explain_as(&self, what: &str, why: NoResult, closed: &CancellationToken) -> String {
+        match why.words_of(what, closed) {
             Some(words) => words,
             None => self.describe_closed(closed).await,
         }
