@@ -26,6 +26,8 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_gateway;
+#[cfg(test)]
 mod tests_rounds;
 #[cfg(test)]
 mod tests_surface;
