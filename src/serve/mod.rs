@@ -329,6 +329,7 @@ impl ToolServer {
     /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
     pub fn forget_closed_peers(&self) {
         self.shared.changes.forget_closed();
+        self.shared.subs.forget_closed();
     }
 
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
