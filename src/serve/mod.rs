@@ -21,9 +21,12 @@ pub mod surface;
 mod toolset;
 pub mod upstream;
 mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gateway;
 #[cfg(test)]
 mod tests_rounds;
 #[cfg(test)]
@@ -326,6 +329,7 @@ impl ToolServer {
     /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
     pub fn forget_closed_peers(&self) {
         self.shared.changes.forget_closed();
+        self.shared.subs.forget_closed();
     }
 
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).

@@ -56,6 +56,7 @@ impl Subs {
         uri: &str,
         owner: Option<Arc<dyn Upstream>>,
     ) -> Result<(), ErrorData> {
+        self.forget_closed();
         {
             let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
             if legacy
@@ -112,6 +113,28 @@ impl Subs {
         };
         if removed.is_some_and(|f| f.upstream) {
             self.release(uri).await;
+        }
+    }
+
+    /// Forgets the followers whose session ended, releasing what they held upstream. Must run
+    /// inside the runtime.
+    pub fn forget_closed(self: &Arc<Self>) {
+        let mut released = Vec::new();
+        {
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            legacy.retain(|uri, followers| {
+                followers.retain(|f| {
+                    let closed = f.peer.is_transport_closed();
+                    if closed && f.upstream {
+                        released.push(uri.clone());
+                    }
+                    !closed
+                });
+                !followers.is_empty()
+            });
+        }
+        for uri in released {
+            self.release_later(&uri);
         }
     }
 

@@ -11,13 +11,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use rmcp::ErrorData;
 use rmcp::model::{CacheScope, Prompt, Resource, ResourceTemplate};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{CallContext, ToolCaller};
+use super::ToolCaller;
 use crate::connect::naming::Namer;
 pub use crate::surface::Hints;
 use crate::surface::uri_template;
@@ -69,52 +67,7 @@ pub struct OwnItem {
 
 pub use crate::connect::updates::UpdateListener;
 
-/// What an upstream server lists now, and what it declares.
-#[derive(Clone, Default)]
-pub struct UpstreamListing {
-    pub resources: Vec<Map<String, Value>>,
-    pub templates: Vec<Map<String, Value>>,
-    pub prompts: Vec<Map<String, Value>>,
-    pub declares_resources: bool,
-    pub declares_prompts: bool,
-    pub declares_completions: bool,
-}
-
-/// An upstream server a gateway relays (a live server of a loadMcp source).
-pub trait Upstream: Send + Sync + 'static {
-    fn name(&self) -> &str;
-    fn listing(&self) -> UpstreamListing;
-    /// The caching hints of its `kind` listing now.
-    fn hints(&self, kind: ListKind) -> Hints;
-    /// Whether its `kind` listing outlived its `ttlMs`.
-    fn expired(&self, kind: ListKind) -> bool;
-    /// Starts one re-list of `kind` when it expired (none when one is in flight).
-    fn refresh_if_stale(&self, kind: ListKind);
-    /// `resources/read` (its ReadResourceResult JSON); progress, logs and input requests of
-    /// the upstream go to the client of `ctx`.
-    fn read(&self, uri: String, ctx: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>>;
-    /// `prompts/get` of its own prompt name (its GetPromptResult JSON).
-    fn get_prompt(
-        &self,
-        name: String,
-        arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
-    /// `completion/complete` with its own names (its CompleteResult JSON).
-    fn complete(
-        &self,
-        reference: Value,
-        argument: Value,
-        context: Option<Value>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
-    /// Follows `uri`'s updates until the returned guard is dropped.
-    fn subscribe(
-        &self,
-        uri: String,
-        listener: UpdateListener,
-    ) -> BoxFuture<'static, Result<Box<dyn Send + Sync>, ErrorData>>;
-}
+pub use super::upstream::{Upstream, UpstreamListing};
 
 /// Who answers for an item.
 #[derive(Clone)]

@@ -1,6 +1,7 @@
-//! The live servers of a loadMcp source as the [`Upstream`]s a gateway relays: their last
-//! listings, and the requests on them through `connect::session`, with the calling client as
-//! the front (its progress, logs and questions) and cancelled when the served request is.
+//! The upstream servers a gateway relays ([`Upstream`]), and the live servers of a loadMcp
+//! source as such ([`Live`]): their last listings, and the requests on them through
+//! `connect::session`, with the calling client as the front (its progress, logs and
+//! questions) and cancelled when the served request is.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,11 +13,58 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::CallContext;
-use super::surface::{Hints, ListKind, UpdateListener, Upstream, UpstreamListing};
+use super::surface::{Hints, ListKind, UpdateListener};
 use crate::connect::relay::Front;
 use crate::connect::session::Req;
 use crate::connect::session::{LiveServer, Session};
 use crate::surface::SurfaceError;
+
+/// What an upstream server lists now, and what it declares.
+#[derive(Clone, Default)]
+pub struct UpstreamListing {
+    pub resources: Vec<Map<String, Value>>,
+    pub templates: Vec<Map<String, Value>>,
+    pub prompts: Vec<Map<String, Value>>,
+    pub declares_resources: bool,
+    pub declares_prompts: bool,
+    pub declares_completions: bool,
+}
+
+/// An upstream server a gateway relays (a live server of a loadMcp source).
+pub trait Upstream: Send + Sync + 'static {
+    fn name(&self) -> &str;
+    fn listing(&self) -> UpstreamListing;
+    /// The caching hints of its `kind` listing now.
+    fn hints(&self, kind: ListKind) -> Hints;
+    /// Whether its `kind` listing outlived its `ttlMs`.
+    fn expired(&self, kind: ListKind) -> bool;
+    /// Starts one re-list of `kind` when it expired (none when one is in flight).
+    fn refresh_if_stale(&self, kind: ListKind);
+    /// `resources/read` (its ReadResourceResult JSON); progress, logs and input requests of
+    /// the upstream go to the client of `ctx`.
+    fn read(&self, uri: String, ctx: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// `prompts/get` of its own prompt name (its GetPromptResult JSON).
+    fn get_prompt(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// `completion/complete` with its own names (its CompleteResult JSON).
+    fn complete(
+        &self,
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// Follows `uri`'s updates until the returned guard is dropped.
+    fn subscribe(
+        &self,
+        uri: String,
+        listener: UpdateListener,
+    ) -> BoxFuture<'static, Result<Box<dyn Send + Sync>, ErrorData>>;
+}
 
 /// One live server of a session.
 pub struct Live {
