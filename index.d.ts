@@ -666,6 +666,7 @@ export interface McpServerOptions {
   /** Resources and resource templates to serve. */
   resources?: Array<ResourceDefinition | ResourceTemplateDefinition>
   prompts?: PromptDefinition[]
+  /** The caching hints (SEP-2549) its list and read results carry (a toolkit: `serve(addr, { mcp: { cache } })`). */
   cache?: CacheHints
 }
 
@@ -702,8 +703,6 @@ export interface ToolkitOptions {
   extraResources?: Array<ResourceDefinition | ResourceTemplateDefinition>
   /** Prompts of your own, served after the MCP servers' (named `<server>_<prompt>`). */
   extraPrompts?: PromptDefinition[]
-  /** The caching hints its served lists and reads carry. */
-  cache?: CacheHints
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */

@@ -153,7 +153,7 @@ test("errors: unknown servers and bad arguments in words, the server's JSON-RPC 
       const pending = source.getPrompt("everything", "simple-prompt", {}, { signal: controller.signal }).catch((e) => e)
       controller.abort(reason)
       assert.equal(await pending, reason)
-      assert.ok(performance.now() - started < 50, "the abort settles at once")
+      assert.ok(performance.now() - started < 200, "the abort settles at once (a generous bound)")
       // The source is still usable afterwards.
       assert.equal((await source.getPrompt("everything", "simple-prompt")).messages.length, 1)
     },

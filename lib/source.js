@@ -202,11 +202,14 @@ function surfaceOf(handle, r) {
  * @param {ReturnType<typeof requests>} r
  */
 function followSurface(source, handle, r) {
-  let seen = handle.surfaceGeneration()
-  let surface = surfaceOf(handle, r)
+  // Built on first read (a source whose surface is never read never pays for it).
+  /** @type {number | undefined} */
+  let seen
+  /** @type {ReturnType<typeof surfaceOf> | undefined} */
+  let surface
   const current = () => {
     const now = handle.surfaceGeneration()
-    if (now !== seen) {
+    if (surface === undefined || now !== seen) {
       seen = now
       surface = surfaceOf(handle, r)
     }

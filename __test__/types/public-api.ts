@@ -209,9 +209,10 @@ export async function surface(): Promise<void> {
   const serverOptions: McpServerOptions = { name: "mine", resources: [note, items], prompts: [greet, definePrompt(simple)], cache }
   const server: McpServer = buildMcpServer([], serverOptions)
   server.resourceUpdated("memo://note")
-  const kitOptions: ToolkitOptions = { extraResources: [defineResource(options), defineResourceTemplate(templateOptions)], extraPrompts: [greet], cache }
+  const kitOptions: ToolkitOptions = { extraResources: [defineResource(options), defineResourceTemplate(templateOptions)], extraPrompts: [greet] }
   const toolkit: Toolkit = await createToolkit(kitOptions)
   toolkit.resourceUpdated("memo://x")
+  await toolkit.serve("127.0.0.1:0", { mcp: { cache } })
   await toolkit.close()
 
   // defineTool's listing fields.
