@@ -10,7 +10,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
     InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
-    Reference,
+    Reference, ResultType,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value, json};
@@ -148,6 +148,9 @@ impl ToolServer {
             Ok(value) => {
                 let mut result = read_result(value)
                     .map_err(|e| invalid_result(&format!("resource {uri:?}"), e))?;
+                // Read from JSON, the result has no resultType; 2026-07-28 requires one (rmcp
+                // strips it for older peers).
+                result.result_type.get_or_insert(ResultType::COMPLETE);
                 let (ttl, scope) = surface.read_hints();
                 result.ttl_ms.get_or_insert(ttl);
                 result.cache_scope.get_or_insert(scope);
@@ -210,8 +213,9 @@ impl ToolServer {
         match self.drive_item(run, responses).await? {
             Err(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),
             Ok(value) => {
-                let result = prompt_result(value)
+                let mut result = prompt_result(value)
                     .map_err(|e| invalid_result(&format!("prompt {name:?}"), e))?;
+                result.result_type.get_or_insert(ResultType::COMPLETE);
                 Ok(GetPromptResponse::Complete(result))
             }
         }
