@@ -72,6 +72,42 @@ impl ToolCaller for UpRead {
     }
 }
 
+/// A read of a URI no listing names: each upstream that declares resources is asked in turn,
+/// and the first answer that is not "not found" is the answer.
+struct UpAny(Vec<Arc<dyn Upstream>>);
+
+impl ToolCaller for UpAny {
+    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let uri = arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let readers = self.0.clone();
+        async move {
+            for up in readers {
+                match up.read(uri.clone(), ctx.clone()).await {
+                    Ok(result) => return json!({"result": result}),
+                    Err(e)
+                        if e.code == ErrorCode::RESOURCE_NOT_FOUND
+                            || e.code == ErrorCode::INVALID_PARAMS => {}
+                    Err(e) => return failed(e),
+                }
+            }
+            failed(not_found(&uri))
+        }
+        .boxed()
+    }
+}
+
+/// `resources/read` of a URI nobody serves (rmcp makes it -32602 for 2026-07-28 peers).
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("Resource not found: {uri}"),
+        Some(json!({ "uri": uri })),
+    )
+}
+
 /// A get of one upstream prompt, by the name its server knows it by.
 struct UpPrompt(Arc<dyn Upstream>, String);
 
@@ -123,16 +159,17 @@ impl ToolServer {
             self.resume_run(SubjectKind::Resource, &uri, state, &responses, context)
                 .await?
         } else {
-            let Some((owner, vars)) = surface.resolve(&uri) else {
-                return Err(ErrorData::resource_not_found(
-                    format!("Resource not found: {uri}"),
-                    Some(json!({ "uri": uri })),
-                ));
-            };
-            let (caller, source): (Arc<dyn ToolCaller>, String) = match owner {
-                Owner::Own(item) => (item.caller.clone(), "own".into()),
-                Owner::Up(up) => (Arc::new(UpRead(up.clone())), up.name().to_string()),
-            };
+            let (caller, source, vars): (Arc<dyn ToolCaller>, String, _) =
+                match surface.resolve(&uri) {
+                    Some((Owner::Own(item), vars)) => (item.caller.clone(), "own".into(), vars),
+                    Some((Owner::Up(up), vars)) => {
+                        (Arc::new(UpRead(up.clone())), up.name().to_string(), vars)
+                    }
+                    None if !surface.readers.is_empty() => {
+                        (Arc::new(UpAny(surface.readers.clone())), "mcp".into(), None)
+                    }
+                    None => return Err(not_found(&uri)),
+                };
             let mut arguments = Map::new();
             arguments.insert("uri".into(), Value::String(uri.clone()));
             arguments.insert("vars".into(), Value::Object(vars.unwrap_or_default()));
@@ -148,7 +185,8 @@ impl ToolServer {
             Ok(value) => {
                 let mut result = read_result(value)
                     .map_err(|e| invalid_result(&format!("resource {uri:?}"), e))?;
-                // 2026-07-28 wants resultType on every result; rmcp strips it for older peers.
+                // Read from JSON, the result has no resultType; 2026-07-28 requires one (rmcp
+                // strips it for older peers).
                 result.result_type.get_or_insert(ResultType::COMPLETE);
                 let (ttl, scope) = surface.read_hints();
                 result.ttl_ms.get_or_insert(ttl);

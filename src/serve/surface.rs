@@ -104,6 +104,9 @@ pub struct Surface {
     by_template: HashMap<String, usize>,
     by_prompt: HashMap<String, usize>,
     pub upstreams: Vec<Arc<dyn Upstream>>,
+    /// The upstreams that declare resources, in config order: asked in turn for a URI no
+    /// listing names (a resource link a tool returned before its re-list finished).
+    pub readers: Vec<Arc<dyn Upstream>>,
     /// By [`ListKind`]: the upstreams whose items are served in that listing (all, for tools).
     contributors: [Vec<usize>; 4],
     configured: Hints,
@@ -180,6 +183,7 @@ impl Surface {
         for (i, (up, listing)) in upstreams.iter().zip(&listings).enumerate() {
             let owner = Owner::Up(up.clone());
             if listing.declares_resources {
+                surface.readers.push(up.clone());
                 surface.caps.resources = true;
             }
             if listing.declares_prompts {

@@ -70,6 +70,11 @@ impl Upstream for Fake {
     fn refresh_if_stale(&self, _: ListKind) {}
     fn read(&self, uri: String, _: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>> {
         let text = format!("{} read {uri}", self.name);
+        // `x://only-<name>` is known to that server alone.
+        if uri.starts_with("x://only-") && uri != format!("x://only-{}", self.name) {
+            let missing = ErrorData::resource_not_found("no such resource", None);
+            return async move { Err(missing) }.boxed();
+        }
         async move { Ok(json!({"contents": [{"uri": uri, "text": text}], "ttlMs": 42})) }.boxed()
     }
     fn get_prompt(
@@ -224,6 +229,25 @@ async fn reads_gets_and_completions_reach_their_owner_by_its_own_names() {
         assert_eq!(
             (shared.ttl_ms, shared.cache_scope),
             (Some(42), Some(CacheScope::Private))
+        );
+        // A URI no listing names: each server is asked in turn; the first that knows it answers.
+        let unlisted = read("x://only-b").await;
+        assert_eq!(
+            serde_json::to_value(&unlisted.contents).unwrap()[0]["text"],
+            "b read x://only-b"
+        );
+        let nobody = client
+            .read_resource(ReadResourceRequestParams::new("x://only-c"))
+            .await
+            .unwrap_err();
+        let (c, message, data) = code(nobody);
+        assert_eq!(c, if modern { -32602 } else { -32002 });
+        assert_eq!(
+            (message.as_str(), data),
+            (
+                "Resource not found: x://only-c",
+                Some(json!({"uri": "x://only-c"}))
+            )
         );
         let templated = read("b://item/7").await;
         assert_eq!(
