@@ -3,17 +3,27 @@
 import type {
   Answer,
   CallRecord,
+  Completion,
+  CompletionRef,
   ContentPart,
   ElicitParams,
   ElicitResult,
   ElicitationRequest,
+  GetPromptResult,
   McpConfig,
   McpInventory,
   McpStatus,
+  PromptInfo,
+  ReadResourceResult,
+  ResourceInfo,
+  ResourceTemplateInfo,
   ServerInfo,
   Tool,
   ToolResult,
 } from "./index"
+
+/** A loadMcp source's session, as a gateway's `setSurface` takes it (opaque). */
+export interface SessionHandle { readonly __toolnexusSession: "SessionHandle" }
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -59,6 +69,14 @@ export declare class NativeService {
    */
   setTools(tools: NativeTool[]): void
   /**
+   * Serves `own` resources, templates and prompts (as lib/surface.js's `servedSurface`
+   * prepares them) plus those of the `upstreams` sessions, in config order, from now on;
+   * tells connected clients of the listings that changed. See `surface.rs` for the shapes.
+   */
+  setSurface(own: NativeSurfaceEntry[], upstreams: unknown[], cache?: NativeCacheHints | undefined | null): SurfaceSet
+  /** Tells the subscribers of `uri` that it changed (`notifications/resources/updated`). */
+  resourceUpdated(uri: string): void
+  /**
    * Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
    * (their pending ctx promises would otherwise keep Node alive for their whole wait).
    */
@@ -76,6 +94,42 @@ export declare class NativeSource {
   tools(): [Array<Omit<Tool, 'execute'>>, unknown[]]
   /** Closes every connection; its stdout readers on this thread stop once the servers are gone. */
   close(): Promise<void>
+  /** The session, for a gateway serving this source's resources and prompts. */
+  upstream(): SessionHandle
+  /** Moves on each time a server's resources, templates or prompts were re-listed and changed. */
+  surfaceGeneration(): number
+  /**
+   * Every connected server's resources, resource templates and prompts as last listed, in
+   * config order, each item with `server` added.
+   */
+  surface(): { resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }
+  /** `resources/read` of `uri` on `server`: its `ReadResourceResult`. */
+  readResource(server: string, uri: string, opts?: SurfaceRequestOptions): Promise<ReadResourceResult>
+  /**
+   * `prompts/get` of `name` on `server` with `args` (strings, checked by lib/options.js): its
+   * `GetPromptResult`.
+   */
+  getPrompt(server: string, name: string, args?: Record<string, string>, opts?: SurfaceRequestOptions): Promise<GetPromptResult>
+  /** `completion/complete` on `server`: its `CompleteResult` (`{ completion: { values, … } }`). */
+  complete(server: string, reference: CompletionRef, argument: { name: string; value: string }, context?: { arguments?: Record<string, string> } | null, opts?: SurfaceRequestOptions): Promise<{ completion: Completion }>
+  /**
+   * Follows `uri` on `server`: `onUpdated(uri)` is called for each
+   * `notifications/resources/updated` until the subscription is unsubscribed or the source
+   * closed. The callback never keeps Node alive; lib/source.js has guarded it.
+   */
+  subscribe(server: string, uri: string, onUpdated: (uri: string) => void): Promise<NativeSubscription>
+}
+
+/**
+ * One subscription of a loadMcp source to a resource (internal: lib/source.js hands the app
+ * its `unsubscribe` as the function `subscribe` resolves).
+ */
+export declare class NativeSubscription {
+  /**
+   * Stops the updates; the server is unsubscribed when this was its URI's last listener.
+   * Idempotent.
+   */
+  unsubscribe(): Promise<void>
 }
 
 /**
@@ -140,6 +194,9 @@ export declare function elicitationToRequest(params: ElicitParams): ElicitationR
 /** Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment. */
 export declare function expandEnvHeaders(headers?: Record<string, string>): Record<string, string> | undefined
 
+/** A URI template expanded with `vars` (RFC 6570, levels 1–3), as `template.read(vars)` asks. */
+export declare function expandUriTemplate(template: string, vars: Record<string, unknown>): string
+
 /** Removes stored credentials by server name or URL from the default store; how many went. */
 export declare function forgetCredentials(which: string): number
 
@@ -173,6 +230,12 @@ export interface LoadHooks {
    */
   onToolsChanged?: (change: { server: string; tools: unknown[] }) => void
   /**
+   * Told `{ server, kind, items }` after a server's resources (`kind: "resources"`), resource
+   * templates (`"resourceTemplates"`) or prompts (`"prompts"`) were re-listed and changed;
+   * guarded by lib/options.js (a throw in it is a `ToolnexusWarning`).
+   */
+  onSurfaceChanged?: (change: { server: string; kind: "resources" | "resourceTemplates" | "prompts"; items: Array<Record<string, unknown>> }) => void
+  /**
    * The servers' elicitation and sampling requests go to the front clients of a gateway
    * serving these tools (a toolkit's sources).
    */
@@ -205,6 +268,28 @@ export interface McpCallOptions {
    * after bad arguments' (a call never rejects).
    */
   refusal?: string
+}
+
+/** Caching hints a service serves instead of its upstreams' (internal). */
+export interface NativeCacheHints {
+  ttlMs?: number
+  scope?: 'public' | 'private'
+}
+
+/** One of a service's own resources, templates or prompts (internal). */
+export interface NativeSurfaceEntry {
+  /** `"resource"`, `"template"` or `"prompt"`. */
+  kind: string
+  /** Its MCP listing (`Resource`, `ResourceTemplate` or `Prompt`). */
+  listing: Record<string, unknown>
+  /** `execute({ id, args })`, resolving `{ result } | { error }`. */
+  execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
+  /** `abort(id)` fires the AbortSignal of the call with this id. */
+  abort: (id: number) => void
+  /** `complete({ argument, context? })`, resolving `{ result } | { error }`. */
+  complete?: (call: { argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }) => Promise<unknown>
+  /** The arguments (or template variables) `complete` completes. */
+  completes?: Array<string>
 }
 
 /**
@@ -269,6 +354,22 @@ export declare function stdoutReaderForTests(reader?: string | undefined | null)
  * `{ server, url, issuer, clientId, scopes, expiresAt, refreshable, subject }` per server.
  */
 export declare function storedCredentials(): Array<{ server: string | null; url: string; issuer: string | null; clientId: string | null; scopes: string[] | null; expiresAt: number | null; refreshable: boolean; subject: string | null }>
+
+/**
+ * The options of a request on a loadMcp source's resources or prompts (`readResource`,
+ * `getPrompt`, `complete`; internal: lib/options.js checks them).
+ */
+export interface SurfaceRequestOptions {
+  /** `opts.timeout`, in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
+  timeoutMs?: number
+  /** `opts.signal`, taken as a plain object (see src/js/abort.rs). */
+  signal?: AbortSignal
+}
+
+/** What `setSurface` found worth saying (internal). */
+export interface SurfaceSet {
+  warnings: Array<string>
+}
 
 /** An app's `tokenStore`: `get(key)`, `set(key, record)`, `delete(key)` (internal). */
 export interface TokenStoreOptions {

@@ -39,10 +39,74 @@ export interface ServerInfo {
   instructions?: string
 }
 
+/** An icon a server gives a tool, resource or prompt. */
+export interface Icon {
+  src: string
+  mimeType?: string
+  sizes?: string[]
+  [key: string]: unknown
+}
+
+/** One resource as its server lists it, with every field it gave. */
+export interface ResourceInfo {
+  uri: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  /** Its size in bytes, when the server knows it. */
+  size?: number
+  annotations?: ContentAnnotations
+  icons?: Icon[]
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** One resource template (RFC 6570 `uriTemplate`) as its server lists it. */
+export interface ResourceTemplateInfo {
+  uriTemplate: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  annotations?: ContentAnnotations
+  icons?: Icon[]
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** One argument a prompt takes (always a string). */
+export interface PromptArgument {
+  name: string
+  title?: string
+  description?: string
+  required?: boolean
+}
+
+/** One prompt as its server lists it. */
+export interface PromptInfo {
+  name: string
+  title?: string
+  description?: string
+  arguments?: PromptArgument[]
+  icons?: Icon[]
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
 /** Every server's raw tool inventory (no name prefixing, no `tools` allowlist applied). */
 export interface McpInventory {
   /** Connected servers only, keyed by server name in config order. */
   tools: Record<string, ToolInfo[]>
+  /**
+   * Connected servers only, in config order: each one's resources, as listed (`[]` when it
+   * lists none or does not declare resources; a failed `resources/list` is `[]` with a warning).
+   */
+  resources: Record<string, ResourceInfo[]>
+  /** Connected servers only, in config order: each one's resource templates (as `resources`). */
+  resourceTemplates: Record<string, ResourceTemplateInfo[]>
+  /** Connected servers only, in config order: each one's prompts (as `resources`). */
+  prompts: Record<string, PromptInfo[]>
   /** Every configured server, in config order. */
   status: Record<string, McpStatus>
   /** A short human reason for each failed server. */
@@ -235,6 +299,34 @@ export interface McpSource {
   errors: Record<string, string>
   /** Connected servers only, in config order: what each said about itself. */
   info: Record<string, ServerInfo>
+  /**
+   * Every connected server's resources, in config order, each with its `server` and `read()`.
+   * Live, like `tools`: replaced when a server sends `notifications/resources/list_changed`.
+   */
+  resources: Resource[]
+  /** Every connected server's resource templates (live, as `resources`). */
+  resourceTemplates: ResourceTemplate[]
+  /** Every connected server's prompts, each with `get(args)` (live: `notifications/prompts/list_changed`). */
+  prompts: Prompt[]
+  /** `resources/read` of `uri` on `server` (any URI the server serves, listed or not). */
+  readResource(server: string, uri: string, opts?: RequestOptions): Promise<ReadResourceResult>
+  /** `prompts/get` of the prompt `name` (its original name) on `server`; arguments are strings. */
+  getPrompt(server: string, name: string, args?: Record<string, string>, opts?: RequestOptions): Promise<GetPromptResult>
+  /** `completion/complete`: suggested values for a prompt's argument or a template's variable. */
+  complete(
+    server: string,
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    context?: CompletionContext,
+    opts?: RequestOptions,
+  ): Promise<Completion>
+  /**
+   * Follows the resource `uri` of `server`: `onUpdated(uri)` is called for each update it
+   * announces (`resources/subscribe` in the handshake era, a `subscriptions/listen` stream in
+   * 2026-07-28). Resolves to the function that stops it (idempotent). Rejects when the server
+   * does not support resource subscriptions. A throw in `onUpdated` becomes a `ToolnexusWarning`.
+   */
+  subscribe(server: string, uri: string, onUpdated: (uri: string) => void): Promise<() => Promise<void>>
   /** Idempotent; resolves when every child process has exited. */
   close(): Promise<void>
 }
@@ -267,6 +359,110 @@ export interface ElicitResult {
   content?: Record<string, unknown>
 }
 
+/** A `resources/read` result: the resource's contents (one or more parts), as the server sent them. */
+export interface ReadResourceResult {
+  contents: ResourceContents[]
+  /** How long (ms) the result may be cached, when the server says (SEP-2549). */
+  ttlMs?: number
+  cacheScope?: "public" | "private"
+  _meta?: Record<string, unknown>
+}
+
+/** One message of a prompt. */
+export interface PromptMessage {
+  role: "user" | "assistant"
+  content: ContentPart
+}
+
+/** A `prompts/get` result: the prompt's messages, with its arguments filled in. */
+export interface GetPromptResult {
+  description?: string
+  messages: PromptMessage[]
+  _meta?: Record<string, unknown>
+}
+
+/** A completion of a prompt's argument: the prompt by its name on its server. */
+export interface PromptRef {
+  type: "ref/prompt"
+  name: string
+}
+
+/** A completion of a resource template's variable: the template by its `uriTemplate`. */
+export interface ResourceTemplateRef {
+  type: "ref/resource"
+  uri: string
+}
+
+/** What a completion is for: a prompt's argument, or a resource template's variable. */
+export type CompletionRef = PromptRef | ResourceTemplateRef
+
+/** Suggested values for an argument (at most 100; `total`/`hasMore` say when there are more). */
+export interface Completion {
+  values: string[]
+  total?: number
+  hasMore?: boolean
+}
+
+/** The arguments already filled in, which a completion may depend on. */
+export interface CompletionContext {
+  arguments?: Record<string, string>
+}
+
+/** Per-request options of `readResource`, `getPrompt`, `complete` and the items' methods. */
+export interface RequestOptions {
+  /** Aborts the request (the server is sent `notifications/cancelled`); it rejects with `signal.reason`. */
+  signal?: AbortSignal
+  /** Overrides the server's timeout for this request, in ms; each progress notification restarts it. */
+  timeout?: number
+}
+
+/**
+ * How `readResource`, `getPrompt`, `complete` and `subscribe` reject: with the server's
+ * JSON-RPC error (`message`, `code`, `data`) when it sent one, else an `Error` in words. An
+ * unknown server is a `TypeError` naming the connected ones.
+ */
+export interface McpRequestError extends Error {
+  code?: number
+  data?: unknown
+}
+
+/** A resource of a loadMcp source: its listing, its server, and `read()`. */
+export interface Resource extends ResourceInfo {
+  /** The server's name in the config. */
+  server: string
+  read(opts?: RequestOptions): Promise<ReadResourceResult>
+}
+
+/** A resource template of a loadMcp source: `read` takes the variables (or the URI itself). */
+export interface ResourceTemplate extends ResourceTemplateInfo {
+  server: string
+  /** An object is expanded into the template (RFC 6570); a string is read as the URI. */
+  read(varsOrUri: Record<string, string | number> | string, opts?: RequestOptions): Promise<ReadResourceResult>
+  /** Suggestions for the variable `argument` starting from `value`. */
+  complete(argument: string, value: string, context?: CompletionContext): Promise<Completion>
+}
+
+/** A prompt of a loadMcp source: its listing, its server, and `get(args)`. */
+export interface Prompt extends PromptInfo {
+  server: string
+  get(args?: Record<string, string>, opts?: RequestOptions): Promise<GetPromptResult>
+  /** Suggestions for the argument `argument` starting from `value`. */
+  complete(argument: string, value: string, context?: CompletionContext): Promise<Completion>
+}
+
+/** A server's new resources and resource templates, after it sent `notifications/resources/list_changed`. */
+export interface ResourcesChange {
+  server: string
+  resources: ResourceInfo[]
+  resourceTemplates: ResourceTemplateInfo[]
+}
+
+/** A server's new prompts, after it sent `notifications/prompts/list_changed`. */
+export interface PromptsChange {
+  server: string
+  prompts: PromptInfo[]
+}
+
 /** A server's new tool list, after it sent `notifications/tools/list_changed`. */
 export interface ToolsChange {
   /** The server's name in the config. */
@@ -284,10 +480,18 @@ export interface LoadOptions extends ListOptions {
    * in it becomes a `ToolnexusWarning`.
    */
   onToolsChanged?: (change: ToolsChange) => void
+  /**
+   * Called after a server's resources or resource templates changed and were listed again;
+   * `source.resources` and `source.resourceTemplates` already show them. A throw in it becomes
+   * a `ToolnexusWarning`.
+   */
+  onResourcesChanged?: (change: ResourcesChange) => void
+  /** Called after a server's prompts changed and were listed again (as `onResourcesChanged`). */
+  onPromptsChanged?: (change: PromptsChange) => void
 }
 
-/** Options of `defineTool`. */
-export interface DefineToolOptions {
+/** Options of `defineTool`; the listing fields (`title`, `annotations`, …) are served as given. */
+export interface DefineToolOptions extends Pick<ToolInfo, "title" | "annotations" | "outputSchema" | "icons" | "execution" | "_meta"> {
   name: string
   description?: string
   /** Defaults to `{ type: "object", properties: {} }`. */
@@ -372,6 +576,85 @@ export interface CallRecord {
   isError: boolean
 }
 
+/** What a resource's `read` may return: text, a blob (bytes or base64), or the contents in full. */
+export type ResourceReadReturn =
+  | string
+  | { text: string; mimeType?: string }
+  | { blob: string | Uint8Array | ArrayBuffer; mimeType?: string }
+  | ResourceContents[]
+  | { contents: ResourceContents[] }
+
+/** Suggests values for one argument or variable, given what was typed and the other arguments. */
+export type Completer = (
+  value: string,
+  context: CompletionContext,
+) => string[] | Completion | Promise<string[] | Completion>
+
+/** Options of `defineResource`: its listing, and `read`. */
+export interface DefineResourceOptions extends Omit<ResourceInfo, "uri" | "name"> {
+  uri: string
+  name: string
+  read(uri: string, ctx: RunContext): ResourceReadReturn | Promise<ResourceReadReturn>
+}
+
+/** Options of `defineResourceTemplate`: its listing, `read` (given the URI's variables) and completers. */
+export interface DefineResourceTemplateOptions extends Omit<ResourceTemplateInfo, "uriTemplate" | "name"> {
+  uriTemplate: string
+  name: string
+  read(uri: string, vars: Record<string, string>, ctx: RunContext): ResourceReadReturn | Promise<ResourceReadReturn>
+  /** Completers by variable name. */
+  complete?: Record<string, Completer>
+}
+
+/** A prompt message as `get` may give it: `content` a part, or a string (one text part). */
+export interface PromptMessageInput {
+  role: "user" | "assistant"
+  content: ContentPart | string
+}
+
+/** Options of `definePrompt`: its listing, `get` and completers. */
+export interface DefinePromptOptions extends Omit<PromptInfo, "name"> {
+  name: string
+  /** A string is one user message; missing required arguments are refused before it runs. */
+  get(
+    args: Record<string, string>,
+    ctx: RunContext,
+  ):
+    | string
+    | GetPromptResult
+    | { description?: string; messages: PromptMessageInput[] }
+    | Promise<string | GetPromptResult | { description?: string; messages: PromptMessageInput[] }>
+  /** Completers by argument name. */
+  complete?: Record<string, Completer>
+}
+
+/** A resource to serve (`defineResource`). */
+export interface ResourceDefinition extends ResourceInfo {
+  read: DefineResourceOptions["read"]
+  /** Tells every client subscribed to it, on every server serving it, that it changed. */
+  notifyUpdated(): void
+}
+
+/** A resource template to serve (`defineResourceTemplate`). */
+export interface ResourceTemplateDefinition extends ResourceTemplateInfo {
+  read: DefineResourceTemplateOptions["read"]
+  complete?: Record<string, Completer>
+}
+
+/** A prompt to serve (`definePrompt`). */
+export interface PromptDefinition extends PromptInfo {
+  get: DefinePromptOptions["get"]
+  complete?: Record<string, Completer>
+}
+
+/** The caching hints (SEP-2549) served on every list and read result. */
+export interface CacheHints {
+  /** How long (ms) clients may cache; default: the smallest its upstreams gave, else 0. */
+  ttlMs?: number
+  /** Default: `"public"` only when every upstream said so, else `"private"`. */
+  scope?: "public" | "private"
+}
+
 /** Options of `buildMcpServer`: `initialize`'s server identity and the exposed subset. */
 export interface McpServerOptions {
   /** Defaults to `"toolnexus"`. */
@@ -380,6 +663,11 @@ export interface McpServerOptions {
   version?: string
   /** Names of the tools to expose; unknown names are ignored; absent, every tool. */
   tools?: string[]
+  /** Resources and resource templates to serve. */
+  resources?: Array<ResourceDefinition | ResourceTemplateDefinition>
+  prompts?: PromptDefinition[]
+  /** The caching hints (SEP-2549) its list and read results carry (a toolkit: `serve(addr, { mcp: { cache } })`). */
+  cache?: CacheHints
 }
 
 /** The part of an `@modelcontextprotocol/sdk` `Transport` that `connect` uses. */
@@ -401,6 +689,8 @@ export interface McpServer {
    */
   connect(transport?: McpTransport): Promise<void>
   close(): Promise<void>
+  /** Tells the clients subscribed to `uri` that it changed. */
+  resourceUpdated(uri: string): void
 }
 
 /** Options of `createToolkit`. */
@@ -409,6 +699,10 @@ export interface ToolkitOptions {
   mcpConfig?: string | object
   /** Tools of your own, after the MCP tools; on a name clash the first tool wins (warned). */
   extraTools?: Tool[]
+  /** Resources and templates of your own, served after the MCP servers' (first URI wins, warned). */
+  extraResources?: Array<ResourceDefinition | ResourceTemplateDefinition>
+  /** Prompts of your own, served after the MCP servers' (named `<server>_<prompt>`). */
+  extraPrompts?: PromptDefinition[]
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */
@@ -501,6 +795,8 @@ export interface Toolkit {
    * others left running. Rejects (and changes nothing) when the config cannot be read.
    */
   reload(mcpConfig?: string | object): Promise<ReloadResult>
+  /** Tells the clients subscribed to `uri` (one of its own resources) that it changed. */
+  resourceUpdated(uri: string): void
   /** Stops every server this toolkit started and closes its MCP connections. */
   close(): Promise<void>
 }
@@ -533,6 +829,15 @@ export declare function loadMcp(input: string | object, opts?: LoadOptions): Pro
  * becomes `{ output: message, isError: true }`.
  */
 export declare function defineTool(opts: DefineToolOptions): Tool
+
+/** Defines a resource to serve; its fields are checked (a `TypeError` names a bad one). */
+export declare function defineResource(opts: DefineResourceOptions): ResourceDefinition
+
+/** Defines a resource template to serve: reads of matching URIs get its variables. */
+export declare function defineResourceTemplate(opts: DefineResourceTemplateOptions): ResourceTemplateDefinition
+
+/** Defines a prompt to serve. */
+export declare function definePrompt(opts: DefinePromptOptions): PromptDefinition
 
 /**
  * The tools an MCP server would expose: `cfg.tools` names narrow the set (unknown names are

@@ -23,6 +23,18 @@ exports.createToolkit = function createToolkit(opts) {
   return require("./lib/toolkit.js").createToolkit(opts)
 }
 exports.credentialsPath = binding.credentialsPath
+/** @type {Api["definePrompt"]} */
+exports.definePrompt = function definePrompt(opts) {
+  return require("./lib/surface.js").definePrompt(opts)
+}
+/** @type {Api["defineResource"]} */
+exports.defineResource = function defineResource(opts) {
+  return require("./lib/surface.js").defineResource(opts)
+}
+/** @type {Api["defineResourceTemplate"]} */
+exports.defineResourceTemplate = function defineResourceTemplate(opts) {
+  return require("./lib/surface.js").defineResourceTemplate(opts)
+}
 /** @type {Api["defineTool"]} */
 exports.defineTool = function defineTool(opts) {
   return require("./lib/tools.js").defineTool(opts)

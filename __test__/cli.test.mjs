@@ -69,7 +69,7 @@ test("list --json: a healthy config prints exactly the listMcpTools inventory an
   assert.equal(r.stderr, "")
   const inv = JSON.parse(r.stdout)
   assert.ok(r.stdout.startsWith("{") && r.stdout.endsWith("}\n"), "nothing but the JSON on stdout")
-  assert.deepEqual(Object.keys(inv), ["tools", "status", "errors", "info"])
+  assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "status", "errors", "info"])
   assert.deepEqual(inv.status, { fix: "connected", everything: "connected", off: "disabled" })
   assert.deepEqual(Object.keys(inv.status), ["fix", "everything", "off"], "config order")
   assert.deepEqual(Object.keys(inv.tools), ["fix", "everything"])
@@ -110,6 +110,9 @@ test("list --timeout: a hanging server fails at the overall deadline, the others
   assert.equal(r.code, 1, r.stderr)
   assert.deepEqual(JSON.parse(r.stdout), {
     tools: { fix: [plain("ping")] },
+    resources: { fix: [] },
+    resourceTemplates: { fix: [] },
+    prompts: { fix: [] },
     status: { fix: "connected", hang: "failed" },
     errors: { hang: "toolnexus: MCP list deadline exceeded" },
     info: { fix: { protocolVersion: "2025-11-25", name: "toolnexus-fixture", version: "1.0.0" } },

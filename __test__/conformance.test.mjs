@@ -36,11 +36,11 @@ function gate(args, edit) {
 
 const closing = (out) => out.trim().split("\n").at(-1)
 
+// Every server scenario passes now, so a fixture serving tools only stands in for a broken server.
+const brokenServer = path.join(here, "fixtures", "conformance-broken-server.mjs")
+
 test("a server scenario listed as pass that fails is a regression, with the suite's reason", { timeout: 60_000 }, async () => {
-  // toolnexus serves tools only, so completion/complete is a gap that stays one.
-  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "completion-complete"], (e) => {
-    e.server["completion-complete"] = "pass"
-  })
+  const r = await gate(["--mode", "server", "--era", "2025-11-25", "--scenario", "completion-complete", "--server", brokenServer], () => {})
   assert.equal(r.code, 1, r.stdout + r.stderr)
   assert.match(r.stdout, /^server\s+2025-11-25\s+completion-complete\s+pass\s+fail\s+1\/1\s+REGRESSION$/m)
   assert.match(r.stdout, /REGRESSION: server completion-complete at 2025-11-25 \(fail\)/)

@@ -50,7 +50,15 @@ test("disabled servers: status only, no tools, no errors, nothing spawned", T, a
       web: { type: "remote", url: "https://example.com/mcp", enabled: false },
     },
   })
-  assert.deepEqual(inv, { tools: {}, status: { off: "disabled", off2: "disabled", web: "disabled" }, errors: {}, info: {} })
+  assert.deepEqual(inv, {
+    tools: {},
+    resources: {},
+    resourceTemplates: {},
+    prompts: {},
+    status: { off: "disabled", off2: "disabled", web: "disabled" },
+    errors: {},
+    info: {},
+  })
   assert.equal(fs.existsSync(marker), false)
 })
 

@@ -30,6 +30,9 @@ function wireLog(file) {
     .map((line) => JSON.parse(line))
 }
 const methods = (file) => wireLog(file).map((m) => m.method)
+/** The listings beside tools/list, made concurrently with it when a server declares resources and prompts (as Python's MCPServer does). */
+const SURFACE_LISTS = ["resources/list", "resources/templates/list", "prompts/list"]
+const withoutSurface = (list) => list.filter((m) => !SURFACE_LISTS.includes(m))
 
 /** Every pid a fixture appended to `file`, one per process it was started as. */
 const pidsIn = (file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [])
@@ -312,7 +315,7 @@ test("auto over streamable HTTP to Python mcp 2.x: 2026-07-28, no initialize on 
     )
     // A loadMcp source also listens for tool changes (subscriptions/listen, in parallel).
     const seen = [...new Set(log.map((m) => m.method))]
-    assert.deepEqual(seen.filter((m) => m !== "subscriptions/listen"), ["server/discover", "tools/list", "tools/call"])
+    assert.deepEqual(withoutSurface(seen.filter((m) => m !== "subscriptions/listen")), ["server/discover", "tools/list", "tools/call"])
     for (const m of log) assert.equal(m.protocolVersion, "2026-07-28", `${m.method} carried its revision`)
   }),
 )
@@ -322,7 +325,8 @@ test("streamable HTTP pinned: 2026-07-28 only discovers, 2025-11-25 only shakes 
     const modern = await listMcpTools({ mcpServers: { py: { url: py.url, protocol: "2026-07-28" } } })
     assert.equal(modern.status.py, "connected", modern.errors.py)
     assert.equal(modern.info.py.protocolVersion, "2026-07-28")
-    assert.deepEqual(methods(py.log), ["server/discover", "tools/list"])
+    assert.deepEqual(withoutSurface(methods(py.log)), ["server/discover", "tools/list"])
+    assert.deepEqual(methods(py.log).filter((m) => SURFACE_LISTS.includes(m)).sort(), [...SURFACE_LISTS].sort())
 
     fs.rmSync(py.log)
     const legacy = await listMcpTools({ mcpServers: { py: { url: py.url, protocol: "2025-11-25" } } })
@@ -363,7 +367,7 @@ test("stdio auto against Python mcp 2.x: server/discover, the 2026-07-28 era, no
   }
   // A loadMcp source also listens for tool changes (subscriptions/listen, in parallel); closing
   // the source may cancel that request before its stdin ends (a race), and nothing else.
-  const seen = methods(log).filter((m) => m !== "subscriptions/listen")
+  const seen = withoutSurface(methods(log).filter((m) => m !== "subscriptions/listen"))
   assert.deepEqual(seen.slice(0, 3), ["server/discover", "tools/list", "tools/call"])
   assert.ok(["", "notifications/cancelled"].includes(seen.slice(3).join(",")), seen.join(","))
 })

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `toolnexus` command: list, diff, call and serve the MCP servers of an mcp.json.
+// The `toolnexus` command: list, diff, call, read, prompt and serve the MCP servers of an mcp.json.
 // Argument parsing, help and exit statuses live here; each command lives in ./cli/.
 import fs from "node:fs"
 import { parseArgs } from "node:util"
@@ -9,6 +9,8 @@ import { DIFF_HELP, diff } from "./cli/diff.mjs"
 import { CONFIGS_HELP, configs } from "./cli/discover.mjs"
 import { ArgumentError, UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
 import { LIST_HELP, list } from "./cli/list.mjs"
+import { PROMPT_HELP, prompt } from "./cli/prompt.mjs"
+import { READ_HELP, read } from "./cli/read.mjs"
 import { SERVE_HELP, serve } from "./cli/serve.mjs"
 import { routeWarnings } from "./cli/term.mjs"
 
@@ -19,11 +21,17 @@ Windsurf, Gemini, Zed, opencode and other dialects; comments allowed).
 
 Commands:
   list [<config>] [--json] [--timeout ms]
-      every server's status and tools; --json prints the inventory as JSON
+      every server's status, tools, resources and prompts; --json prints the
+      inventory as JSON
   diff [<config>] <snapshot.json> [--json] [--timeout ms]
-      compare the live tools with a saved \`list --json\` output; exit 1 on drift
+      compare the live tools, resources and prompts with a saved \`list --json\`
+      output; exit 1 on drift
   call [<config>] <server> <tool> [key=value …] [--args json] [--json]
       call one tool of one server and print its result
+  read [<config>] <server> <uri> [--json]
+      read one resource of one server and print its contents
+  prompt [<config>] <server> <name> [key=value …] [--args json] [--json]
+      get one prompt of one server and print its messages
   serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
       serve every server's tools as one MCP server (streamable HTTP or stdio)
   auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
@@ -38,8 +46,9 @@ Options:
   -v, --version  print the toolnexus version
 
 Exit status: 0 success, 1 a server failed (list), drift (diff), the tool returned
-isError (call) or serving could not start (serve), 2 usage or config error, 3 the
-server could not be reached (call). Colours only when stdout is a terminal and
+isError (call), the server answered with an error (read, prompt) or serving could
+not start (serve), 2 usage or config error, 3 the server could not be reached (call,
+read, prompt). Colours only when stdout is a terminal and
 NO_COLOR is not set.
 `
 
@@ -60,6 +69,20 @@ const COMMANDS = {
     help: CALL_HELP,
     arity: [2, Infinity],
     missing: ["<server> and <tool>", "<tool>"],
+    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT },
+  },
+  read: {
+    run: read,
+    help: READ_HELP,
+    arity: [2, 3],
+    missing: ["<server> and <uri>", "<uri>"],
+    options: { json: { type: "boolean" }, ...TIMEOUT },
+  },
+  prompt: {
+    run: prompt,
+    help: PROMPT_HELP,
+    arity: [2, Infinity],
+    missing: ["<server> and <prompt>", "<prompt>"],
     options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT },
   },
   configs: { run: configs, help: CONFIGS_HELP, arity: [0, 0], options: { json: { type: "boolean" } } },

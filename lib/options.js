@@ -16,6 +16,7 @@ const guarded = (fn, name) => require("./results.js").guardCallback(fn, name)
 /** @typedef {import("../binding").CallOptions} CallOptions */
 /** @typedef {import("../binding").LoadHooks} LoadHooks */
 /** @typedef {import("../binding").McpCallOptions} McpCallOptions */
+/** @typedef {import("../binding").SurfaceRequestOptions} SurfaceRequestOptions */
 
 /** The longest timer Node keeps (2^31 - 1 ms); src/bounds.rs's MAX_TIMEOUT_MS. */
 const MAX_TIMEOUT_MS = 2147483647
@@ -129,25 +130,121 @@ function listMcpTools(input, opts) {
 }
 
 /**
+ * @typedef {{ onToolsChanged?: unknown, onSurfaceChanged?: unknown, relayInput?: boolean, namedByToolkit?: boolean }} ToolkitHooks
+ * A toolkit's hooks of its loads: its own listeners, and how its sources are served.
+ */
+
+/**
+ * @typedef {{ onResourcesChanged?: (change: import("../index").ResourcesChange) => void, onPromptsChanged?: (change: import("../index").PromptsChange) => void }} SurfaceListeners
+ * An app's listeners of its servers' resources and prompts, guarded (lib/source.js calls them
+ * from the native `onSurfaceChanged`).
+ */
+
+/**
  * loadMcp's options: the call's, and the callbacks it takes. `hooks` are a toolkit's (its own
- * `onToolsChanged`, `relayInput`, `namedByToolkit`); without them an app's `onToolsChanged` is
- * the one. The listener is guarded: a throw in it is a `ToolnexusWarning`.
+ * `onToolsChanged`, `onSurfaceChanged`, `relayInput`, `namedByToolkit`); without them an app's
+ * `onToolsChanged`, `onResourcesChanged` and `onPromptsChanged` are the ones (`listeners`, for
+ * lib/source.js to call). The listeners are guarded: a throw in one is a `ToolnexusWarning`.
  * @param {unknown} input
  * @param {LoadOptions | undefined} opts
- * @param {{ onToolsChanged?: unknown, relayInput?: boolean, namedByToolkit?: boolean }} [hooks]
- * @returns {{ options: CallOptions, more: LoadHooks } | { reject: unknown }}
+ * @param {ToolkitHooks} [hooks]
+ * @returns {{ options: CallOptions, more: LoadHooks, listeners: SurfaceListeners } | { reject: unknown }}
  */
 function checkLoad(input, opts, hooks) {
-  return checkCall(input, opts, (o) => {
+  /** @type {SurfaceListeners} */
+  const listeners = {}
+  const checked = checkCall(input, opts, (o) => {
     const waitFor = functionOption(o.waitFor, "opts.waitFor")
     const onToolsChanged = functionOption(hooks ? hooks.onToolsChanged : o.onToolsChanged, "opts.onToolsChanged")
+    let onSurfaceChanged = functionOption(hooks?.onSurfaceChanged, "onSurfaceChanged")
+    if (onSurfaceChanged) onSurfaceChanged = guarded(onSurfaceChanged, "onSurfaceChanged")
+    if (!hooks) {
+      const onResources = functionOption(o.onResourcesChanged, "opts.onResourcesChanged")
+      const onPrompts = functionOption(o.onPromptsChanged, "opts.onPromptsChanged")
+      if (onResources) listeners.onResourcesChanged = guarded(onResources, "onResourcesChanged")
+      if (onPrompts) listeners.onPromptsChanged = guarded(onPrompts, "onPromptsChanged")
+    }
     return {
       waitFor,
       onToolsChanged: onToolsChanged && guarded(onToolsChanged, "onToolsChanged"),
+      onSurfaceChanged,
       relayInput: hooks?.relayInput,
       namedByToolkit: hooks?.namedByToolkit,
     }
   })
+  return "reject" in checked ? checked : { ...checked, listeners }
+}
+
+/**
+ * A string argument of a source's method, or a TypeError naming it.
+ * @param {unknown} value
+ * @param {string} name
+ * @returns {string}
+ */
+function stringArgument(value, name) {
+  if (typeof value !== "string") throw new TypeError(`toolnexus: ${name} must be a string, got ${kindOf(value)}`)
+  return value
+}
+
+/** @param {unknown} value */
+function kindOf(value) {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value
+}
+
+/**
+ * String values by name (prompt arguments, a completion context's arguments): absent is `{}`.
+ * @param {unknown} value
+ * @param {string} name
+ * @param {string} what
+ * @returns {Record<string, string>}
+ */
+function stringRecord(value, name, what) {
+  if (value === undefined || value === null) return {}
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new TypeError(`toolnexus: ${name} must be an object of strings, got ${kindOf(value)}`)
+  }
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v !== "string") throw new TypeError(`toolnexus: ${what} ${JSON.stringify(key)} must be a string, got ${kindOf(v)}`)
+  }
+  return /** @type {Record<string, string>} */ (value)
+}
+
+/**
+ * A request's options on a source's resources or prompts: `timeout` and `signal`.
+ * @param {unknown} opts
+ * @returns {SurfaceRequestOptions}
+ */
+function requestOptions(opts) {
+  if (opts === undefined || opts === null) return {}
+  if (typeof opts !== "object") throw new TypeError(`toolnexus: opts must be an object, got ${kindOf(opts)}`)
+  const o = /** @type {any} */ (opts)
+  return { timeoutMs: millisOption(o, "opts", ["timeout"]), signal: signalOption(o.signal, "opts.signal") }
+}
+
+/**
+ * `complete`'s reference, argument and context, checked (the server would answer -32602).
+ * @param {unknown} ref
+ * @param {unknown} argument
+ * @param {unknown} context
+ * @returns {[import("../index").CompletionRef, { name: string, value: string }, { arguments?: Record<string, string> } | undefined]}
+ */
+function completionArguments(ref, argument, context) {
+  const r = /** @type {any} */ (ref)
+  if (r === null || typeof r !== "object" || (r.type !== "ref/prompt" && r.type !== "ref/resource")) {
+    throw new TypeError('toolnexus: ref must be { type: "ref/prompt", name } or { type: "ref/resource", uri }')
+  }
+  const checkedRef =
+    r.type === "ref/prompt"
+      ? { type: r.type, name: stringArgument(r.name, "ref.name") }
+      : { type: r.type, uri: stringArgument(r.uri, "ref.uri") }
+  const a = /** @type {any} */ (argument)
+  if (a === null || typeof a !== "object") throw new TypeError("toolnexus: argument must be { name, value }")
+  const checkedArgument = { name: stringArgument(a.name, "argument.name"), value: stringArgument(a.value, "argument.value") }
+  if (context === undefined || context === null) return [checkedRef, checkedArgument, undefined]
+  if (typeof context !== "object") throw new TypeError(`toolnexus: context must be { arguments }, got ${kindOf(context)}`)
+  const args = /** @type {any} */ (context).arguments
+  if (args === undefined || args === null) return [checkedRef, checkedArgument, {}]
+  return [checkedRef, checkedArgument, { arguments: stringRecord(args, "context.arguments", "context argument") }]
 }
 
 /**
@@ -223,4 +320,14 @@ function serveOptions(o) {
   }
 }
 
-module.exports = { listMcpTools, checkLoad, callOptions, serveOptions }
+module.exports = {
+  listMcpTools,
+  checkLoad,
+  callOptions,
+  serveOptions,
+  requestOptions,
+  stringArgument,
+  stringRecord,
+  completionArguments,
+  functionOption,
+}

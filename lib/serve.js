@@ -6,6 +6,7 @@
 const binding = require("../binding.js")
 const { exposedMcpTools } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
+const { servedSurface, cacheHints, serving } = require("./surface.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").McpServer} McpServer */
@@ -57,6 +58,31 @@ function inputBatcher(ask) {
 }
 
 /**
+ * The `ctx` of a served call (a tool's run, a resource's read, a prompt's get): its signal, and
+ * progress, log messages and input requests that reach the calling client.
+ * @param {number} id  the native call's id
+ * @param {AbortSignal} signal
+ */
+function runContext(id, signal) {
+  /** @type {(op: string, payload?: object) => Promise<any>} */
+  const ask = (op, payload) => binding.callContext(id, op, payload ?? {})
+  const input = inputBatcher(ask)
+  return {
+    signal,
+    /** @type {(progress: number, total?: number, message?: string) => Promise<boolean>} */
+    progress: (progress, total, message) => ask("progress", { progress, total, message }),
+    /** @type {(level: string, data: unknown, logger?: string) => Promise<boolean>} */
+    log: (level, data, logger) => ask("log", { level, data, logger }),
+    /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
+    elicit: (request, options) => input("elicit", request, options),
+    /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
+    sample: (request, options) => input("sample", request, options),
+    /** @type {(options?: { key?: string }) => Promise<any>} */
+    listRoots: (options) => input("roots", {}, options),
+  }
+}
+
+/**
  * What the native server needs of each tool: its listing, and either the loadMcp connection it
  * came from (a gateway call stays in Rust) or an `execute` that gets an AbortSignal, fired
  * through `abort(id)` when the MCP client cancels the call or goes away.
@@ -94,22 +120,7 @@ function servedTools(tools) {
       async execute(call) {
         const controller = new AbortController()
         pending.set(call.id, controller)
-        /** @type {(op: string, payload?: object) => Promise<any>} */
-        const ask = (op, payload) => binding.callContext(call.id, op, payload ?? {})
-        const input = inputBatcher(ask)
-        const ctx = {
-          signal: controller.signal,
-          /** @type {(progress: number, total?: number, message?: string) => Promise<boolean>} */
-          progress: (progress, total, message) => ask("progress", { progress, total, message }),
-          /** @type {(level: string, data: unknown, logger?: string) => Promise<boolean>} */
-          log: (level, data, logger) => ask("log", { level, data, logger }),
-          /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
-          elicit: (request, options) => input("elicit", request, options),
-          /** @type {(request: object, options?: { key?: string }) => Promise<any>} */
-          sample: (request, options) => input("sample", request, options),
-          /** @type {(options?: { key?: string }) => Promise<any>} */
-          listRoots: (options) => input("roots", {}, options),
-        }
+        const ctx = runContext(call.id, controller.signal)
         try {
           return await tool.execute(call.args, /** @type {any} */ (ctx))
         } finally {
@@ -139,6 +150,11 @@ function serviceFor(tools, cfg, onCall) {
   )
 }
 
+/** @param {string[]} warnings */
+function emitWarnings(warnings) {
+  for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
+}
+
 /**
  * An MCP server for `tools`. `connect(transport)` takes any `@modelcontextprotocol/sdk`
  * `Transport`; `connect()` with no argument serves this process's stdin/stdout.
@@ -148,7 +164,12 @@ function serviceFor(tools, cfg, onCall) {
  * @returns {McpServer}
  */
 function buildMcpServer(tools, cfg, onCall) {
+  const { resources, prompts, cache } = cfg ?? {}
+  const own = servedSurface(resources, prompts, runContext, ["cfg.resources", "cfg.prompts"])
+  const hints = cacheHints(cache, "cfg.")
   const service = serviceFor(tools, cfg ?? {}, onCall)
+  emitWarnings(service.setSurface(own, [], hints).warnings)
+  serving(resources, service, true)
   /** @type {any} */
   let transport
   /** @type {import("../binding").NativeBridge | undefined} */
@@ -175,7 +196,12 @@ function buildMcpServer(tools, cfg, onCall) {
       bridged = session
       await t.start()
     },
+    resourceUpdated(uri) {
+      if (typeof uri !== "string") throw new TypeError("toolnexus: resourceUpdated needs the resource's URI (a string)")
+      service.resourceUpdated(uri)
+    },
     async close() {
+      serving(resources, service, false)
       if (closed && !transport) return
       closed = true
       service.close()
@@ -187,4 +213,4 @@ function buildMcpServer(tools, cfg, onCall) {
   }
 }
 
-module.exports = { buildMcpServer, serviceFor, servedTools }
+module.exports = { buildMcpServer, serviceFor, servedTools, runContext, emitWarnings }

@@ -1,21 +1,35 @@
 // @ts-check
 // loadMcp: the native load, then the source object around its handle: tools with an `execute`
-// each, which follow their servers' list changes.
+// each, and resources, templates and prompts with their methods, which follow their servers'
+// list changes; and the source's requests on them.
 "use strict"
 
 const binding = require("../binding.js")
-const { checkLoad, callOptions } = require("./options.js")
+const options = require("./options.js")
+const { checkLoad, callOptions } = options
 
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").LoadOptions} LoadOptions */
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../binding").NativeSource} NativeSource */
+/** @typedef {import("../index").Resource} Resource */
+/** @typedef {import("../index").ResourceTemplate} ResourceTemplate */
+/** @typedef {import("../index").Prompt} Prompt */
+/** @typedef {import("../index").RequestOptions} RequestOptions */
+/** @typedef {import("../index").CompletionContext} CompletionContext */
+/** @typedef {import("./options.js").SurfaceListeners} SurfaceListeners */
 
 /**
  * The key of a loadMcp tool's native handle (not enumerable): a gateway serving the tool calls
  * its connection in Rust, and a toolkit names it by its server and original name.
  */
 const MCP_TOOL_REF = "__toolnexusMcpTool"
+
+/**
+ * The key of a loadMcp source's `NativeSource` (not enumerable): a toolkit hands its session
+ * (`upstream()`) to the services that relay its resources and prompts.
+ */
+const SOURCE_HANDLE = "__toolnexusSource"
 
 /**
  * loadMcp tools' calls in flight, by number: the native side starts a call and answers it
@@ -88,21 +102,175 @@ function followTools(source, handle) {
 }
 
 /**
- * loadMcp with a toolkit's `hooks` (its own `onToolsChanged`, `relayInput`, `namedByToolkit`);
- * lib/options.js checks the options.
+ * Runs `start` (a request on the source's surface), turning a refusal of the arguments into a
+ * rejection: the source's methods never throw.
+ * @template T
+ * @param {() => Promise<T>} start
+ * @returns {Promise<T>}
+ */
+function request(start) {
+  try {
+    return start()
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/**
+ * The requests of a source on its servers' resources and prompts.
+ * @param {NativeSource} handle
+ */
+function requests(handle) {
+  const o = options
+  /** @type {McpSource["readResource"]} */
+  const readResource = (server, uri, opts) =>
+    request(() => handle.readResource(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), o.requestOptions(opts)))
+  /** @type {McpSource["getPrompt"]} */
+  const getPrompt = (server, name, args, opts) =>
+    request(() =>
+      handle.getPrompt(
+        o.stringArgument(server, "server"),
+        o.stringArgument(name, "name"),
+        o.stringRecord(args, "args", "prompt argument"),
+        o.requestOptions(opts),
+      ),
+    )
+  /** @type {McpSource["complete"]} */
+  const complete = (server, ref, argument, context, opts) =>
+    request(() => {
+      const [r, a, c] = o.completionArguments(ref, argument, context)
+      return handle.complete(o.stringArgument(server, "server"), r, a, c, o.requestOptions(opts))
+    }).then((result) => result.completion)
+  /** @type {McpSource["subscribe"]} */
+  const subscribe = (server, uri, onUpdated) =>
+    request(() => {
+      const listener = o.functionOption(onUpdated, "onUpdated")
+      if (!listener) throw new TypeError("toolnexus: onUpdated must be a function")
+      const guarded = require("./results.js").guardCallback(listener, "onUpdated")
+      return handle.subscribe(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), guarded)
+    }).then((subscription) => () => subscription.unsubscribe())
+  return { readResource, getPrompt, complete, subscribe }
+}
+
+/**
+ * The handle's resources, templates and prompts as they are now, each with its methods.
+ * @param {NativeSource} handle
+ * @param {ReturnType<typeof requests>} r
+ * @returns {{ resources: Resource[], resourceTemplates: ResourceTemplate[], prompts: Prompt[] }}
+ */
+function surfaceOf(handle, r) {
+  const surface = /** @type {any} */ (handle.surface())
+  for (const resource of surface.resources) {
+    /** @param {RequestOptions} [opts] */
+    resource.read = (opts) => r.readResource(resource.server, resource.uri, opts)
+  }
+  for (const template of surface.resourceTemplates) {
+    /**
+     * @param {Record<string, string | number> | string} varsOrUri
+     * @param {RequestOptions} [opts]
+     */
+    template.read = (varsOrUri, opts) =>
+      request(() => {
+        if (typeof varsOrUri === "string") return r.readResource(template.server, varsOrUri, opts)
+        if (varsOrUri === null || typeof varsOrUri !== "object") {
+          throw new TypeError("toolnexus: read takes the template's variables (an object) or a URI (a string)")
+        }
+        return r.readResource(template.server, binding.expandUriTemplate(template.uriTemplate, varsOrUri), opts)
+      })
+    const ref = { type: /** @type {const} */ ("ref/resource"), uri: template.uriTemplate }
+    /** @type {ResourceTemplate["complete"]} */
+    template.complete = (name, value, context) => r.complete(template.server, ref, { name, value }, context)
+  }
+  for (const prompt of surface.prompts) {
+    /**
+     * @param {Record<string, string>} [args]
+     * @param {RequestOptions} [opts]
+     */
+    prompt.get = (args, opts) => r.getPrompt(prompt.server, prompt.name, args, opts)
+    const ref = { type: /** @type {const} */ ("ref/prompt"), name: prompt.name }
+    /** @type {Prompt["complete"]} */
+    prompt.complete = (name, value, context) => r.complete(prompt.server, ref, { name, value }, context)
+  }
+  return surface
+}
+
+/**
+ * A source's `resources`, `resourceTemplates` and `prompts` follow their servers' list changes,
+ * as `tools` do (rebuilt, read, when the surface generation moved on).
+ * @param {McpSource} source
+ * @param {NativeSource} handle
+ * @param {ReturnType<typeof requests>} r
+ */
+function followSurface(source, handle, r) {
+  // Built on first read (a source whose surface is never read never pays for it).
+  /** @type {number | undefined} */
+  let seen
+  /** @type {ReturnType<typeof surfaceOf> | undefined} */
+  let surface
+  const current = () => {
+    const now = handle.surfaceGeneration()
+    if (surface === undefined || now !== seen) {
+      seen = now
+      surface = surfaceOf(handle, r)
+    }
+    return surface
+  }
+  for (const key of /** @type {const} */ (["resources", "resourceTemplates", "prompts"])) {
+    Object.defineProperty(source, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => current()[key],
+      set(value) {
+        Object.defineProperty(source, key, { value, writable: true, enumerable: true, configurable: true })
+      },
+    })
+  }
+}
+
+/**
+ * The native `onSurfaceChanged` for an app's `onResourcesChanged`/`onPromptsChanged`: a change
+ * of resources or templates reports both lists of that server, a change of prompts its prompts.
+ * @param {SurfaceListeners} listeners
+ * @param {() => NativeSource | undefined} handle
+ */
+function surfaceListener(listeners, handle) {
+  const { onResourcesChanged, onPromptsChanged } = listeners
+  if (!onResourcesChanged && !onPromptsChanged) return undefined
+  /** @param {{ server: string, kind: string, items: any[] }} change */
+  return ({ server, kind, items }) => {
+    /** @param {"resources" | "resourceTemplates"} other */
+    const listed = (other) => {
+      const all = /** @type {any[]} */ (/** @type {any} */ (handle()?.surface())?.[other] ?? [])
+      return all.filter((item) => item.server === server).map(({ server: _, ...item }) => item)
+    }
+    if (kind === "prompts") onPromptsChanged?.({ server, prompts: items })
+    else if (kind === "resources") onResourcesChanged?.({ server, resources: items, resourceTemplates: listed("resourceTemplates") })
+    else onResourcesChanged?.({ server, resources: listed("resources"), resourceTemplates: items })
+  }
+}
+
+/**
+ * loadMcp with a toolkit's `hooks` (its own `onToolsChanged`, `onSurfaceChanged`, `relayInput`,
+ * `namedByToolkit`); lib/options.js checks the options.
  * @param {string | object} input
  * @param {LoadOptions} [opts]
- * @param {{ onToolsChanged?: unknown, relayInput?: boolean, namedByToolkit?: boolean }} [hooks]
+ * @param {import("./options.js").ToolkitHooks} [hooks]
  * @returns {Promise<McpSource>}
  */
 function loadSource(input, opts, hooks) {
   const checked = checkLoad(input, opts, hooks)
   if ("reject" in checked) return Promise.reject(checked.reject)
-  return binding.loadMcp(input, checked.options, checked.more).then((loaded) => {
+  /** @type {NativeSource | undefined} */
+  let native
+  const more = { ...checked.more, onSurfaceChanged: checked.more.onSurfaceChanged ?? surfaceListener(checked.listeners, () => native) }
+  return binding.loadMcp(input, checked.options, more).then((loaded) => {
     const { handle, status, errors, info } = /** @type {any} */ (loaded)
-    /** @type {McpSource} */
-    const source = { tools: toolsOf(handle), status, errors, info, close: () => handle.close() }
+    native = handle
+    const r = requests(handle)
+    const source = /** @type {McpSource} */ ({ tools: toolsOf(handle), status, errors, info, ...r, close: () => handle.close() })
     followTools(source, handle)
+    followSurface(source, handle, r)
+    Object.defineProperty(source, SOURCE_HANDLE, { value: handle })
     return source
   })
 }
@@ -118,4 +286,4 @@ function loadMcp(input, opts) {
   return loadSource(input, opts)
 }
 
-module.exports = { loadMcp, loadSource, MCP_TOOL_REF }
+module.exports = { loadMcp, loadSource, MCP_TOOL_REF, SOURCE_HANDLE }

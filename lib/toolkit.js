@@ -5,8 +5,9 @@
 
 const binding = require("../binding.js")
 const { errorResult, guardCallback } = require("./results.js")
-const { loadSource, MCP_TOOL_REF } = require("./source.js")
-const { serviceFor, servedTools } = require("./serve.js")
+const { loadSource, MCP_TOOL_REF, SOURCE_HANDLE } = require("./source.js")
+const { serviceFor, servedTools, runContext, emitWarnings } = require("./serve.js")
+const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./options.js")
 
@@ -15,7 +16,7 @@ const { serveOptions } = require("./options.js")
 /** @typedef {import("../index").ToolkitOptions} ToolkitOptions */
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").McpServerOptions} McpServerOptions */
-/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, handle?: import("../binding").HttpServer }} Served */
+/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, cache?: import("../index").CacheHints, handle?: import("../binding").HttpServer }} Served */
 
 /**
  * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
@@ -24,8 +25,11 @@ const { serveOptions } = require("./options.js")
  * @returns {Promise<Toolkit>}
  */
 async function createToolkit(opts) {
-  const { mcpConfig, extraTools = [], signal, waitFor, onToolsChanged, authorize, tokenStore, builtins } = opts ?? {}
+  const { mcpConfig, extraTools = [], extraResources, extraPrompts } = opts ?? {}
+  const { signal, waitFor, onToolsChanged, authorize, tokenStore, builtins } = opts ?? {}
   if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
+  // The toolkit's own resources, templates and prompts, served after its servers' ones.
+  const own = servedSurface(extraResources, extraPrompts, runContext, ["extraResources", "extraPrompts"])
   if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
     throw new TypeError("toolnexus: onToolsChanged must be a function")
   }
@@ -74,9 +78,19 @@ async function createToolkit(opts) {
       tools.push(tool)
     }
   }
+  // A served endpoint's resources, templates and prompts: its servers' (relayed in Rust, in
+  // config order) and the toolkit's own; its clients hear of the kinds that changed.
+  /** @param {Served} served */
+  const setSurface = ({ service, cache }) => {
+    const upstreams = [...sources.values()].map((source) => /** @type {any} */ (source)[SOURCE_HANDLE].upstream())
+    emitWarnings(service.setSurface(own, upstreams, cache).warnings)
+  }
   // Served endpoints and the app hear of every change to the tool set.
   const announce = () => {
-    for (const { service, cfg } of services) service.setTools(servedTools(exposedMcpTools(tools, cfg)))
+    for (const served of services) {
+      served.service.setTools(servedTools(exposedMcpTools(tools, served.cfg)))
+      setSurface(served)
+    }
     if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
   }
   /** @param {McpSource} source */
@@ -84,6 +98,11 @@ async function createToolkit(opts) {
     if (closed || ![...sources.values()].includes(source)) return
     rebuild(true)
     announce()
+  }
+  /** @param {McpSource} source */
+  const followingSurface = (source) => () => {
+    if (closed || ![...sources.values()].includes(source)) return
+    for (const served of services) setSurface(served)
   }
   /**
    * Each server alone; the sources come back in config order whatever order they finish in.
@@ -96,12 +115,13 @@ async function createToolkit(opts) {
         /** @type {McpSource | undefined} */
         let source
         const onChange = () => source && following(source)()
+        const onSurfaceChange = () => source && followingSurface(source)()
         source = await loadSource(
           { mcpServers: { [name]: specs[name] } },
           { signal, waitFor, authorize, tokenStore },
           // Its elicitation and sampling requests go to the gateway's front clients; the
           // toolkit names its tools (and warns of names) across all its sources.
-          { onToolsChanged: onChange, relayInput: true, namedByToolkit: true },
+          { onToolsChanged: onChange, onSurfaceChanged: onSurfaceChange, relayInput: true, namedByToolkit: true },
         )
         return source
       }),
@@ -180,6 +200,11 @@ async function createToolkit(opts) {
         return errorResult(error)
       }
     },
+    // Tells every served client subscribed to `uri` that it changed.
+    resourceUpdated(uri) {
+      if (typeof uri !== "string") throw new TypeError("toolnexus: resourceUpdated needs the resource's URI (a string)")
+      for (const { service } of services) service.resourceUpdated(uri)
+    },
     mcpStatus: () => merged("status"),
     mcpErrors: () => merged("errors"),
     // Reads `config` (default: the mcpConfig the toolkit was made with) again: servers it no
@@ -193,14 +218,19 @@ async function createToolkit(opts) {
     async serve(addr, serveOpts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
+      const cache = cacheHints(cfg.cache, "mcp.")
       const service = serviceFor(tools, cfg, onCall)
       const options = serveOptions(serveOpts ?? {})
-      const handle = await service.serveHttp(String(addr), options)
       /** @type {Served} */
-      const entry = { service, cfg, handle }
+      const entry = { service, cfg, cache }
+      setSurface(entry)
+      const handle = await service.serveHttp(String(addr), options)
+      entry.handle = handle
       services.add(entry)
+      serving(extraResources, service, true)
       const stop = async () => {
         services.delete(entry)
+        serving(extraResources, service, false)
         await handle.stop()
       }
       return { url: handle.url, stop, close: stop }
@@ -209,14 +239,18 @@ async function createToolkit(opts) {
     async serveStdio(serveOpts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
+      const cache = cacheHints(cfg.cache, "mcp.")
       const service = serviceFor(tools, cfg, onCall)
       /** @type {Served} */
-      const entry = { service, cfg }
+      const entry = { service, cfg, cache }
+      setSurface(entry)
       services.add(entry)
+      serving(extraResources, service, true)
       try {
         await service.serveStdio()
       } finally {
         services.delete(entry)
+        serving(extraResources, service, false)
       }
     },
     close() {
@@ -224,7 +258,10 @@ async function createToolkit(opts) {
         await reloading // a reload that was starting servers closes them itself
         const running = [...services]
         services.clear()
-        for (const { service } of running) service.close()
+        for (const { service } of running) {
+          serving(extraResources, service, false)
+          service.close()
+        }
         await Promise.all(running.flatMap((s) => (s.handle ? [s.handle.stop()] : [])))
         await Promise.all([...sources.values()].map((source) => source.close()))
       })()

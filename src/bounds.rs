@@ -31,6 +31,12 @@ pub const SSE_POST_TIMEOUT: Duration = Duration::from_secs(60);
 pub const MAX_LIST_PAGES: usize = 1000;
 /// The largest single tool a listing keeps (8 MiB of JSON).
 pub const MAX_TOOL_BYTES: usize = 8 * 1024 * 1024;
+/// The largest single resource, resource template or prompt a listing keeps (1 MiB of JSON).
+pub const MAX_SURFACE_ITEM_BYTES: usize = 1 << 20;
+/// How many distinct resource URIs one live server follows (`subscribe`).
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
+/// The most values one completion gives (rmcp's `CompletionInfo::MAX_VALUES`, the spec's 100).
+pub const MAX_COMPLETION_VALUES: usize = rmcp::model::CompletionInfo::MAX_VALUES;
 /// A server's `notifications/tools/list_changed` is acted on this long after the last one of a
 /// burst, and a re-listing follows the one before by at least `RELIST_MIN_INTERVAL`.
 pub const RELIST_DEBOUNCE: Duration = Duration::from_millis(20);
@@ -71,6 +77,11 @@ pub const STDERR_DRAIN_WAIT: Duration = Duration::from_millis(500);
 
 // serving
 
+/// How many (client, resource URI) subscriptions one served endpoint keeps.
+#[allow(dead_code)] // until issue 21's serving (src/serve/subscriptions.rs) uses it
+pub const SERVE_MAX_SUBSCRIPTIONS: usize = 4096;
+/// The `ttlMs` served lists and reads carry when neither the config nor an upstream gives one.
+pub const SERVE_DEFAULT_TTL_MS: u64 = 0;
 /// A served HTTP request body larger than this is refused (tool arguments can carry whole
 /// documents, so be generous; the cap only stops runaway bodies).
 pub const SERVE_MAX_BODY: usize = 16 * 1024 * 1024;

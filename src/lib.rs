@@ -10,5 +10,6 @@ pub mod connect;
 pub mod js;
 pub mod memory;
 pub mod serve;
+pub mod surface;
 pub mod tool_result;
 pub mod tools;

@@ -18,8 +18,9 @@
 // if it is new enough, else the one scripts/setup-test-deps.sh installs under node22/).
 //
 //   node __test__/conformance/run.mjs [--mode server|client] [--era 2025-11-25] [--scenario NAME]
-//                                     [--expected FILE] [--client FILE] [--keep] [--verbose]
-// --client runs another client script in client mode (the gate's own tests use a broken one).
+//                                     [--expected FILE] [--client FILE] [--server FILE] [--keep] [--verbose]
+// --client runs another client script in client mode, --server serves another fixture module (one
+// exporting startFixtureServer) in server mode (the gate's own tests use broken ones).
 // Filters narrow a run for debugging (and skip the completeness check); --keep keeps the suite's
 // result files; --verbose prints why each gap failed. Exit 0 only when every scenario run matched
 // its entry.
@@ -27,10 +28,9 @@ import { spawn } from "node:child_process"
 import fs from "node:fs"
 import os from "node:os"
 import path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { createRequire } from "node:module"
-import { startFixtureServer } from "./server.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../..")
@@ -50,6 +50,7 @@ const { values: flags } = parseArgs({
     scenario: { type: "string" },
     expected: { type: "string", default: path.join(here, "expected.json") },
     client: { type: "string", default: path.join(here, "client.mjs") },
+    server: { type: "string", default: path.join(here, "server.mjs") },
     keep: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
   },
@@ -330,6 +331,7 @@ async function main() {
 
   const rows = []
   if (serverRuns.length > 0) {
+    const { startFixtureServer } = await import(pathToFileURL(path.resolve(flags.server)).href)
     const fixture = await startFixtureServer()
     try {
       for (const era of expected.eras) {

@@ -1,7 +1,7 @@
 // The fixture MCP server for the conformance suite's server scenarios, built only with this
-// package: `defineTool` tools in a `createToolkit`, served with `toolkit.serve`. Each tool is the
-// one a server scenario calls, named and behaving as the suite's scenario descriptions ask (its
-// reference is the suite's everything-server).
+// package: `defineTool` tools (and surface.mjs's resources and prompts) in a `createToolkit`,
+// served with `toolkit.serve`. Each tool is the one a server scenario calls, named and behaving
+// as the suite's scenario descriptions ask (its reference is the suite's everything-server).
 //
 // The tools use issue 10's API: `run` may return an MCP result `{ content }`, and `ctx.progress`,
 // `ctx.log`, `ctx.elicit`, `ctx.sample` and `ctx.listRoots` reach the calling client (in the
@@ -12,10 +12,7 @@
 import { createToolkit, defineTool } from "toolnexus"
 import { setTimeout as delay } from "node:timers/promises"
 import { pathToFileURL } from "node:url"
-
-// A 1x1 red PNG.
-const PNG_BASE64 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+import { PNG_BASE64, conformancePrompts, conformanceResources } from "./surface.mjs"
 
 // A valid WAV: 8 kHz, 8-bit mono, 8 samples of silence.
 function wavBase64() {
@@ -470,9 +467,18 @@ export function conformanceTools() {
   ]
 }
 
-/** Serves the conformance tools on 127.0.0.1 (ephemeral port); `url` is the MCP endpoint. */
+export { conformancePrompts, conformanceResources }
+
+/**
+ * Serves the conformance tools, resources and prompts on 127.0.0.1 (ephemeral port); `url` is
+ * the MCP endpoint.
+ */
 export async function startFixtureServer() {
-  const toolkit = await createToolkit({ extraTools: conformanceTools() })
+  const toolkit = await createToolkit({
+    extraTools: conformanceTools(),
+    extraResources: conformanceResources(),
+    extraPrompts: conformancePrompts(),
+  })
   const handle = await toolkit.serve("127.0.0.1:0", {
     mcp: { name: "toolnexus-conformance-fixture", version: "1.0.0" },
   })

@@ -27,23 +27,27 @@ Exit status: 0 success, 1 the tool returned isError, 2 usage or config error (an
 unknown server or tool), 3 the server could not be reached.
 `
 
-/** Head positionals (up to the first key=value) are [config?] server tool; the rest are pairs. */
-export function splitCallArgs(positionals) {
+/**
+ * Head positionals (up to the first key=value) are [config?] server tool; the rest are pairs.
+ * `command` and `what` name the command and its last head argument in messages (`prompt`,
+ * `<prompt>`).
+ */
+export function splitCallArgs(positionals, command = "call", what = "<tool>") {
   const firstPair = positionals.findIndex((a) => /^[^=]+=/.test(a))
   const head = firstPair < 0 ? positionals : positionals.slice(0, firstPair)
   const pairs = firstPair < 0 ? [] : positionals.slice(firstPair)
-  if (head.length < 2) throw new ArgumentError(`toolnexus call: missing ${head.length === 0 ? "<server> and <tool>" : "<tool>"}`)
-  if (head.length > 3) throw new ArgumentError(`toolnexus call: unexpected argument "${head[3]}" (arguments are key=value)`)
+  if (head.length < 2) throw new ArgumentError(`toolnexus ${command}: missing ${head.length === 0 ? `<server> and ${what}` : what}`)
+  if (head.length > 3) throw new ArgumentError(`toolnexus ${command}: unexpected argument "${head[3]}" (arguments are key=value)`)
   // `call mcp.json server` names a config and a server, not a server and a tool.
-  if (head.length === 2 && isFile(head[0])) throw new ArgumentError("toolnexus call: missing <tool>")
+  if (head.length === 2 && isFile(head[0])) throw new ArgumentError(`toolnexus ${command}: missing ${what}`)
   const [config, server, tool] = head.length === 3 ? head : [undefined, ...head]
   for (const pair of pairs) {
-    if (!/^[^=]+=/.test(pair)) throw new ArgumentError(`toolnexus call: argument "${pair}" is not key=value`)
+    if (!/^[^=]+=/.test(pair)) throw new ArgumentError(`toolnexus ${command}: argument "${pair}" is not key=value`)
   }
   return { config, server, tool, pairs }
 }
 
-function isFile(file) {
+export function isFile(file) {
   try {
     return fs.statSync(file).isFile()
   } catch {
@@ -51,27 +55,32 @@ function isFile(file) {
   }
 }
 
-/** `--args` and key=value pairs as one arguments object. */
-export function callArguments(argsJson, pairs) {
+/**
+ * `--args` and key=value pairs as one arguments object. A value is read as JSON when it parses,
+ * unless `strings` (prompt arguments are strings: every value is taken as it is).
+ */
+export function callArguments(argsJson, pairs, command = "call", strings = false) {
   let args = {}
   if (argsJson !== undefined) {
     try {
       args = JSON.parse(argsJson)
     } catch (err) {
-      throw new UsageError(`toolnexus call: --args is not valid JSON: ${err.message}`)
+      throw new UsageError(`toolnexus ${command}: --args is not valid JSON: ${err.message}`)
     }
     if (args === null || typeof args !== "object" || Array.isArray(args)) {
-      throw new UsageError("toolnexus call: --args must be a JSON object")
+      throw new UsageError(`toolnexus ${command}: --args must be a JSON object`)
     }
   }
   for (const pair of pairs) {
     const at = pair.indexOf("=")
     const raw = pair.slice(at + 1)
-    let value
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      value = raw
+    let value = raw
+    if (!strings) {
+      try {
+        value = JSON.parse(raw)
+      } catch {
+        value = raw
+      }
     }
     args[pair.slice(0, at)] = value
   }
@@ -102,35 +111,56 @@ export function closeMatches(wanted, names, limit = 3) {
     .map(({ name }) => name)
 }
 
-export async function call({ positionals, values }, { signal }) {
-  const { config, server, tool, pairs } = splitCallArgs(positionals)
-  const args = callArguments(values.args, pairs)
+/** "; did you mean "a", "b"?" or "; it has a, b" (or `none`): what to say of a missing name. */
+export function missingHint(wanted, names, none) {
+  const close = closeMatches(wanted, names)
+  return close.length > 0 ? `; did you mean ${close.map((n) => `"${n}"`).join(", ")}?` : names.length > 0 ? `; it has ${names.join(", ")}` : none
+}
+
+/**
+ * Loads only `server` of `config` and runs `run(source)`, then closes it: an unknown or disabled
+ * server is a UsageError (exit 2, the closest names suggested), one that cannot be reached exit
+ * 3, and a failure of `run` is printed as `toolnexus <command>: …` (exit 1).
+ */
+export async function withServer(command, { config, server, values, signal }, run) {
   const { servers } = resolveServers(config)
   if (!(server in servers)) {
     const names = Object.keys(servers)
     const close = closeMatches(server, names)
     const hint = close.length > 0 ? ` (did you mean ${close.map((n) => `"${n}"`).join(", ")}?)` : names.length > 0 ? ` (servers: ${names.join(", ")})` : ""
-    throw new UsageError(`toolnexus call: no server named "${server}"${hint}`)
+    throw new UsageError(`toolnexus ${command}: no server named "${server}"${hint}`)
   }
-  if (servers[server].enabled === false) throw new UsageError(`toolnexus call: server "${server}" is disabled in its config`)
+  if (servers[server].enabled === false) throw new UsageError(`toolnexus ${command}: server "${server}" is disabled in its config`)
 
   const opts = { signal }
   if (values.timeout !== undefined) opts.deadline = values.timeout
   const source = await tn.loadMcp({ mcpServers: { [server]: servers[server] } }, opts)
   try {
     if (source.status[server] !== "connected") {
-      process.stderr.write(`toolnexus call: cannot reach "${server}": ${source.errors[server] ?? source.status[server]}\n`)
+      process.stderr.write(`toolnexus ${command}: cannot reach "${server}": ${source.errors[server] ?? source.status[server]}\n`)
       return 3
     }
+    return await run(source)
+  } catch (err) {
+    if (signal?.aborted) throw err
+    process.stderr.write(`toolnexus ${command}: ${messageOf(err)}\n`)
+    return 1
+  } finally {
+    await source.close()
+  }
+}
+
+export async function call({ positionals, values }, { signal }) {
+  const { config, server, tool, pairs } = splitCallArgs(positionals)
+  const args = callArguments(values.args, pairs)
+  return withServer("call", { config, server, values, signal }, async (source) => {
     // loadMcp names tools <server>_<tool>; the user names the tool as its server does.
     const prefix = `${tn.sanitize(server)}_`
     const original = (t) => (t.name.startsWith(prefix) ? t.name.slice(prefix.length) : t.name)
     const wantedName = `${prefix}${tn.sanitize(tool)}`
     const found = source.tools.find((t) => t.name === wantedName) ?? source.tools.find((t) => t.name === tool)
     if (!found) {
-      const names = source.tools.map(original)
-      const close = closeMatches(tool, names)
-      const hint = close.length > 0 ? `; did you mean ${close.map((n) => `"${n}"`).join(", ")}?` : names.length > 0 ? `; it has ${names.join(", ")}` : "; it has no tools"
+      const hint = missingHint(tool, source.tools.map(original), "; it has no tools")
       process.stderr.write(`toolnexus call: server "${server}" has no tool "${tool}"${hint}\n`)
       return 2
     }
@@ -154,11 +184,5 @@ export async function call({ positionals, values }, { signal }) {
       out.write(text.endsWith("\n") || text === "" ? text : `${text}\n`)
     }
     return result.isError ? 1 : 0
-  } catch (err) {
-    if (signal?.aborted) throw err
-    process.stderr.write(`toolnexus call: ${messageOf(err)}\n`)
-    return 1
-  } finally {
-    await source.close()
-  }
+  })
 }

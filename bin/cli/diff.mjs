@@ -2,7 +2,7 @@
 // from a saved `toolnexus list --json` output?
 import fs from "node:fs"
 import { resolveServers } from "./discover.mjs"
-import { UsageError, liveInventory } from "./inventory.mjs"
+import { SURFACE_KINDS, UsageError, liveInventory } from "./inventory.mjs"
 import { colorEnabled, fit, palette } from "./term.mjs"
 
 export const DIFF_HELP = `Usage: toolnexus diff [<config>] <snapshot.json> [--json] [--timeout ms]
@@ -10,9 +10,13 @@ export const DIFF_HELP = `Usage: toolnexus diff [<config>] <snapshot.json> [--js
 Lists <config> live (as \`toolnexus list\` does; without <config>, the client configs
 \`toolnexus configs\` finds) and compares it with <snapshot.json>,
 a saved \`toolnexus list --json\` output: status changes per server, and for servers
-connected on both sides, added, removed and changed tools. A tool has changed when
-its description or its inputSchema differs (a deep comparison: object key order is
-ignored, array order is not). Failure reasons are not compared.
+connected on both sides, added, removed and changed tools, resources, resource
+templates and prompts. A tool has changed when its description or its inputSchema
+differs (a deep comparison: object key order is ignored, array order is not); a
+resource or template when its name, description or mimeType does (resources are
+keyed by uri, templates by uriTemplate); a prompt when its description or arguments
+do. A snapshot without resources, templates or prompts (from an older toolnexus) is
+not compared for them. Failure reasons are not compared.
 
   toolnexus list mcp.json --json > tools.snapshot.json    # record
   toolnexus diff mcp.json tools.snapshot.json             # check, e.g. in CI
@@ -25,14 +29,19 @@ Options:
                         "error":   "<why it failed>",       (only if it failed in the live run)
                         "added":   ["<tool>", ...],         (live order)
                         "removed": ["<tool>", ...],         (snapshot order)
-                        "changed": [{ "name": "<tool>", "fields": ["description", "inputSchema"] }]
+                        "changed": [{ "name": "<tool>", "fields": ["description", "inputSchema"] }],
+                        "resources": { "added": ["<uri>"], "removed": [...],
+                                       "changed": [{ "key": "<uri>", "fields": [...] }] },
+                        "resourceTemplates": { … keyed by uriTemplate },
+                        "prompts": { … keyed by name }
                       } },
                     "drift": true | false }
                 Every server of the live config, then every server only in the snapshot,
                 appears once. A status is "connected", "disabled", "failed", or "absent"
                 when the server is missing on that side. "fields" lists only the fields
-                that differ, in that order. "drift" is true when any server has a status
-                change or a non-empty added, removed or changed.
+                that differ, in that order. "resources", "resourceTemplates" and "prompts"
+                appear only when something of that kind changed. "drift" is true when any
+                server has a status change or a non-empty added, removed or changed.
   --timeout ms  overall deadline for the live listing (see \`toolnexus list --help\`)
   -h, --help    show this help
 
@@ -69,7 +78,47 @@ export function readSnapshot(file) {
       if (!isObject(tool) || typeof tool.name !== "string") throw bad(`tools.${server}[${i}] must be an object with a string "name"`)
     })
   }
-  return { tools, status: data.status, errors: isObject(data.errors) ? data.errors : {} }
+  const snapshot = { tools, status: data.status, errors: isObject(data.errors) ? data.errors : {} }
+  for (const kind of SURFACE_KINDS) {
+    if (data[kind] === undefined) continue
+    const lists = data[kind]
+    if (!isObject(lists)) throw bad(`"${kind}" must be an object`)
+    const key = SURFACE[kind].key
+    for (const [server, list] of Object.entries(lists)) {
+      if (!Array.isArray(list)) throw bad(`${kind}.${server} must be an array`)
+      list.forEach((item, i) => {
+        if (!isObject(item) || typeof item[key] !== "string") throw bad(`${kind}.${server}[${i}] must be an object with a string "${key}"`)
+      })
+    }
+    snapshot[kind] = lists
+  }
+  return snapshot
+}
+
+/** Each kind beside tools: its identifying field, the fields compared, and its name in words. */
+const SURFACE = {
+  resources: { key: "uri", fields: ["name", "description", "mimeType"], words: "resource" },
+  resourceTemplates: { key: "uriTemplate", fields: ["name", "description", "mimeType"], words: "template" },
+  prompts: { key: "name", fields: ["description", "arguments"], words: "prompt" },
+}
+
+/** Added, removed and changed items of one kind of one server, or undefined when none. */
+function diffKind(kind, before, after) {
+  const { key, fields } = SURFACE[kind]
+  const old = new Map(before.map((item) => [item[key], item]))
+  const now = new Map(after.map((item) => [item[key], item]))
+  const entry = { added: [], removed: [], changed: [] }
+  for (const [id, item] of now) {
+    const was = old.get(id)
+    if (!was) {
+      entry.added.push(id)
+      continue
+    }
+    const differ = fields.filter((field) => !sameJson(was[field] ?? null, item[field] ?? null))
+    if (differ.length > 0) entry.changed.push({ key: id, fields: differ })
+  }
+  for (const id of old.keys()) if (!now.has(id)) entry.removed.push(id)
+  return entry.added.length || entry.removed.length || entry.changed.length ? entry : undefined
 }
 
 /** JSON with object keys sorted at every depth, for order-insensitive equality. */
@@ -112,6 +161,15 @@ export function diffInventories(before, after) {
         if (fields.length > 0) entry.changed.push({ name: tool, fields })
       }
       for (const tool of old.keys()) if (!now.has(tool)) entry.removed.push(tool)
+      for (const kind of SURFACE_KINDS) {
+        // A snapshot from before this kind was listed is not compared for it.
+        if (before[kind] === undefined || after[kind] === undefined) continue
+        const changes = diffKind(kind, before[kind][name] ?? [], after[kind][name] ?? [])
+        if (changes) {
+          entry[kind] = changes
+          drift = true
+        }
+      }
     }
     if (entry.status || entry.added.length || entry.removed.length || entry.changed.length) drift = true
     servers[name] = entry
@@ -131,6 +189,14 @@ function printHuman(out, result, snapshotFile, c) {
     for (const tool of entry.added) lines.push(`  ${c.green("+")} ${tool}`)
     for (const tool of entry.removed) lines.push(`  ${c.red("-")} ${tool}`)
     for (const { name, fields } of entry.changed) lines.push(`  ${c.yellow("~")} ${name}  ${c.dim(`(${fields.join(", ")})`)}`)
+    for (const kind of SURFACE_KINDS) {
+      const changes = entry[kind]
+      if (!changes) continue
+      const { words } = SURFACE[kind]
+      for (const id of changes.added) lines.push(`  ${c.green("+")} ${words} ${id}`)
+      for (const id of changes.removed) lines.push(`  ${c.red("-")} ${words} ${id}`)
+      for (const { key, fields } of changes.changed) lines.push(`  ${c.yellow("~")} ${words} ${key}  ${c.dim(`(${fields.join(", ")})`)}`)
+    }
     if (lines.length === 0) continue
     changes += lines.length
     drifted += 1

@@ -3,6 +3,9 @@
 // `listMcpTools` returns for the whole config (keys in config order).
 import * as toolnexus from "toolnexus"
 
+/** The kinds listed beside tools, as the inventory keys them. */
+export const SURFACE_KINDS = ["resources", "resourceTemplates", "prompts"]
+
 /** The package's exports, whether it resolves as CommonJS (exports under `default`) or ESM. */
 export const tn = { ...(toolnexus.default ?? {}), ...toolnexus }
 
@@ -26,7 +29,8 @@ export function readConfig(config) {
 /**
  * Lists every server of the normalised map `servers`. `deadline` (ms) bounds the whole run: a
  * server still pending then fails with the library's deadline message while the others keep their
- * results. `onSettle(name, { status, tools?, error?, info?, ms })` fires as each server settles.
+ * results. `onSettle(name, { status, tools?, resources?, resourceTemplates?, prompts?, error?,
+ * info?, ms })` fires as each server settles.
  * Aborting `signal` rejects with its reason (every connection torn down by the library).
  */
 export async function liveInventory(servers, { deadline, signal, onSettle } = {}) {
@@ -43,7 +47,10 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
         const inv = await tn.listMcpTools({ mcpServers: { [name]: servers[name] } }, opts)
         const status = inv.status[name] ?? "failed"
         result = { status }
-        if (status === "connected") result.tools = inv.tools[name] ?? []
+        if (status === "connected") {
+          result.tools = inv.tools[name] ?? []
+          for (const kind of SURFACE_KINDS) result[kind] = inv[kind]?.[name] ?? []
+        }
         if (inv.info?.[name] !== undefined) result.info = inv.info[name]
         if (status === "failed") result.error = inv.errors[name] ?? "unknown failure"
       } catch (err) {
@@ -55,10 +62,11 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
       return [name, result]
     }),
   )
-  const inventory = { tools: {}, status: {}, errors: {}, info: {} }
+  const inventory = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: {}, errors: {}, info: {} }
   for (const [name, result] of results) {
     inventory.status[name] = result.status
     if (result.tools) inventory.tools[name] = result.tools
+    for (const kind of SURFACE_KINDS) if (result[kind]) inventory[kind][name] = result[kind]
     if (result.error !== undefined) inventory.errors[name] = result.error
     if (result.info !== undefined) inventory.info[name] = result.info
   }

@@ -6,11 +6,12 @@ import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term
 
 export const LIST_HELP = `Usage: toolnexus list [<config>] [--json] [--timeout ms]
 
-Connects to every enabled server of <config> concurrently, lists its tools, then
-disconnects; nothing is left running. On a terminal, a live view shows one line per
-server while they connect (✓ connected with tool count, time, server name and the
+Connects to every enabled server of <config> concurrently, lists its tools,
+resources, resource templates and prompts, then disconnects; nothing is left running.
+On a terminal, a live view shows one line per server while they connect (✓ connected
+with its counts — "13 tools · 7 resources · 4 prompts" —, time, server name and the
 protocol revision it speaks, ✗ failed with its reason, – disabled), then each
-server's tools with a one-line description.
+server's tools with a one-line description, and its resources, templates and prompts.
 
 <config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers).
           Without it, the configs of the clients installed here (\`toolnexus configs\`):
@@ -20,6 +21,9 @@ Options:
   --json        print only the inventory, as JSON, on stdout (the shape listMcpTools
                 returns; keys in config order). Save it as a snapshot for \`toolnexus diff\`:
                   { "tools":  { "<server>": [{ "name", "description", "inputSchema" }] },
+                    "resources": { "<server>": [{ "uri", "name", "description"?, "mimeType"? }] },
+                    "resourceTemplates": { "<server>": [{ "uriTemplate", "name", … }] },
+                    "prompts": { "<server>": [{ "name", "description"?, "arguments"? }] },
                     "status": { "<server>": "connected" | "disabled" | "failed" },
                     "errors": { "<server>": "<why it failed>" },
                     "info":   { "<server>": { "protocolVersion", "name", "version",
@@ -40,6 +44,15 @@ function serverAbout(info) {
   return info.name ? `${info.name} · ${era}` : era
 }
 
+/** "13 tools · 7 resources · 4 prompts": tools always, resources and prompts when there are any. */
+export function counts(result) {
+  const count = (n, one) => `${n} ${n === 1 ? one : `${one}s`}`
+  const parts = [count(result.tools.length, "tool")]
+  if (result.resources?.length) parts.push(count(result.resources.length, "resource"))
+  if (result.prompts?.length) parts.push(count(result.prompts.length, "prompt"))
+  return parts.join(" · ")
+}
+
 /** Renders one server's status line; `result.pending` holds a spinner frame while connecting. */
 function statusLine(c, nameWidth) {
   return (name, result, width) => {
@@ -47,7 +60,7 @@ function statusLine(c, nameWidth) {
     const budget = Math.max(width - nameWidth - 4, 10)
     if (result.pending) return `${c.cyan(result.pending)} ${padded}  ${c.dim(`connecting… ${(result.ms / 1000).toFixed(1)} s`)}`
     if (result.status === "connected") {
-      const count = `${result.tools.length} ${result.tools.length === 1 ? "tool" : "tools"}`
+      const count = counts(result)
       const head = `${c.green(MARK.connected)} ${padded}  ${count}  ${c.dim(`${result.ms} ms`)}`
       const about = serverAbout(result.info)
       if (!about) return head
@@ -67,17 +80,35 @@ function printOrigins(out, origins, c) {
   out.write("\n")
 }
 
+/** Rows of `[name, description]`, names padded to one column, descriptions cut to fit. */
+function printRows(out, rows, indent, c, width) {
+  const nameWidth = Math.max(0, ...rows.map(([name]) => name.length))
+  for (const [name, about] of rows) {
+    const head = `${indent}${name.padEnd(nameWidth)}`
+    const description = fit(about ?? "", Math.max(width - head.length - 2, 10))
+    out.write(description ? `${head}  ${c.dim(description)}\n` : `${indent}${name}\n`)
+  }
+}
+
+/** A prompt as `name(city, state?)`: its arguments, optional ones marked. */
+const promptHead = (p) => (Array.isArray(p.arguments) && p.arguments.length > 0 ? `${p.name}(${p.arguments.map((a) => `${a.name}${a.required ? "" : "?"}`).join(", ")})` : p.name)
+
 function printDetails(out, inventory, c, width) {
   for (const [server, status] of Object.entries(inventory.status)) {
     if (status === "connected") {
       const tools = inventory.tools[server]
       out.write(`\n${c.bold(server)}\n`)
       if (tools.length === 0) out.write(`  ${c.dim("(no tools)")}\n`)
-      const nameWidth = Math.max(0, ...tools.map((t) => t.name.length))
-      for (const tool of tools) {
-        const head = `  ${tool.name.padEnd(nameWidth)}`
-        const description = fit(tool.description, Math.max(width - head.length - 2, 10))
-        out.write(description ? `${head}  ${c.dim(description)}\n` : `  ${tool.name}\n`)
+      printRows(out, tools.map((t) => [t.name, t.description]), "  ", c, width)
+      const sections = [
+        ["resources", (inventory.resources?.[server] ?? []).map((r) => [r.uri, r.description ?? r.name])],
+        ["resource templates", (inventory.resourceTemplates?.[server] ?? []).map((t) => [t.uriTemplate, t.description ?? t.name])],
+        ["prompts", (inventory.prompts?.[server] ?? []).map((p) => [promptHead(p), p.description])],
+      ]
+      for (const [title, rows] of sections) {
+        if (rows.length === 0) continue
+        out.write(`  ${c.dim(`${title}:`)}\n`)
+        printRows(out, rows, "    ", c, width)
       }
     } else if (status === "failed" && inventory.errors[server].includes("\n")) {
       // The status line showed the first line; a multi-line reason (stderr tail) in full here.

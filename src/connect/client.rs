@@ -55,6 +55,11 @@ pub struct ClientSide {
     /// The fronts of forwarded calls in flight, which get this server's messages about them.
     pub(crate) relays: super::relay::Relays,
     pub(crate) tools_changed: ToolsChanged,
+    /// Its `notifications/prompts/list_changed` and `notifications/resources/list_changed`.
+    pub(crate) prompts_changed: ToolsChanged,
+    pub(crate) resources_changed: ToolsChanged,
+    /// The listeners of its `notifications/resources/updated`.
+    pub(crate) updates: Arc<super::updates::ResourceUpdates>,
     /// The revision `initialize` offers (rmcp's own default names 2026-07-28, which has no
     /// `initialize`).
     pub(crate) offered: ProtocolVersion,
@@ -71,6 +76,9 @@ impl Default for ClientSide {
             elicitor: None,
             relays: Default::default(),
             tools_changed: Default::default(),
+            prompts_changed: Default::default(),
+            resources_changed: Default::default(),
+            updates: Default::default(),
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
             relay_input: false,
             auth: Default::default(),
@@ -215,6 +223,28 @@ impl ClientHandler for ClientSide {
 
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         self.tools_changed.notify();
+    }
+
+    async fn on_prompt_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.prompts_changed.notify();
+    }
+
+    async fn on_resource_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.resources_changed.notify();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.updates.deliver(&params.uri);
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.

@@ -2,15 +2,19 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ClientSide;
 use super::error::{ConnectError, Status};
 use super::session::{Joined, Session};
-use super::tool_info::{ToolInfo, object_text, text_of};
+use super::tool_info::ToolInfo;
+use crate::surface::SurfaceListing;
+
+mod json;
 use super::{Connection, phase};
 use crate::config::{Config, ServerEntry};
+pub use json::inventory_json;
 
 /// How one configured server ended up.
 pub enum Opened {
@@ -19,7 +23,8 @@ pub enum Opened {
     Failed(super::Explained),
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
-    Connected(Box<Connection>, Vec<ToolInfo>),
+    /// Connected and listed: its tools (unfiltered) and the rest of its surface.
+    Connected(Box<Connection>, super::Listing),
 }
 
 /// The error of a server whose connecting was cancelled.
@@ -70,11 +75,11 @@ pub async fn open(
                 started = phase(startup, timeout, conn.initialize(handler, timeout)).await;
             }
             started?;
-            conn.list_tools(timeout).await
+            conn.list_all(&entry.name, timeout, warnings).await
         } => Some(result),
     };
     match result {
-        Some(Ok(tools)) => Opened::Connected(Box::new(conn), tools),
+        Some(Ok(listing)) => Opened::Connected(Box::new(conn), listing),
         Some(Err(error)) => {
             let explained = conn.explain(error).await;
             conn.shutdown(false).await;
@@ -148,6 +153,8 @@ pub struct ServerInventory {
     pub name: String,
     pub status: Status,
     pub tools: Vec<ToolInfo>,
+    /// Its resources, resource templates and prompts (connected servers only).
+    pub surface: SurfaceListing,
     pub error: Option<String>,
     /// What a connected server said about itself (`ServerInfo` JSON).
     pub info: Option<Value>,
@@ -167,20 +174,23 @@ pub async fn list_all(
             let mut warnings = Vec::new();
             let opened = open(&entry, handler, &stop, &mut warnings).await;
             let mut info = None;
+            let mut surface = SurfaceListing::default();
             let (status, tools, error) = match opened {
                 Opened::Disabled => (Status::Disabled, Vec::new(), None),
                 Opened::Failed(why) => (Status::Failed, Vec::new(), Some(why.to_string())),
                 Opened::Cancelled => (Status::Failed, Vec::new(), Some(CANCELLED.to_string())),
-                Opened::Connected(conn, tools) => {
+                Opened::Connected(conn, listing) => {
                     info = conn.server_info();
                     conn.shutdown(true).await;
-                    (Status::Connected, tools, None)
+                    surface = listing.surface;
+                    (Status::Connected, listing.tools, None)
                 }
             };
             ServerInventory {
                 name: entry.name,
                 status,
                 tools,
+                surface,
                 error,
                 info,
                 warnings,
@@ -198,6 +208,7 @@ pub async fn list_all(
                     name: entry.name.clone(),
                     status: Status::Failed,
                     tools: Vec::new(),
+                    surface: SurfaceListing::default(),
                     error: Some(error.to_string()),
                     info: None,
                     warnings: Vec::new(),
@@ -205,44 +216,6 @@ pub async fn list_all(
             })
             .collect()),
     }
-}
-
-/// `{ tools, status, errors, info }` in config order, as JSON text (each tool written as the
-/// text it is kept as).
-pub fn inventory_json(servers: Vec<ServerInventory>) -> String {
-    let mut tools = Vec::new();
-    let mut status = Map::new();
-    let mut errors = Map::new();
-    let mut info = Map::new();
-    for server in servers {
-        status.insert(server.name.clone(), server.status.as_str().into());
-        if let Some(error) = server.error {
-            errors.insert(server.name.clone(), Value::String(error));
-        }
-        if let Some(server_info) = server.info {
-            info.insert(server.name.clone(), server_info);
-        }
-        if server.status == Status::Connected {
-            tools.push((server.name, server.tools));
-        }
-    }
-    let tools: Vec<(&str, String)> = tools
-        .iter()
-        .map(|(name, tools)| (name.as_str(), text_of(tools)))
-        .collect();
-    let tools: Vec<(&str, &str)> = tools.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (tools, status, errors, info) = (
-        object_text(&tools),
-        text_of(&status),
-        text_of(&errors),
-        text_of(&info),
-    );
-    object_text(&[
-        ("tools", &tools),
-        ("status", &status),
-        ("errors", &errors),
-        ("info", &info),
-    ])
 }
 
 /// What loadMcp connected: the live session, each server's status/error, the tools of each
@@ -283,6 +256,7 @@ pub async fn load_all(
     let mut warnings = config.warnings.clone();
     for (result, entry) in results.into_iter().zip(&config.servers) {
         let mut info = None;
+        let mut surface = SurfaceListing::default();
         let (status, tools, error) = match result {
             Err(error) => (Status::Failed, Vec::new(), Some(error.to_string())),
             Ok((entry, opened, server_warnings)) => {
@@ -291,15 +265,18 @@ pub async fn load_all(
                     Opened::Disabled => (Status::Disabled, Vec::new(), None),
                     Opened::Failed(why) => (Status::Failed, Vec::new(), Some(why.to_string())),
                     Opened::Cancelled => (Status::Failed, Vec::new(), Some(CANCELLED.into())),
-                    Opened::Connected(conn, tools) => {
+                    Opened::Connected(conn, listing) => {
                         info = conn.server_info();
-                        let tools = filter_tools(&entry, tools, &mut warnings);
+                        let tools = filter_tools(&entry, listing.tools, &mut warnings);
+                        surface = listing.surface.clone();
                         connections.push(Joined {
                             name: entry.name.clone(),
                             connection: *conn,
                             timeout: Duration::from_millis(entry.timeout_ms),
                             tools: tools.clone(),
                             filter: entry.tools.clone(),
+                            tool_hints: listing.tool_hints,
+                            surface: listing.surface,
                         });
                         (Status::Connected, tools, None)
                     }
@@ -310,6 +287,7 @@ pub async fn load_all(
             name: entry.name.clone(),
             status,
             tools,
+            surface,
             error,
             info,
             warnings: Vec::new(),

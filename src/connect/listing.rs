@@ -30,11 +30,21 @@ use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text
 use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
 pub use crate::bounds::MAX_LIST_PAGES;
+use crate::surface::{Hints, scope_of};
+
+mod paging;
+mod surface;
+use paging::{Cursors, Merged, too_many_pages};
+pub use surface::{SurfacePage, left_out, list_kind, list_surface, read_surface_page};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
-pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<Vec<ToolInfo>, ConnectError> {
+/// The caching hints of all pages come merged.
+pub async fn list_tools(
+    road: Road<'_>,
+    timeout: Duration,
+) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
     let listing = async {
         match road {
             Road::Direct(direct) => list_pipelined(direct).await,
@@ -45,19 +55,21 @@ pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<Vec<ToolInf
 }
 
 /// rmcp's typed requests, one page after another.
-async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ConnectError> {
+async fn list_typed(peer: &Peer<RoleClient>) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
     let mut tools = Vec::new();
-    let mut cursors = Cursors::default();
+    let mut hints = Merged::default();
+    let mut cursors = Cursors::of("tools/list");
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
         let page = rmcp_page(peer, cursor.take()).await?;
         tools.extend(page.tools);
+        hints.add(page.hints);
         match page.next_cursor {
-            None => return Ok(tools),
+            None => return Ok((tools, hints.get())),
             Some(next) => cursor = Some(cursors.check(next)?),
         }
     }
-    Err(too_many_pages())
+    Err(too_many_pages("tools/list"))
 }
 
 /// Direct requests, pipelined: once a page's `nextCursor` is read (a scan that skips over its
@@ -67,13 +79,15 @@ async fn list_typed(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, ConnectErr
 /// The next page's request is polled once, to write it, before this page's tools are read. Its
 /// answer may already be there on that poll, so the request is held in a [`MaybeDone`], which
 /// keeps an answer taken early: a finished future is never polled again.
-async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, ConnectError> {
+async fn list_pipelined(direct: &Direct) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
     let mut tools = Vec::new();
-    let mut cursors = Cursors::default();
+    let mut hints = Merged::default();
+    let mut cursors = Cursors::of("tools/list");
     let mut asked = Box::pin(futures::future::maybe_done(ask(direct, None)));
     for _ in 0..MAX_LIST_PAGES {
         let result = answer(asked.as_mut()).await?;
         let head = read_head(result.get())?;
+        hints.add(head.hints());
         let next = match head.next_cursor {
             None => None,
             Some(cursor) => {
@@ -88,11 +102,11 @@ async fn list_pipelined(direct: &Direct) -> Result<Vec<ToolInfo>, ConnectError> 
         };
         tools.extend(read_tools(head.tools.get())?);
         match next {
-            None => return Ok(tools),
+            None => return Ok((tools, hints.get())),
             Some(next) => asked = next,
         }
     }
-    Err(too_many_pages())
+    Err(too_many_pages("tools/list"))
 }
 
 type AskResult = Result<Box<serde_json::value::RawValue>, ConnectError>;
@@ -121,29 +135,6 @@ async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
         .map_err(|failure| error::request(FAILED, failed(&failure)))
 }
 
-/// The cursors seen so far: a server that repeats one would be paged forever.
-#[derive(Default)]
-struct Cursors(std::collections::HashSet<String>);
-
-impl Cursors {
-    fn check(&mut self, next: String) -> Result<String, ConnectError> {
-        if self.0.insert(next.clone()) {
-            Ok(next)
-        } else {
-            Err(ConnectError::Protocol(format!(
-                "tools/list repeated cursor {:?}; stopped paging",
-                reason::bounded(&next)
-            )))
-        }
-    }
-}
-
-fn too_many_pages() -> ConnectError {
-    ConnectError::Protocol(format!(
-        "tools/list returned more than {MAX_LIST_PAGES} pages"
-    ))
-}
-
 /// What a listing's request failure says first.
 const FAILED: &str = "tools/list failed: ";
 
@@ -168,11 +159,15 @@ async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Pa
     Ok(Page {
         tools,
         next_cursor: page.next_cursor,
+        hints: Hints {
+            ttl_ms: page.ttl_ms,
+            scope: page.cache_scope,
+        },
     })
 }
 
 /// A direct request's failure as the cause [`reason::service_error`] gives rmcp's.
-fn failed(failure: &Failure) -> Cause {
+pub(super) fn failed(failure: &Failure) -> Cause {
     match failure {
         Failure::JsonRpc { code, message } => Cause::Words(format!(
             "server answered with error {code}: {}",
@@ -190,6 +185,8 @@ fn failed(failure: &Failure) -> Cause {
 pub struct Page {
     pub tools: Vec<ToolInfo>,
     pub next_cursor: Option<String>,
+    /// Its `ttlMs` and `cacheScope`.
+    pub hints: Hints,
 }
 
 /// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON text they came as (read
@@ -220,12 +217,31 @@ struct PageHead<'a> {
     tools: &'a serde_json::value::RawValue,
     #[serde(default)]
     next_cursor: Option<String>,
+    /// The caching hints, read leniently: a bad hint never refuses the page.
+    #[serde(default, borrow)]
+    ttl_ms: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    cache_scope: Option<&'a RawValue>,
+}
+
+impl PageHead<'_> {
+    fn hints(&self) -> Hints {
+        let value = |raw: Option<&RawValue>| {
+            raw.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        };
+        let ttl = value(self.ttl_ms).map(|ttl| Map::from_iter([("ttlMs".to_string(), ttl)]));
+        Hints {
+            ttl_ms: Hints::of(&Value::Object(ttl.unwrap_or_default())).ttl_ms,
+            scope: scope_of(value(self.cache_scope).as_ref()),
+        }
+    }
 }
 
 /// Reads a `tools/list` result (the `result` member's JSON text).
 pub fn read_page(result: &str) -> Result<Page, ConnectError> {
     let head = read_head(result)?;
     Ok(Page {
+        hints: head.hints(),
         tools: read_tools(head.tools.get())?,
         next_cursor: head.next_cursor,
     })

@@ -24,6 +24,7 @@ pub mod sse;
 mod start_stdio;
 pub mod stdio;
 pub mod tool_info;
+pub mod updates;
 
 use std::future::Future;
 use std::time::Duration;
@@ -36,6 +37,13 @@ use crate::bounds::HTTP_CLOSE_BOUND;
 use crate::config::{Protocol, RemoteTransport, ServerSpec};
 use client::ClientSide;
 pub use error::{ConnectError, Explained, Status};
+
+/// What listing a server gave: its tools (and their caching hints) and the rest of its surface.
+pub struct Listing {
+    pub tools: Vec<tool_info::ToolInfo>,
+    pub tool_hints: crate::surface::Hints,
+    pub surface: crate::surface::SurfaceListing,
+}
 use lifecycle::{Carrier, Lifecycle, Service};
 use stdio::StdioProcess;
 
@@ -276,14 +284,34 @@ impl Connection {
     }
 
     /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s, all of its pages
-    /// within `timeout`.
-    pub async fn list_tools(
+    /// within `timeout`; and beside them, concurrently, the resources, resource templates and
+    /// prompts its capabilities declare. Only a failure to list its tools is an error: a kind
+    /// beside them that fails is `[]`, with a warning in `warnings`.
+    pub async fn list_all(
         &self,
+        server: &str,
         timeout: Duration,
-    ) -> Result<Vec<tool_info::ToolInfo>, ConnectError> {
+        warnings: &mut Vec<String>,
+    ) -> Result<Listing, ConnectError> {
         let peer = self.peer().ok_or_else(|| internal("not connected"))?;
         let road = road::Road::of(peer, self.fast.as_ref().map(|fast| &fast.direct));
-        listing::list_tools(road, timeout).await
+        let caps = self.capabilities();
+        let (tools, (surface, surface_warnings)) = futures::join!(
+            listing::list_tools(road, timeout),
+            listing::list_surface(road, server, caps.as_ref(), timeout)
+        );
+        let (tools, tool_hints) = tools?;
+        warnings.extend(surface_warnings);
+        Ok(Listing {
+            tools,
+            tool_hints,
+            surface,
+        })
+    }
+
+    /// What the server declared at the handshake (or discovery), once connected.
+    pub fn capabilities(&self) -> Option<rmcp::model::ServerCapabilities> {
+        Some(self.peer()?.peer_info()?.capabilities.clone())
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rmcp::Peer;
+use rmcp::model::ServerCapabilities;
 use rmcp::service::RoleClient;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
@@ -13,16 +14,22 @@ use tokio_util::sync::CancellationToken;
 use super::Connection;
 use super::road::Road;
 use super::tool_info::ToolInfo;
+use crate::surface::{Hints, SurfaceListing};
 
 mod direct_call;
 mod failure;
 mod follow;
 mod result;
 mod service_call;
+mod subscribe;
+mod surface;
+#[cfg(test)]
+mod tests_surface;
 pub use direct_call::{DirectCall, Done};
 use failure::NoResult;
-pub use follow::ToolsHook;
+pub use follow::{SurfaceHook, ToolsHook};
 pub use result::{describe_content, output_of};
+pub use surface::{Req, UpstreamSub};
 
 /// One connected server of a session.
 pub struct LiveServer {
@@ -42,6 +49,20 @@ pub struct LiveServer {
     filter: Option<Vec<(String, bool)>>,
     /// Its `notifications/tools/list_changed`, until `follow_tool_changes` takes it.
     changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
+    /// Its resources, resource templates and prompts as last listed.
+    surface: std::sync::Mutex<SurfaceListing>,
+    /// The caching hints of its last tool listing, and when it was made.
+    tool_hints: std::sync::Mutex<(Hints, Instant)>,
+    /// What it declared at the handshake.
+    caps: Option<ServerCapabilities>,
+    /// The listeners of its resources' updates (shared with its client handler).
+    updates: Arc<super::updates::ResourceUpdates>,
+    /// What it is subscribed to upstream, by URI.
+    subs: Mutex<std::collections::HashMap<String, subscribe::Upstream>>,
+    /// The revision it speaks.
+    protocol: Option<rmcp::model::ProtocolVersion>,
+    /// Its `notifications/{prompts,resources}/list_changed`, until `follow_changes` takes them.
+    surface_changes: std::sync::Mutex<Option<[tokio::sync::watch::Receiver<u64>; 2]>>,
 }
 
 /// A server that came up, as loadMcp hands it to a session.
@@ -52,6 +73,10 @@ pub struct Joined {
     /// Its tools, already filtered by `filter`.
     pub tools: Vec<ToolInfo>,
     pub filter: Option<Vec<(String, bool)>>,
+    /// The caching hints of its tool listing.
+    pub tool_hints: Hints,
+    /// Its resources, resource templates and prompts.
+    pub surface: SurfaceListing,
 }
 
 pub struct Session {
@@ -61,6 +86,8 @@ pub struct Session {
     closing: tokio::sync::OnceCell<()>,
     /// Bumped each time a server's listing changes, so readers know to rebuild.
     generation: AtomicU64,
+    /// Bumped each time a server's resources, templates or prompts change.
+    surface_generation: AtomicU64,
 }
 
 /// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
@@ -93,6 +120,14 @@ impl Session {
                 let client = conn.client_side()?;
                 let changes = conn.tools_changes();
                 let fast = conn.fast();
+                let info = peer.peer_info();
+                let caps = info.as_ref().map(|info| info.capabilities.clone());
+                let protocol = info.as_ref().map(|info| info.protocol_version.clone());
+                let updates = client.updates.clone();
+                let surface_changes = [
+                    client.prompts_changed.watch(),
+                    client.resources_changed.watch(),
+                ];
                 Some(Arc::new(LiveServer {
                     name: joined.name,
                     peer,
@@ -103,6 +138,13 @@ impl Session {
                     listing: std::sync::Mutex::new(joined.tools),
                     filter: joined.filter,
                     changes: std::sync::Mutex::new(changes),
+                    surface: std::sync::Mutex::new(joined.surface),
+                    tool_hints: std::sync::Mutex::new((joined.tool_hints, Instant::now())),
+                    caps,
+                    updates,
+                    subs: Mutex::new(Default::default()),
+                    protocol,
+                    surface_changes: std::sync::Mutex::new(Some(surface_changes)),
                 }))
             })
             .collect();
@@ -111,6 +153,7 @@ impl Session {
             closed: CancellationToken::new(),
             closing: tokio::sync::OnceCell::new(),
             generation: AtomicU64::new(0),
+            surface_generation: AtomicU64::new(0),
         }
     }
 
@@ -213,7 +256,12 @@ impl LiveServer {
 
     /// Why a call got no result, in words.
     async fn explain(&self, why: NoResult, closed: &CancellationToken) -> String {
-        match why.words(closed) {
+        self.explain_as(failure::CALL, why, closed).await
+    }
+
+    /// Why a request that is `what` got no result, in words.
+    async fn explain_as(&self, what: &str, why: NoResult, closed: &CancellationToken) -> String {
+        match why.words_of(what, closed) {
             Some(words) => words,
             None => self.describe_closed(closed).await,
         }

@@ -3,14 +3,24 @@
 import type {
   Answer,
   CallRecord,
+  Completion,
+  CompletionRef,
   ContentPart,
   ElicitParams,
   ElicitResult,
   ElicitationRequest,
+  GetPromptResult,
   McpConfig,
   McpInventory,
   McpStatus,
+  PromptInfo,
+  ReadResourceResult,
+  ResourceInfo,
+  ResourceTemplateInfo,
   ServerInfo,
   Tool,
   ToolResult,
 } from "./index"
+
+/** A loadMcp source's session, as a gateway's `setSurface` takes it (opaque). */
+export interface SessionHandle { readonly __toolnexusSession: "SessionHandle" }

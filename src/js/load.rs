@@ -1,5 +1,6 @@
 //! loadMcp: connecting, the source object (its live `tools`, status, `close()`), and the
-//! callbacks it takes (`waitFor`, `onToolsChanged`).
+//! callbacks it takes (`waitFor`, `onToolsChanged`, `onSurfaceChanged`). Its resources, prompts
+//! and their requests are in `surface.rs`.
 
 use std::sync::Arc;
 
@@ -71,11 +72,13 @@ fn load<'env>(
     let LoadHooks {
         wait_for,
         on_tools_changed,
+        on_surface_changed,
         relay_input,
         named_by_toolkit,
     } = hooks.unwrap_or(LoadHooks {
         wait_for: None,
         on_tools_changed: None,
+        on_surface_changed: None,
         relay_input: None,
         named_by_toolkit: None,
     });
@@ -86,10 +89,18 @@ fn load<'env>(
     let callbacks = || -> Result<_> {
         let wait_for: Option<WaitFor> = wait_for.map(js_callback).transpose()?;
         let on_tools_changed = on_tools_changed.map(tools_hook).transpose()?;
+        let on_surface_changed = on_surface_changed
+            .map(super::surface::surface_hook)
+            .transpose()?;
         let auth = super::auth::auth_context(opts, &input)?;
-        Ok((wait_for.map(Arc::new), on_tools_changed, auth))
+        Ok((
+            wait_for.map(Arc::new),
+            on_tools_changed,
+            on_surface_changed,
+            auth,
+        ))
     };
-    let (wait_for, on_tools_changed, auth) = match callbacks() {
+    let (wait_for, on_tools_changed, on_surface_changed, auth) = match callbacks() {
         Ok(callbacks) => callbacks,
         Err(e) => return super::reject_now(env, Settle::Reject(e)),
     };
@@ -119,7 +130,9 @@ fn load<'env>(
                 {
                     loaded.reader = reader;
                 }
-                loaded.session.follow_tool_changes(on_tools_changed);
+                loaded
+                    .session
+                    .follow_changes(on_tools_changed, on_surface_changed);
                 Settle::Value(loaded)
             }
             Err(Interrupted::Deadline) => Settle::Fail(
@@ -234,7 +247,7 @@ fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env
 /// A loadMcp source's live session (internal: lib/source.js makes the `McpSource` of it).
 #[napi]
 pub struct NativeSource {
-    session: Arc<Session>,
+    pub(super) session: Arc<Session>,
     names: SourceNames,
 }
 

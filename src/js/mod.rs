@@ -14,6 +14,7 @@ pub mod serve;
 pub mod settle;
 #[cfg(unix)]
 pub mod stdout_reader;
+pub mod surface;
 #[cfg(unix)]
 pub mod uv_reader;
 

@@ -46,6 +46,13 @@ pub struct LoadHooks<'a> {
     /// throw in it is a `ToolnexusWarning`.
     #[napi(ts_type = "(change: { server: string; tools: unknown[] }) => void")]
     pub on_tools_changed: Option<Function<'a, Value, ()>>,
+    /// Told `{ server, kind, items }` after a server's resources (`kind: "resources"`), resource
+    /// templates (`"resourceTemplates"`) or prompts (`"prompts"`) were re-listed and changed;
+    /// guarded by lib/options.js (a throw in it is a `ToolnexusWarning`).
+    #[napi(
+        ts_type = "(change: { server: string; kind: \"resources\" | \"resourceTemplates\" | \"prompts\"; items: Array<Record<string, unknown>> }) => void"
+    )]
+    pub on_surface_changed: Option<Function<'a, Value, ()>>,
     /// The servers' elicitation and sampling requests go to the front clients of a gateway
     /// serving these tools (a toolkit's sources).
     pub relay_input: Option<bool>,
@@ -68,4 +75,15 @@ pub struct McpCallOptions<'a> {
     /// Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
     /// after bad arguments' (a call never rejects).
     pub refusal: Option<String>,
+}
+
+/// The options of a request on a loadMcp source's resources or prompts (`readResource`,
+/// `getPrompt`, `complete`; internal: lib/options.js checks them).
+#[napi(object, object_to_js = false)]
+pub struct SurfaceRequestOptions<'a> {
+    /// `opts.timeout`, in whole milliseconds, at most `MAX_TIMEOUT_MS`.
+    pub timeout_ms: Option<u32>,
+    /// `opts.signal`, taken as a plain object (see src/js/abort.rs).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Object<'a>>,
 }

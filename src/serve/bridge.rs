@@ -33,7 +33,10 @@ impl Bridge {
             }
         });
         tokio::spawn(async move {
-            if let Ok(running) = server.serve((outgoing, stream)).await {
+            if let Ok(running) = super::wire::Wire(server.for_session())
+                .serve((outgoing, stream))
+                .await
+            {
                 let _ = running.waiting().await;
             }
         });

@@ -1,20 +1,32 @@
-//! Telling clients that the served tool set changed: `notifications/tools/list_changed` to
-//! every handshake-era client that completed `initialize`, and to every 2026-07-28 client
-//! listening with `subscriptions/listen` (that era has no sessions to push to).
+//! Telling clients that a served listing changed: `notifications/{tools,prompts,resources}/list_changed`
+//! to every handshake-era client that completed `initialize`, and to every 2026-07-28 client
+//! listening with `subscriptions/listen` (that era has no sessions to push to), which also
+//! hears `notifications/resources/updated` for the URIs it asked to follow.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rmcp::ErrorData;
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::{Peer, RoleServer, SubscriptionContext};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
+
+use super::subscriptions::{MAX_SUBSCRIPTIONS, Subs};
+use super::surface::Upstream;
+
+/// Which listing changed (resource templates change with resources: MCP has one notification).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    Tools = 0,
+    Prompts = 1,
+    Resources = 2,
+}
 
 pub struct ToolChanges {
     /// Handshake-era clients, forgotten once their transport closed.
     peers: Mutex<Peers>,
-    /// Counts changes, for listeners.
-    version: watch::Sender<u64>,
+    /// Counts changes by [`Change`], for listeners.
+    version: watch::Sender<[u64; 3]>,
     /// Cancelled (and replaced) when an endpoint stops, ending the listeners it has.
     listening: Mutex<CancellationToken>,
 }
@@ -39,7 +51,7 @@ impl Default for ToolChanges {
     fn default() -> Self {
         Self {
             peers: Mutex::default(),
-            version: watch::channel(0).0,
+            version: watch::channel([0; 3]).0,
             listening: Mutex::default(),
         }
     }
@@ -62,10 +74,10 @@ impl ToolChanges {
         peers.all.shrink_to_fit();
     }
 
-    /// Tells every client; must run inside the runtime (each notification is sent on its own
-    /// task, so a slow client holds up no one).
-    pub fn announce(&self) {
-        self.version.send_modify(|v| *v += 1);
+    /// Tells every client of `change`; must run inside the runtime (each notification is sent
+    /// on its own task, so a slow client holds up no one).
+    pub fn announce(&self, change: Change) {
+        self.version.send_modify(|v| v[change as usize] += 1);
         let peers = {
             let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
             peers.forget_closed();
@@ -73,14 +85,28 @@ impl ToolChanges {
         };
         for peer in peers {
             tokio::spawn(async move {
-                let _ = peer.notify_tool_list_changed().await;
+                let _ = match change {
+                    Change::Tools => peer.notify_tool_list_changed().await,
+                    Change::Prompts => peer.notify_prompt_list_changed().await,
+                    Change::Resources => peer.notify_resource_list_changed().await,
+                };
             });
         }
     }
 
-    /// What a `subscriptions/listen` may have: tool list changes only.
-    pub fn accepted() -> SubscriptionFilter {
-        SubscriptionFilter::builder().tools_list_changed().build()
+    /// What a `subscriptions/listen` may have: every list change, and the resources it asked
+    /// to follow (bounded); rmcp keeps of it what the server announces.
+    pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let mut accepted = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .prompts_list_changed()
+            .resources_list_changed()
+            .build();
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().take(MAX_SUBSCRIPTIONS).cloned().collect());
+        accepted
     }
 
     /// Ends every `subscriptions/listen` in progress (with its final result), so an endpoint
@@ -91,14 +117,51 @@ impl ToolChanges {
     }
 
     /// Serves one `subscriptions/listen` until the client cancels it or the server stops.
-    pub async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+    /// `upstream` are the accepted URIs an upstream serves: followed upstream while it lasts.
+    pub async fn listen(
+        &self,
+        context: SubscriptionContext,
+        subs: &Arc<Subs>,
+        upstream: Vec<(String, Arc<dyn Upstream>)>,
+    ) -> Result<(), ErrorData> {
+        let mut retained = Vec::new();
+        for (uri, owner) in upstream {
+            // One that cannot be followed upstream is still accepted: the server's own
+            // notifications for it still come.
+            if subs.retain_upstream(&uri, owner).await.is_ok() {
+                retained.push(uri);
+            }
+        }
+        let result = self.listen_until_done(&context, subs.updates()).await;
+        for uri in retained {
+            subs.release(&uri).await;
+        }
+        result
+    }
+
+    async fn listen_until_done(
+        &self,
+        context: &SubscriptionContext,
+        mut updates: broadcast::Receiver<String>,
+    ) -> Result<(), ErrorData> {
         let mut version = self.version.subscribe();
+        let mut seen = *version.borrow_and_update();
         let ended = self
             .listening
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let wants_tools = context.accepted().tools_list_changed == Some(true);
+        let accepted = context.accepted().clone();
+        let wants = [
+            accepted.tools_list_changed == Some(true),
+            accepted.prompts_list_changed == Some(true),
+            accepted.resources_list_changed == Some(true),
+        ];
+        let follows: std::collections::HashSet<String> = accepted
+            .resource_subscriptions
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),
@@ -107,10 +170,32 @@ impl ToolChanges {
                     if changed.is_err() {
                         return Ok(());
                     }
-                    if wants_tools && context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
+                    let now = *version.borrow_and_update();
+                    let sink = context.sink();
+                    for (i, want) in wants.iter().enumerate() {
+                        if !want || now[i] == seen[i] {
+                            continue;
+                        }
+                        let sent = match i {
+                            0 => sink.notify_tool_list_changed().await,
+                            1 => sink.notify_prompt_list_changed().await,
+                            _ => sink.notify_resource_list_changed().await,
+                        };
+                        if sent.is_err() {
+                            return Ok(());
+                        }
                     }
+                    seen = now;
                 }
+                update = updates.recv() => match update {
+                    Ok(uri) if follows.contains(&uri) => {
+                        if context.sink().notify_resource_updated(uri).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
             }
         }
     }

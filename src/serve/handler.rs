@@ -5,25 +5,46 @@
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
+    CompleteResult, GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::{ToolServer, changes, text_result};
+use super::surface::ListKind;
+use super::{ToolServer, changes, rounds, text_result};
 
 impl ServerHandler for ToolServer {
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
     fn get_info(&self) -> ServerConfig {
         let identity = &self.shared.identity;
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .build();
+        // Only what is served: a server of tools alone announces tools alone.
+        let caps = self.surface_now().caps;
+        if caps.resources {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            resources.list_changed = Some(true);
+            capabilities.resources = Some(resources);
+        }
+        if caps.prompts {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if caps.completions {
+            capabilities.completions = Some(Default::default());
+        }
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
             identity.name.clone(),
             identity.version.clone(),
         ))
@@ -34,9 +55,117 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.current().listed.clone(),
-        ))
+        let (ttl, scope) = self.list_hints(ListKind::Tools);
+        Ok(
+            ListToolsResult::with_all_items(self.current().listed.clone())
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.resources {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Resources);
+        let items = surface.resources.iter().map(|(r, _)| r.clone()).collect();
+        Ok(ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.resources {
+            return Err(ErrorData::method_not_found::<
+                ListResourceTemplatesRequestMethod,
+            >());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Templates);
+        let items = surface.templates.iter().map(|(t, _)| t.clone()).collect();
+        Ok(ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.prompts {
+            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Prompts);
+        let items = surface.prompts.iter().map(|(p, _, _)| p.clone()).collect();
+        Ok(ListPromptsResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.surface_now().caps.resources {
+            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+        }
+        self.read(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.surface_now().caps.prompts {
+            return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
+        }
+        self.get(request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        if !self.surface_now().caps.completions {
+            return Err(ErrorData::method_not_found::<CompleteRequestMethod>());
+        }
+        self.completion(request, context).await
+    }
+
+    #[allow(deprecated)] // resources/subscribe is the handshake era's; rmcp routes it so.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if !self.surface_now().caps.resources {
+            return Err(ErrorData::method_not_found::<SubscribeRequestMethod>());
+        }
+        self.follow(&request.uri, context).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.unfollow(&request.uri).await;
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -75,13 +204,13 @@ impl ServerHandler for ToolServer {
 
     fn accepted_subscription_filter(
         &self,
-        _requested: &rmcp::model::SubscriptionFilter,
+        requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
-        Some(changes::ToolChanges::accepted())
+        Some(changes::ToolChanges::accepted(requested))
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
-        self.shared.changes.listen(context).await
+        self.listen_all(context).await
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
@@ -107,17 +236,25 @@ impl ServerHandler for ToolServer {
             let responses = request.input_responses.clone().unwrap_or_default();
             return self.resume(&request.name, state, responses, context).await;
         }
+        let started = std::time::Instant::now();
         let tool = set.tools[index].clone();
         let arguments = request.arguments.unwrap_or_default();
+        let subject = rounds::Subject {
+            kind: rounds::SubjectKind::Tool,
+            name: tool.name.clone(),
+            source: tool.source.clone(),
+        };
         if let Err(problems) = set.check(index, &arguments) {
-            // A mismatch is the caller's to fix, so it is a result the model can read.
+            // A mismatch is the caller's to fix, so it is a result the model can read; OnCall
+            // hears of it as a failed call.
+            self.record(&subject, started, true);
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),
                 true,
             )));
         }
         let responses = request.input_responses.unwrap_or_default();
-        let run = self.start(tool, arguments, context);
+        let run = self.start(subject, tool.caller.clone(), arguments, context);
         self.drive(run, responses).await
     }
 }

@@ -14,14 +14,23 @@ mod handler;
 pub mod http;
 mod input;
 pub mod rounds;
+mod serving;
 pub mod stdio;
+pub mod subscriptions;
+pub mod surface;
 mod toolset;
+pub mod upstream;
 mod validate;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_gateway;
+#[cfg(test)]
 mod tests_rounds;
+#[cfg(test)]
+mod tests_surface;
 
 use std::sync::Arc;
 
@@ -144,12 +153,33 @@ pub struct ToolServer {
     /// Per session: what its transport wants to hear of it (an HTTP session links its calls
     /// to the direct road, see `http::sessions`).
     hooks: Option<Arc<dyn SessionHooks>>,
+    /// Per session: names its resource subscriptions.
+    session: u64,
+}
+
+/// Numbers sessions, to tell whose resource subscription is whose.
+static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_session() -> u64 {
+    NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// What a surface rebuild keeps: stable prompt names, and the warnings already given.
+#[derive(Default)]
+struct Composing {
+    namer: crate::connect::naming::Namer,
+    warned: std::collections::HashSet<String>,
 }
 
 struct Inner {
     identity: ServerIdentity,
     /// Replaced whole by `set_tools`; a call in flight keeps the set it started with.
     tools: std::sync::RwLock<Arc<ToolSet>>,
+    /// Replaced whole by `set_surface`, like the tools.
+    surface: std::sync::RwLock<Arc<surface::Surface>>,
+    composing: std::sync::Mutex<Composing>,
+    /// Resource subscriptions of every session.
+    subs: Arc<subscriptions::Subs>,
     /// Who to tell when the tools change.
     changes: changes::ToolChanges,
     on_call: Option<OnCall>,
@@ -163,12 +193,16 @@ impl ToolServer {
             shared: Arc::new(Inner {
                 identity,
                 tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools))),
+                surface: Default::default(),
+                composing: Default::default(),
+                subs: Default::default(),
                 changes: Default::default(),
                 on_call,
                 parking: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
             hooks: None,
+            session: next_session(),
         }
     }
 
@@ -185,7 +219,69 @@ impl ToolServer {
     pub fn set_tools(&self, tools: Vec<ServedTool>) {
         let set = Arc::new(ToolSet::new(tools));
         *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
-        self.shared.changes.announce();
+        self.shared.changes.announce(changes::Change::Tools);
+    }
+
+    fn surface(&self) -> Arc<surface::Surface> {
+        self.shared
+            .surface
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Serves `own` resources, templates and prompts plus those of `upstreams` (config
+    /// order) from now on, with `cache` hints where given, and tells every connected client
+    /// of the listings that changed. The warnings are those not given before (a URI listed
+    /// twice, a renamed prompt, an item that is not valid MCP). Must run inside the runtime.
+    pub fn set_surface(
+        &self,
+        own: Vec<surface::OwnItem>,
+        upstreams: Vec<Arc<dyn surface::Upstream>>,
+        cache: surface::Hints,
+    ) -> Vec<String> {
+        let (next, warnings) = {
+            let mut composing = self
+                .shared
+                .composing
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let Composing { namer, warned } = &mut *composing;
+            surface::Surface::build(own, upstreams, namer, cache, warned)
+        };
+        let next = Arc::new(next);
+        let before = std::mem::replace(
+            &mut *self
+                .shared
+                .surface
+                .write()
+                .unwrap_or_else(|e| e.into_inner()),
+            next.clone(),
+        );
+        let listed = |s: &surface::Surface| {
+            let resources: Vec<_> = s.resources.iter().map(|(r, _)| r).collect();
+            let templates: Vec<_> = s.templates.iter().map(|(t, _)| t).collect();
+            let prompts: Vec<_> = s.prompts.iter().map(|(p, _, _)| p).collect();
+            (
+                serde_json::to_value((resources, templates)).unwrap_or_default(),
+                serde_json::to_value(prompts).unwrap_or_default(),
+            )
+        };
+        let (resources_before, prompts_before) = listed(&before);
+        let (resources_now, prompts_now) = listed(&next);
+        if resources_before != resources_now {
+            self.shared.changes.announce(changes::Change::Resources);
+        }
+        if prompts_before != prompts_now {
+            self.shared.changes.announce(changes::Change::Prompts);
+        }
+        warnings
+    }
+
+    /// `uri` changed: its subscribers hear `notifications/resources/updated`. Must run inside
+    /// the runtime.
+    pub fn resource_updated(&self, uri: &str) {
+        self.shared.subs.updated(uri);
     }
 
     /// The same tools for a new session (its own log level).
@@ -194,6 +290,7 @@ impl ToolServer {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
             hooks: None,
+            session: next_session(),
         }
     }
 
@@ -212,6 +309,7 @@ impl ToolServer {
             shared: self.shared.clone(),
             log_level,
             hooks: None,
+            session: self.session,
         }
     }
 
@@ -231,6 +329,7 @@ impl ToolServer {
     /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
     pub fn forget_closed_peers(&self) {
         self.shared.changes.forget_closed();
+        self.shared.subs.forget_closed();
     }
 
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).

@@ -21,22 +21,49 @@ use rmcp::model::{InputRequiredResult, InputResponses};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, CallToolResult};
-use rmcp::service::{RequestContext, RoleServer};
-
-use super::ServedTool;
+use super::AbortOnDrop;
 use super::context::CallContext;
-use super::input::{self, Pending};
-use super::{AbortOnDrop, CallRecord, ToolServer, text_result, to_call_result};
+use super::input::Pending;
 
 pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
+
+mod drive;
+pub use drive::Driven;
+pub(super) use drive::refused_capability;
+
+/// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl SubjectKind {
+    /// How a retry that names another subject is told whose run the state is.
+    fn call_of(self) -> &'static str {
+        match self {
+            Self::Tool => "a call of tool",
+            Self::Prompt => "a get of prompt",
+            Self::Resource => "a read of resource",
+        }
+    }
+}
+
+/// The tool, prompt or resource a run is for (a retry must name the same one), and where it
+/// came from (reported through `OnCall` for tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub kind: SubjectKind,
+    pub name: String,
+    pub source: String,
+}
 
 /// A served call between its start and its result: the run's task, the input requests it
 /// waits on, and where new ones arrive.
 pub struct Running {
-    /// The tool, from the tool set the call started with (a retry must name the same tool).
-    pub tool: ServedTool,
+    /// What the run answers, from the set the call started with.
+    pub subject: Subject,
     pub task: AbortOnDrop<Value>,
     pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
     pub ctx: CallContext,
@@ -152,12 +179,20 @@ impl Parking {
         .map_err(|e| format!("input requests could not be sent: {e}"))
     }
 
-    /// The run parked under `state`, taken out for its retry, if it is a call of `tool`; a
-    /// retry naming another tool leaves it waiting and learns which tool it belongs to.
-    pub fn take(&self, state: &str, tool: &str) -> Result<Running, Option<String>> {
+    /// The run parked under `state`, taken out for its retry, if it is one of `kind` `name`;
+    /// a retry naming another leaves it waiting and learns whose run it is.
+    pub fn take(
+        &self,
+        state: &str,
+        kind: SubjectKind,
+        name: &str,
+    ) -> Result<Running, Option<String>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         match runs.get(state) {
-            Some((_, run)) if run.tool.name != tool => return Err(Some(run.tool.name.clone())),
+            Some((_, run)) if run.subject.kind != kind || run.subject.name != name => {
+                let of = &run.subject;
+                return Err(Some(format!("{} \"{}\"", of.kind.call_of(), of.name)));
+            }
             Some(_) => {}
             None => return Err(None),
         }
@@ -189,122 +224,4 @@ fn new_state() -> String {
         bytes[..8].copy_from_slice(&n.to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// How a served call runs: started on its own task, driven until it finishes or waits on input.
-impl ToolServer {
-    /// Starts a call's run on its own task, so a panicking caller (synchronously or while
-    /// polled) costs one result, not the connection; dropping the guard aborts it.
-    pub(super) fn start(
-        &self,
-        tool: ServedTool,
-        arguments: Map<String, Value>,
-        request: RequestContext<RoleServer>,
-    ) -> Running {
-        let (ctx, asks) = CallContext::new(request, self.log_level.clone());
-        let caller = tool.caller.clone();
-        let run_ctx = ctx.clone();
-        let task = AbortOnDrop(tokio::spawn(async move {
-            caller.call(arguments, run_ctx).await
-        }));
-        Running {
-            tool,
-            task,
-            asks,
-            ctx,
-            pending: Vec::new(),
-            started: Instant::now(),
-        }
-    }
-
-    /// Runs a call until it finishes, the client cancels it, or (2026-07-28) it waits on input
-    /// the client has to give: then it is parked and the call answered as input-required.
-    pub(super) async fn drive(
-        &self,
-        mut run: Running,
-        responses: InputResponses,
-    ) -> Result<CallToolResponse, ErrorData> {
-        loop {
-            run.drain_asks(&responses);
-            if !run.pending.is_empty() {
-                return match self.shared.parking.park(run) {
-                    Ok(input_required) => Ok(CallToolResponse::InputRequired(input_required)),
-                    Err(why) => Ok(CallToolResponse::Complete(text_result(why, true))),
-                };
-            }
-            let cancelled = run.ctx.request().ct.clone();
-            let asks = async {
-                match run.asks.as_mut() {
-                    Some(asks) => asks.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                joined = &mut run.task.0 => {
-                    let result = match joined {
-                        Ok(result) => to_call_result(result),
-                        Err(_) => text_result("tool panicked", true),
-                    };
-                    return self.finish(&run, result);
-                }
-                Some(asks) = asks => run.asked(asks, &responses),
-                _ = cancelled.cancelled() => {
-                    let result = text_result("cancelled by the client", true);
-                    return self.finish(&run, result);
-                }
-            }
-        }
-    }
-
-    /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
-    /// after being refused a capability is the client's MissingRequiredClientCapability.
-    fn finish(&self, run: &Running, result: CallToolResult) -> Result<CallToolResponse, ErrorData> {
-        let tool = &run.tool;
-        let is_error = result.is_error.unwrap_or(false);
-        if let Some(on_call) = &self.shared.on_call {
-            on_call(CallRecord {
-                name: tool.name.clone(),
-                source: tool.source.clone(),
-                ms: run.started.elapsed().as_secs_f64() * 1000.0,
-                is_error,
-            });
-        }
-        let request = run.ctx.request();
-        if let (true, true, Some(kind)) = (is_error, input::is_modern(&request), run.ctx.refused())
-        {
-            let mut required = Map::new();
-            required.insert(kind.capability().into(), json!({}));
-            let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
-            return Err(ErrorData::missing_required_client_capability(required));
-        }
-        Ok(CallToolResponse::Complete(result))
-    }
-
-    /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
-    pub(super) async fn resume(
-        &self,
-        tool: &str,
-        state: &str,
-        responses: InputResponses,
-        request: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let mut run = match self.shared.parking.take(state, tool) {
-            Ok(run) => run,
-            Err(None) => {
-                return Err(ErrorData::invalid_params(
-                    "requestState is not one this server issued, or its call waited too long and ended",
-                    None,
-                ));
-            }
-            Err(Some(other)) => {
-                return Err(ErrorData::invalid_params(
-                    format!("requestState belongs to a call of tool \"{other}\""),
-                    None,
-                ));
-            }
-        };
-        run.ctx.follow(request);
-        run.answer(&responses);
-        self.drive(run, responses).await
-    }
 }

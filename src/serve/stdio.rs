@@ -14,7 +14,10 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    match server.serve((reader, writer)).await {
+    match super::wire::Wire(server.for_session())
+        .serve((reader, writer))
+        .await
+    {
         Ok(running) => {
             let _ = running.waiting().await;
             Ok(())

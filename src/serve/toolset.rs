@@ -14,6 +14,9 @@ pub(super) struct ToolSet {
     pub(super) by_name: HashMap<String, usize>,
     /// Built once per version.
     pub(super) listed: Vec<Tool>,
+    /// The `execution` of each listed tool that has one, by name (rmcp's `Tool` has no such
+    /// field; `wire` puts it back).
+    pub(super) executions: HashMap<String, Value>,
     /// Each tool's argument check, by index, made on its first call (so serving a tool costs
     /// no compiled validator until it is called).
     checks: Vec<std::sync::OnceLock<validate::Check>>,
@@ -23,6 +26,7 @@ impl ToolSet {
     pub(super) fn new(tools: Vec<ServedTool>) -> Self {
         let mut by_name = HashMap::with_capacity(tools.len());
         let mut listed = Vec::with_capacity(tools.len());
+        let mut executions = HashMap::new();
         let checks = tools.iter().map(|_| std::sync::OnceLock::new()).collect();
         // First definition wins so `tools/list` never shows a name twice.
         let firsts = crate::tools::first_wins(&tools, |t| &t.name);
@@ -32,11 +36,15 @@ impl ToolSet {
             }
             by_name.insert(tool.name.clone(), i);
             listed.push(listing(tool));
+            if let Some(execution) = tool.extras.get("execution") {
+                executions.insert(tool.name.clone(), execution.clone());
+            }
         }
         Self {
             tools,
             by_name,
             listed,
+            executions,
             checks,
         }
     }

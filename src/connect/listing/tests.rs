@@ -98,3 +98,95 @@ fn a_page_rmcp_would_refuse_is_refused_in_words() {
         assert!(typed.is_err(), "rmcp accepts what is refused here");
     }
 }
+
+#[test]
+fn a_surface_page_keeps_every_field_and_its_hints() {
+    use crate::surface::Kind;
+    let page = json!({"resources": [
+        {"uri": "a://one", "name": "one", "mimeType": "text/plain", "x-extra": {"kept": true}},
+        {"uri": "a://two", "name": "two", "size": 5, "annotations": {"priority": 0.5}},
+    ], "nextCursor": "p2", "ttlMs": 5000, "cacheScope": "public"});
+    let read = read_surface_page(Kind::Resources, &page.to_string()).unwrap();
+    assert_eq!(read.next_cursor.as_deref(), Some("p2"));
+    let items: Vec<Value> = read.items.into_iter().map(Value::Object).collect();
+    assert_eq!(Value::Array(items), page["resources"]);
+    assert_eq!(read.hints.ttl_ms, Some(5000));
+    assert_eq!(read.hints.scope, Some(rmcp::model::CacheScope::Public));
+    // A bad hint is no hint, never a refused page.
+    let page = json!({"prompts": [{"name": "p", "arguments": [{"name": "a"}]}],
+        "ttlMs": "soon", "cacheScope": 3});
+    let read = read_surface_page(Kind::Prompts, &page.to_string()).unwrap();
+    assert_eq!(read.hints, crate::surface::Hints::default());
+    assert_eq!(read.next_cursor, None);
+    let page = json!({"resourceTemplates": [{"uriTemplate": "a://{id}", "name": "t"}]});
+    let read = read_surface_page(Kind::ResourceTemplates, &page.to_string()).unwrap();
+    assert_eq!(read.items[0]["uriTemplate"], "a://{id}");
+}
+
+#[test]
+fn a_surface_page_names_what_is_wrong() {
+    use crate::surface::Kind;
+    let err = |kind: Kind, page: Value| {
+        read_surface_page(kind, &page.to_string())
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        err(
+            Kind::Resources,
+            json!({"resources": [{"uri": "a://x", "name": "x"}, {"name": "y"}]})
+        ),
+        "resources/list failed: the server's answer is not a resources listing \
+         (item 1: \"uri\" is missing or not a string)"
+    );
+    assert_eq!(
+        err(Kind::Prompts, json!({"prompts": [{"name": 5}]})),
+        "prompts/list failed: the server's answer is not a prompts listing \
+         (item 0: \"name\" is missing or not a string)"
+    );
+    assert_eq!(
+        err(
+            Kind::ResourceTemplates,
+            json!({"resourceTemplates": [{"uriTemplate": "a://{x}"}]})
+        ),
+        "resources/templates/list failed: the server's answer is not a resources/templates \
+         listing (item 0: \"name\" is missing or not a string)"
+    );
+    assert!(
+        err(Kind::Resources, json!({"nope": []})).ends_with("(no \"resources\")"),
+        "{}",
+        err(Kind::Resources, json!({"nope": []}))
+    );
+    assert!(err(Kind::Resources, json!({"resources": [7]})).contains("item 0 is not an object"));
+    let huge = "x".repeat(crate::bounds::MAX_SURFACE_ITEM_BYTES);
+    let item = json!({"uri": "a://big", "name": "big", "text": huge});
+    let len = item.to_string().len();
+    let why = err(Kind::Resources, json!({"resources": [item]}));
+    assert_eq!(
+        why,
+        format!(
+            "resources/list failed: resource \"a://big\" is {len} bytes of JSON, over the 1 MiB \
+             an item may be"
+        )
+    );
+}
+
+#[test]
+fn a_failed_kind_is_left_out_in_words() {
+    use crate::surface::Kind;
+    let timeout = ConnectError::Timeout {
+        phase: "resources/list",
+        after: Duration::from_millis(1000),
+    };
+    assert_eq!(
+        left_out("x", Kind::Resources, &timeout),
+        "toolnexus: server \"x\": resources/list timed out after 1000 ms; its resources are left out"
+    );
+    let repeated =
+        ConnectError::Protocol("prompts/list repeated cursor \"c\"; stopped paging".into());
+    assert_eq!(
+        left_out("x", Kind::Prompts, &repeated),
+        "toolnexus: server \"x\": prompts/list repeated cursor \"c\"; stopped paging; its prompts are left out"
+    );
+}

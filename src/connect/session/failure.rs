@@ -1,5 +1,6 @@
-//! Why a tool call got no result, on either road (rmcp's service or the stdio transport's
-//! direct requests), and the one place that puts it in words.
+//! Why a tool call (or another request: a read, a prompt, a completion) got no result, on
+//! either road (rmcp's service or the stdio transport's direct requests), and the one place
+//! that puts it in words.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use rmcp::service::ServiceError;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect::stdio::direct::Failure;
+use crate::surface::SurfaceError;
 
 /// Why a call got no result.
 #[derive(Debug)]
@@ -17,18 +19,22 @@ pub(super) enum NoResult {
     SourceClosed,
     /// No answer (nor progress) within the timeout.
     TimedOut(Duration),
-    /// The server answered with a JSON-RPC error: its message.
-    Refused(String),
+    /// The server answered with a JSON-RPC error: its code, message and data.
+    Refused(SurfaceError),
     /// The connection ended mid-call: why takes asking the connection.
     Closed,
-    /// Anything else, already in words.
+    /// Anything else: why, in words (said after "<what> failed: ").
     Failed(String),
 }
 
 impl From<Failure> for NoResult {
     fn from(failure: Failure) -> Self {
         match failure {
-            Failure::JsonRpc { message, .. } => NoResult::Refused(message),
+            Failure::JsonRpc { code, message } => NoResult::Refused(SurfaceError {
+                code: Some(code),
+                message,
+                data: None,
+            }),
             Failure::TimedOut(timeout) => NoResult::TimedOut(timeout),
             Failure::Aborted => NoResult::Aborted,
             Failure::Closed => NoResult::Closed,
@@ -40,12 +46,9 @@ impl From<ServiceError> for NoResult {
     fn from(error: ServiceError) -> Self {
         match error {
             ServiceError::Timeout { timeout } => NoResult::TimedOut(timeout),
-            ServiceError::McpError(e) => NoResult::Refused(e.message.to_string()),
+            ServiceError::McpError(e) => NoResult::Refused((&e).into()),
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => NoResult::Closed,
-            other => NoResult::Failed(format!(
-                "MCP tool call failed: {}",
-                crate::connect::reason::service_error(&other)
-            )),
+            other => NoResult::Failed(crate::connect::reason::service_error(&other).to_string()),
         }
     }
 }
@@ -54,18 +57,27 @@ impl NoResult {
     /// Its words, or `None` when they take asking the connection why it ended
     /// (`LiveServer::describe_closed`). A closed session wins over all but an abort.
     pub(super) fn words(&self, closed: &CancellationToken) -> Option<String> {
+        self.words_of(CALL, closed)
+    }
+
+    /// Its words for a request that is `what` ("MCP tool call", "resources/read").
+    pub(super) fn words_of(&self, what: &str, closed: &CancellationToken) -> Option<String> {
         Some(match self {
-            NoResult::Aborted => "MCP tool call aborted".to_string(),
+            NoResult::Aborted => format!("{what} aborted"),
             _ if closed.is_cancelled() => "not connected (source closed)".to_string(),
             NoResult::SourceClosed => "not connected (source closed)".to_string(),
             NoResult::TimedOut(timeout) => {
-                format!("MCP tool call timed out after {} ms", timeout.as_millis())
+                format!("{what} timed out after {} ms", timeout.as_millis())
             }
-            NoResult::Refused(message) | NoResult::Failed(message) => message.clone(),
+            NoResult::Refused(error) => error.message.clone(),
+            NoResult::Failed(why) => format!("{what} failed: {why}"),
             NoResult::Closed => return None,
         })
     }
 }
+
+/// What a tool call is called in its failures.
+pub(super) const CALL: &str = "MCP tool call";
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
-//! Tool calls on rmcp's service: HTTP servers, and stdio servers in the 2026-07-28 era (whose
-//! calls may answer input-required and be sent again).
+//! Requests on rmcp's service: tool calls of HTTP servers and of stdio servers in the
+//! 2026-07-28 era (whose calls may answer input-required and be sent again), and every other
+//! request of every server (reads, prompts, completions: [`LiveServer::request_once`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,8 +17,9 @@ use super::result::map_result;
 use super::{CallOutcome, LiveServer};
 use crate::connect::relay::Front;
 
-/// How many input-required rounds one call may take (rmcp's own client default).
-const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+/// How many input-required rounds one call (or read, or prompt) may take (rmcp's own client
+/// default).
+pub(super) const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 impl LiveServer {
     /// [`LiveServer::call`] on rmcp's service: a 2026-07-28 server may answer input-required;
@@ -43,12 +45,12 @@ impl LiveServer {
                 .client
                 .answer_input(requests, front.as_deref())
                 .await
-                .map_err(|why| NoResult::Failed(format!("MCP tool call failed: {why}")))?;
+                .map_err(NoResult::Failed)?;
             params.input_responses = Some(responses);
             params.request_state = input_required.request_state;
         }
         Err(NoResult::Failed(format!(
-            "MCP tool call failed: the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )))
     }
 
@@ -61,6 +63,20 @@ impl LiveServer {
         front: Option<Arc<dyn Front>>,
     ) -> Result<ServerResult, NoResult> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        self.request_once(request, timeout, (cancel, closed), front)
+            .await
+    }
+
+    /// One request on rmcp's service and its answer, or why there was none: `timeout` restarts
+    /// at each progress notification; `cancel` aborts it (the server is told); `front` gets the
+    /// server's progress, logs and questions about it while it runs.
+    pub(super) async fn request_once(
+        &self,
+        request: ClientRequest,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+    ) -> Result<ServerResult, NoResult> {
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = self.peer.send_cancellable_request(request, options).await?;
         let id = handle.id.clone();

@@ -4,6 +4,7 @@
 
 mod context;
 mod http;
+mod surface;
 mod tools;
 
 use std::sync::{Arc, Mutex};
@@ -156,6 +157,34 @@ impl NativeService {
         let served = served_tools(env, tools)?;
         napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
         Ok(())
+    }
+
+    /// Serves `own` resources, templates and prompts (as lib/surface.js's `servedSurface`
+    /// prepares them) plus those of the `upstreams` sessions, in config order, from now on;
+    /// tells connected clients of the listings that changed. See `surface.rs` for the shapes.
+    #[napi(
+        ts_args_type = "own: NativeSurfaceEntry[], upstreams: unknown[], cache?: NativeCacheHints | undefined | null"
+    )]
+    pub fn set_surface(
+        &self,
+        env: &Env,
+        own: Vec<surface::NativeSurfaceEntry>,
+        upstreams: Vec<ExternalRef<Arc<crate::connect::session::Session>>>,
+        cache: Option<surface::NativeCacheHints>,
+    ) -> Result<surface::SurfaceSet> {
+        let sessions: Vec<&Arc<crate::connect::session::Session>> =
+            upstreams.iter().map(|handle| &**handle).collect();
+        let (own, upstreams, cache) = surface::surface_parts(env, own, sessions, cache)?;
+        let warnings = napi::bindgen_prelude::within_runtime_if_available(|| {
+            self.server.set_surface(own, upstreams, cache)
+        });
+        Ok(surface::SurfaceSet { warnings })
+    }
+
+    /// Tells the subscribers of `uri` that it changed (`notifications/resources/updated`).
+    #[napi]
+    pub fn resource_updated(&self, uri: String) {
+        napi::bindgen_prelude::within_runtime_if_available(|| self.server.resource_updated(&uri));
     }
 
     /// Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come

@@ -20,13 +20,25 @@ use crate::serve::{self, CallContext, ServedTool, ToolCaller};
 
 /// A tool's `execute(call)` (lib/serve.js's wrapper of it). Weak, so serving alone does not
 /// keep Node alive (a running HTTP server holds its own keep-alive).
-type Execute = JsCallback<Value, Promise<JsonValue>>;
+pub(super) type Execute = JsCallback<Value, Promise<JsonValue>>;
 /// Fires the AbortSignal of the served call with this id.
-type Abort = JsCallback<f64>;
+pub(super) type Abort = JsCallback<f64>;
 
-struct JsTool {
-    execute: Arc<Execute>,
-    abort: Arc<Abort>,
+/// A served JavaScript `execute`: a tool's, or a served resource's or prompt's.
+pub(super) struct JsTool {
+    pub(super) execute: Arc<Execute>,
+    pub(super) abort: Arc<Abort>,
+    /// What the served answer is made of what `execute` resolved (or why it failed): a
+    /// tool's `CallToolResult`, or the `{result}`/`{error}` envelope of a surface entry.
+    pub(super) map: fn(std::result::Result<Value, String>) -> Value,
+}
+
+/// A tool's answer: its `ToolResult` as MCP, or its failure as an error result.
+fn tool_answer(outcome: std::result::Result<Value, String>) -> Value {
+    match outcome {
+        Ok(result) => tool_result_to_mcp(result),
+        Err(message) => text_result(message, true),
+    }
 }
 
 /// Ids of served JavaScript calls, to name the one to abort.
@@ -64,7 +76,7 @@ impl ToolCaller for JsTool {
         arguments: Map<String, Value>,
         ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
-        let execute = self.execute.clone();
+        let (execute, map) = (self.execute.clone(), self.map);
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
         CONTEXTS
             .lock()
@@ -84,10 +96,7 @@ impl ToolCaller for JsTool {
                 Err(e) => Err(e.reason.clone()),
             };
             guard.finished = true;
-            match outcome {
-                Ok(result) => tool_result_to_mcp(result),
-                Err(message) => text_result(message, true),
-            }
+            map(outcome)
         }
         .boxed()
     }
@@ -246,6 +255,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
         Arc::new(JsTool {
             execute: Arc::new(execute),
             abort: Arc::new(abort),
+            map: tool_answer,
         })
     };
     Ok(ServedTool {

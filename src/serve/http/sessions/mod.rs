@@ -183,7 +183,19 @@ impl SessionManager for Sessions {
                 Ok(futures::stream::empty().left_stream())
             }
             Road::Worker(message) => {
+                let listing = matches!(
+                    &message,
+                    ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::ListToolsRequest(_))
+                );
                 let stream = self.worker.create_stream(id, message).await?;
+                // rmcp's typed answer to tools/list has no `execution`: put back (serve::wire).
+                let server = listing.then(|| self.server.clone());
+                let stream = stream.map(move |mut sse| {
+                    if let Some(server) = &server {
+                        sse.message = sse.message.map(|m| server.message_with_executions(m));
+                    }
+                    sse
+                });
                 Ok(Ledger::hold(busy, stream).right_stream())
             }
         }

@@ -1,0 +1,152 @@
+// A served toolkit relays its MCP servers' resources, resource templates and prompts: the
+// official Python client (both eras) sees through the gateway what it sees connected to
+// server-everything directly (prompts named `everything_<prompt>`), reads, gets and completes
+// the same, and hears subscription updates and list changes through it. Two servers listing the
+// same URIs: the first wins with a warning. An upstream's ttlMs is honoured.
+import { test, afterEach } from "node:test"
+import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
+import path from "node:path"
+import { setTimeout as delay } from "node:timers/promises"
+import { createToolkit } from "toolnexus"
+import { PYTHON, deferredCleanup, fixture, repoRoot, serverEverything, waitFor } from "./helpers.mjs"
+import { captureWarnings } from "./lib/load.mjs"
+import { parseBody, post, rawSession } from "./lib/serve.mjs"
+
+const T = { timeout: 90000 }
+const defer = deferredCleanup(afterEach)
+const everything = () => ({ command: [process.execPath, serverEverything, "stdio"], timeout: 20000 })
+const STATIC = "demo://resource/static/document/features.md"
+const TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+
+function python(target, mode, plan) {
+  const script = path.join(repoRoot, "__test__", "python", "surface.py")
+  return new Promise((resolve, reject) => {
+    execFile(PYTHON, [script, target, mode, JSON.stringify(plan)], { timeout: 60000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`surface.py (${mode}) failed: ${error.message}\n${stderr}`))
+      else resolve(JSON.parse(stdout))
+    })
+  })
+}
+
+async function gateway(mcpServers, mcp = {}) {
+  const tk = await createToolkit({ mcpConfig: { mcpServers } })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0", { mcp })
+  defer(() => handle.stop())
+  return { tk, url: `${handle.url}/mcp`, base: handle.url }
+}
+
+// What both connections are asked: the lists, a static read, two prompts, three completions.
+const COMMON = (prefix) => [
+  { op: "lists" },
+  { op: "read", uri: STATIC },
+  { op: "prompt", name: `${prefix}simple-prompt` },
+  { op: "prompt", name: `${prefix}args-prompt`, args: { city: "Paris", state: "TX" } },
+  { op: "complete", ref: { type: "ref/prompt", name: `${prefix}completable-prompt` }, argument: { name: "department", value: "E" } },
+  {
+    op: "complete",
+    ref: { type: "ref/prompt", name: `${prefix}completable-prompt` },
+    argument: { name: "name", value: "" },
+    context: { arguments: { department: "Sales" } },
+  },
+  { op: "complete", ref: { type: "ref/resource", uri: TEXT_TEMPLATE }, argument: { name: "resourceId", value: "7" } },
+]
+
+/** The gateway's answers with the `everything_` prefix taken off its prompt names. */
+function unprefixed(results) {
+  const [lists, ...rest] = structuredClone(results)
+  lists.prompts = lists.prompts.map((p) => ({ ...p, name: p.name.replace(/^everything_/, "") }))
+  return [lists, ...rest]
+}
+
+let direct
+async function directRun() {
+  direct ??= python(`stdio:${process.execPath} ${serverEverything} stdio`, "legacy", { actions: COMMON("") })
+  return direct
+}
+
+for (const mode of ["legacy", "2026-07-28"]) {
+  test(`through the gateway (${mode}) the Python client sees what a direct connection sees; updates and list changes come through`, T, async () => {
+    const { url } = await gateway({ everything: everything() })
+    const toggle = "everything_toggle-subscriber-updates"
+    const gzip = { name: "hello.txt.gz", data: "data:text/plain;base64,aGVsbG8=" }
+    const [through, straight] = await Promise.all([
+      python(url, mode, {
+        actions: [
+          ...COMMON("everything_"),
+          { op: "subscribe", uri: STATIC, tool: toggle, timeout: 5 },
+          { op: "list_changed", tool: "everything_gzip-file-as-resource", args: gzip, timeout: 5 },
+          { op: "lists" },
+        ],
+      }),
+      directRun(),
+    ])
+    assert.equal(through.protocolVersion, mode === "legacy" ? "2025-11-25" : "2026-07-28")
+    const results = through.results
+    const [lists] = straight.results
+    assert.equal(lists.resources.length, 7)
+    assert.equal(lists.resourceTemplates.length, 2)
+    assert.deepEqual(
+      lists.prompts.map((p) => p.name),
+      ["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"],
+    )
+    assert.deepEqual(unprefixed(results.slice(0, COMMON("").length)), straight.results)
+    assert.deepEqual(results[COMMON("").length], { updated: STATIC })
+    assert.deepEqual(results[COMMON("").length + 1], { listChanged: true })
+    const after = results[COMMON("").length + 2]
+    assert.equal(after.resources.length, 8)
+    assert.ok(after.resources.some((r) => r.uri === "demo://resource/session/hello.txt.gz"), JSON.stringify(after.resources))
+  })
+}
+
+test("two servers listing the same URIs: the first wins with one warning naming the other; prompts are named per server", T, async () => {
+  const warnings = captureWarnings()
+  const { url } = await gateway({ a: everything(), b: everything() })
+  const out = await python(url, "legacy", {
+    actions: [{ op: "lists" }, { op: "read", uri: STATIC }, { op: "prompt", name: "b_simple-prompt" }],
+  })
+  const seen = await warnings.stop()
+  const [lists, read, prompt] = out.results
+  assert.equal(lists.resources.length, 7)
+  assert.equal(lists.resourceTemplates.length, 2)
+  assert.deepEqual(
+    lists.prompts.map((p) => p.name),
+    ["a", "b"].flatMap((s) => ["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"].map((p) => `${s}_${p}`)),
+  )
+  const about = seen.filter((w) => w.includes(STATIC))
+  assert.equal(about.length, 1, seen.join("\n"))
+  assert.match(about[0], /"b"/)
+  assert.match(about[0], /"a"/)
+  assert.equal(read.contents[0].uri, STATIC)
+  assert.equal(read.contents[0].mimeType, "text/markdown")
+  assert.deepEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "This is a simple prompt without arguments." } }])
+})
+
+/** A raw legacy session's request; resolves the JSON-RPC result. */
+async function rawCall(base, headers, method, params = {}) {
+  const r = await post(base, { jsonrpc: "2.0", id: 1, method, params }, { headers })
+  const body = parseBody(r.type, r.text)
+  assert.ok(body.result, r.text)
+  return body.result
+}
+
+test("the gateway honours an upstream's ttlMs: within it no re-list, after it ttlMs 0 and one re-list in the background", T, async () => {
+  const ttl = { command: [process.execPath, fixture("surface-ttl-server")], timeout: 20000 }
+  const { base } = await gateway({ ttl })
+  const headers = await rawSession(base)
+  const listings = async () => {
+    const result = await rawCall(base, headers, "tools/call", { name: "ttl_listings", arguments: {} })
+    return Number(result.content[0].text)
+  }
+  const first = await rawCall(base, headers, "resources/list")
+  assert.deepEqual([first.ttlMs, first.cacheScope], [1000, "public"])
+  assert.deepEqual(first.resources.map((r) => r.uri), ["ttl://one"])
+  const before = await listings()
+  await rawCall(base, headers, "resources/list")
+  assert.equal(await listings(), before, "a list within the TTL asks the upstream nothing")
+  await delay(1100) // the upstream's 1000 ms pass
+  const stale = await rawCall(base, headers, "resources/list")
+  assert.equal(stale.ttlMs, 0)
+  await waitFor(async () => (await listings()) > before, { timeout: 3000, interval: 50, message: "a re-list of the upstream" })
+})

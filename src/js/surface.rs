@@ -1,0 +1,349 @@
+//! A loadMcp source's surface beside tools: its servers' resources, resource templates and
+//! prompts as last listed, and the requests on them (`resources/read`, `prompts/get`,
+//! `completion/complete`, resource subscriptions). lib/source.js builds the `McpSource`'s items
+//! and methods around these; lib/options.js has checked what the app passed.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::abort::{self, Watch};
+use super::callback::{JsCallback, js_callback};
+use super::convert::{self, ErrorKind, Settle};
+use super::load::NativeSource;
+use super::options::SurfaceRequestOptions;
+use crate::connect::session::{LiveServer, Req, Session, SurfaceHook, UpstreamSub};
+use crate::surface::{Kind, Listed, SurfaceError};
+
+/// A loadMcp source's session as a gateway holds it (`NativeSource.upstream()`): a served
+/// toolkit relays its servers' resources, prompts and completions through it, in Rust.
+pub type SessionHandle = External<Arc<Session>>;
+
+/// `onSurfaceChanged`, called with `{ server, kind, items }` after a server's resources,
+/// resource templates or prompts were re-listed and changed (the source already shows them);
+/// lib/options.js has guarded it (a throw is a warning).
+pub(super) fn surface_hook(f: Function<Value, ()>) -> Result<SurfaceHook> {
+    let tsfn: Arc<JsCallback<Value>> = Arc::new(js_callback(f)?);
+    Ok(Arc::new(
+        move |server: &str, kind: Kind, listed: &Listed| {
+            let tsfn = tsfn.clone();
+            let change = json!({ "server": server, "kind": kind.key(), "items": &*listed.items });
+            tokio::spawn(async move {
+                let _ = tsfn.call_async_catch(change).await;
+            });
+        },
+    ))
+}
+
+/// One request on a server's surface.
+enum Ask {
+    Read(String),
+    Prompt(String, Map<String, Value>),
+    Complete(Value, Value, Option<Value>),
+}
+
+impl Ask {
+    async fn run(self, live: &LiveServer, r: Req<'_>) -> std::result::Result<Value, SurfaceError> {
+        match self {
+            Ask::Read(uri) => live.read_resource(&uri, r).await,
+            Ask::Prompt(name, args) => live.get_prompt(&name, args, r).await,
+            Ask::Complete(reference, argument, context) => {
+                live.complete(reference, argument, context, r).await
+            }
+        }
+    }
+}
+
+/// A rejection carrying the server's JSON-RPC error: `message`, and `code`/`data` when it sent
+/// them.
+fn request_error(env: &Env, e: &SurfaceError) -> Error {
+    let build = || -> Result<Error> {
+        let ctor: Function<&str, Unknown> = env.get_global()?.get_named_property("Error")?;
+        let value = ctor.new_instance(e.message.as_str())?;
+        let mut obj = Object::from_unknown(value)?;
+        if let Some(code) = e.code {
+            obj.set_named_property("code", code)?;
+        }
+        if let Some(data) = &e.data {
+            obj.set_named_property("data", convert::parse_json(env, &data.to_string())?)?;
+        }
+        Ok(Error::from_unknown_without_coercion(value))
+    };
+    build().unwrap_or_else(|_| Error::from_reason(e.message.clone()))
+}
+
+/// `toolnexus: no connected server "x" (servers: a, b)`.
+fn no_server(session: &Session, server: &str) -> String {
+    let names: Vec<&str> = session.servers.iter().map(|s| s.name.as_str()).collect();
+    let names = if names.is_empty() {
+        "none is connected".to_string()
+    } else {
+        format!("servers: {}", names.join(", "))
+    };
+    format!(
+        "toolnexus: no connected server {:?} ({names})",
+        crate::config::quote::shorten(server, crate::config::quote::QUOTE_CHARS)
+    )
+}
+
+impl NativeSource {
+    fn live(&self, server: &str) -> std::result::Result<Arc<LiveServer>, String> {
+        self.session
+            .server(server)
+            .cloned()
+            .ok_or_else(|| no_server(&self.session, server))
+    }
+
+    /// Runs `ask` on `server` under `opts`: resolves its result's JSON, rejects with the
+    /// server's error (or our words), or with `signal.reason` at once when aborted (the server
+    /// is still told, by the request's own cancellation).
+    fn ask<'env>(
+        &self,
+        env: &'env Env,
+        server: &str,
+        ask: Ask,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        let (timeout_ms, signal) = opts.map_or((None, None), |o| (o.timeout_ms, o.signal));
+        let live = match self.live(server) {
+            Ok(live) => live,
+            Err(m) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, m)),
+        };
+        let watch = match abort::watch(env, signal) {
+            Ok(Watch::Watching(watch)) => watch,
+            Ok(Watch::AlreadyAborted(reason)) => {
+                return super::reject_now(env, Settle::Reject(reason));
+            }
+            Err(e) => return super::reject_now(env, Settle::Reject(e)),
+        };
+        let cancel = watch.token().clone();
+        let closed = self.session.closed_token().clone();
+        let timeout = timeout_ms.map(|ms| Duration::from_millis(ms.into()));
+        let work = async move {
+            let token = cancel.clone();
+            let request = tokio::spawn(async move {
+                let r = Req {
+                    timeout,
+                    cancel: &cancel,
+                    closed: &closed,
+                    front: None,
+                };
+                ask.run(&live, r).await
+            });
+            tokio::select! {
+                done = request => match done {
+                    Ok(result) => Settle::Value(result),
+                    Err(e) => Settle::Fail(ErrorKind::Error, match e.try_into_panic() {
+                        Ok(panic) => convert::internal_error(&*panic),
+                        Err(_) => "toolnexus: the request was cancelled".to_string(),
+                    }),
+                },
+                () = token.cancelled() => Settle::Aborted,
+            }
+        };
+        super::run_watched(env, watch, work, |env, result| match result {
+            Ok(value) => convert::parse_json(env, &value.to_string()),
+            Err(e) => Err(request_error(env, &e)),
+        })
+    }
+}
+
+/// One subscription of a loadMcp source to a resource (internal: lib/source.js hands the app
+/// its `unsubscribe` as the function `subscribe` resolves).
+#[napi]
+pub struct NativeSubscription {
+    sub: Mutex<Option<UpstreamSub>>,
+}
+
+#[napi]
+impl NativeSubscription {
+    /// Stops the updates; the server is unsubscribed when this was its URI's last listener.
+    /// Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unsubscribe<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let sub = self.sub.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Dropped on the runtime: the last listener's unsubscribe is spawned there.
+        env.spawn_future(async move {
+            drop(sub);
+            Ok(())
+        })
+    }
+}
+
+#[napi]
+impl NativeSource {
+    /// The session, for a gateway serving this source's resources and prompts.
+    #[napi(ts_return_type = "SessionHandle")]
+    pub fn upstream(&self) -> SessionHandle {
+        External::new(self.session.clone())
+    }
+
+    /// Moves on each time a server's resources, templates or prompts were re-listed and changed.
+    #[napi]
+    pub fn surface_generation(&self) -> f64 {
+        self.session.surface_generation() as f64
+    }
+
+    /// Every connected server's resources, resource templates and prompts as last listed, in
+    /// config order, each item with `server` added.
+    #[napi(
+        ts_return_type = "{ resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }"
+    )]
+    pub fn surface<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        convert::contain(|| {
+            let mut out = Map::new();
+            for kind in Kind::ALL {
+                let mut items = Vec::new();
+                for live in &self.session.servers {
+                    let listing = live.surface();
+                    for item in listing.get(kind).items.iter() {
+                        let mut item = item.clone();
+                        item.insert("server".into(), Value::String(live.name.clone()));
+                        items.push(Value::Object(item));
+                    }
+                }
+                out.insert(kind.key().into(), Value::Array(items));
+            }
+            convert::parse_json(env, &Value::Object(out).to_string())
+        })
+    }
+
+    /// `resources/read` of `uri` on `server`: its `ReadResourceResult`.
+    #[napi(
+        ts_args_type = "server: string, uri: string, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<ReadResourceResult>"
+    )]
+    pub fn read_resource<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| self.ask(env, &server, Ask::Read(uri), opts))
+    }
+
+    /// `prompts/get` of `name` on `server` with `args` (strings, checked by lib/options.js): its
+    /// `GetPromptResult`.
+    #[napi(
+        ts_args_type = "server: string, name: string, args?: Record<string, string>, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<GetPromptResult>"
+    )]
+    pub fn get_prompt<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        name: String,
+        args: Option<Unknown>,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| {
+            let args = match args {
+                Some(args) => convert::json_value(env, args, "", "args")?,
+                None => Value::Null,
+            };
+            let args = match args {
+                Value::Object(args) => args,
+                _ => Map::new(),
+            };
+            self.ask(env, &server, Ask::Prompt(name, args), opts)
+        })
+    }
+
+    /// `completion/complete` on `server`: its `CompleteResult` (`{ completion: { values, … } }`).
+    #[napi(
+        ts_args_type = "server: string, reference: CompletionRef, argument: { name: string; value: string }, context?: { arguments?: Record<string, string> } | null, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<{ completion: Completion }>"
+    )]
+    pub fn complete<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        reference: Unknown,
+        argument: Unknown,
+        context: Option<Unknown>,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| {
+            let reference = convert::json_value(env, reference, "", "ref")?;
+            let argument = convert::json_value(env, argument, "", "argument")?;
+            let context = match context {
+                Some(context) => match convert::json_value(env, context, "", "context")? {
+                    Value::Null => None,
+                    context => Some(context),
+                },
+                None => None,
+            };
+            self.ask(
+                env,
+                &server,
+                Ask::Complete(reference, argument, context),
+                opts,
+            )
+        })
+    }
+
+    /// Follows `uri` on `server`: `onUpdated(uri)` is called for each
+    /// `notifications/resources/updated` until the subscription is unsubscribed or the source
+    /// closed. The callback never keeps Node alive; lib/source.js has guarded it.
+    #[napi(
+        ts_args_type = "server: string, uri: string, onUpdated: (uri: string) => void",
+        ts_return_type = "Promise<NativeSubscription>"
+    )]
+    pub fn subscribe<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        on_updated: Function<String, ()>,
+    ) -> Result<PromiseRaw<'env, NativeSubscription>> {
+        convert::contain(|| {
+            let live = self.live(&server);
+            let tsfn: JsCallback<String> = js_callback(on_updated)?;
+            let listener = Arc::new(move |uri: &str| {
+                tsfn.call(uri.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+            });
+            let closed: CancellationToken = self.session.closed_token().clone();
+            let work = async move {
+                let live = match live {
+                    Ok(live) => live,
+                    Err(m) => return Ok(Err((ErrorKind::TypeError, SurfaceError::words(m)))),
+                };
+                if closed.is_cancelled() {
+                    let e = SurfaceError::words("not connected (source closed)");
+                    return Ok(Err((ErrorKind::Error, e)));
+                }
+                Ok(live
+                    .subscribe(&uri, listener)
+                    .await
+                    .map_err(|e| (ErrorKind::Error, e)))
+            };
+            env.spawn_future_with_callback(work, |env, subscribed| match subscribed {
+                Ok(sub) => Ok(NativeSubscription {
+                    sub: Mutex::new(Some(sub)),
+                }),
+                Err((ErrorKind::TypeError, e)) => {
+                    Err(convert::js_error(env, ErrorKind::TypeError, &e.message))
+                }
+                Err((_, e)) => Err(request_error(env, &e)),
+            })
+        })
+    }
+}
+
+/// A URI template expanded with `vars` (RFC 6570, levels 1–3), as `template.read(vars)` asks.
+#[napi(ts_args_type = "template: string, vars: Record<string, unknown>")]
+pub fn expand_uri_template(env: &Env, template: String, vars: Unknown) -> Result<String> {
+    convert::contain(|| {
+        let vars = match convert::json_value(env, vars, "", "vars")? {
+            Value::Object(vars) => vars,
+            _ => Map::new(),
+        };
+        Ok(crate::surface::uri_template::expand(&template, &vars))
+    })
+}

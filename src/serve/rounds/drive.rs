@@ -1,0 +1,204 @@
+//! How a served run is driven: started on its own task, run until it finishes, is cancelled
+//! or waits on input (then parked), and resumed by its retry; a tool call's run is then
+//! answered as a `tools/call` and reported to `OnCall`.
+#![allow(deprecated)] // sampling and roots are deprecated by SEP-2577 but still served.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, InputResponses};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+
+use super::super::context::CallContext;
+use super::super::input;
+use super::super::{AbortOnDrop, CallRecord, ToolCaller, ToolServer, text_result, to_call_result};
+use super::{Running, Subject, SubjectKind};
+
+/// How one drive of a run ended.
+pub enum Driven {
+    /// The run's own value.
+    Done(Value),
+    Panicked,
+    Cancelled,
+    /// Parked until the client retries with what it asks for.
+    InputRequired(InputRequiredResult),
+    /// It would wait on input but no slot was free (the reason).
+    Full(String),
+}
+
+/// How a served call runs: started on its own task, driven until it finishes or waits on input.
+impl ToolServer {
+    /// Starts a run on its own task, so a panicking caller (synchronously or while polled)
+    /// costs one result, not the connection; dropping the guard aborts it.
+    pub(in crate::serve) fn start(
+        &self,
+        subject: Subject,
+        caller: Arc<dyn ToolCaller>,
+        arguments: Map<String, Value>,
+        request: RequestContext<RoleServer>,
+    ) -> Running {
+        let (ctx, asks) = CallContext::new(request, self.log_level.clone());
+        let run_ctx = ctx.clone();
+        let task = AbortOnDrop(tokio::spawn(async move {
+            caller.call(arguments, run_ctx).await
+        }));
+        Running {
+            subject,
+            task,
+            asks,
+            ctx,
+            pending: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs a run until it finishes, the client cancels it, or (2026-07-28) it waits on input
+    /// the client has to give: then it is parked and answered as input-required.
+    pub(in crate::serve) async fn drive_raw(
+        &self,
+        run: &mut Option<Running>,
+        responses: &InputResponses,
+    ) -> Driven {
+        let Some(running) = run.as_mut() else {
+            return Driven::Cancelled;
+        };
+        loop {
+            running.drain_asks(responses);
+            if !running.pending.is_empty() {
+                let Some(parked) = run.take() else {
+                    return Driven::Cancelled;
+                };
+                return match self.shared.parking.park(parked) {
+                    Ok(input_required) => Driven::InputRequired(input_required),
+                    Err(why) => Driven::Full(why),
+                };
+            }
+            let cancelled = running.ctx.request().ct.clone();
+            let asks = async {
+                match running.asks.as_mut() {
+                    Some(asks) => asks.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                joined = &mut running.task.0 => {
+                    return match joined {
+                        Ok(value) => Driven::Done(value),
+                        Err(_) => Driven::Panicked,
+                    };
+                }
+                Some(asks) = asks => running.asked(asks, responses),
+                _ = cancelled.cancelled() => return Driven::Cancelled,
+            }
+        }
+    }
+
+    /// A tool call's run, driven to its `tools/call` answer.
+    pub(in crate::serve) async fn drive(
+        &self,
+        run: Running,
+        responses: InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (subject, ctx, started) = (run.subject.clone(), run.ctx.clone(), run.started);
+        let mut run = Some(run);
+        let result = match self.drive_raw(&mut run, &responses).await {
+            Driven::InputRequired(input_required) => {
+                return Ok(CallToolResponse::InputRequired(input_required));
+            }
+            Driven::Full(why) => return Ok(CallToolResponse::Complete(text_result(why, true))),
+            Driven::Done(value) => to_call_result(value),
+            Driven::Panicked => text_result("tool panicked", true),
+            Driven::Cancelled => text_result("cancelled by the client", true),
+        };
+        self.finish(&subject, &ctx, started, result)
+    }
+
+    /// A finished call: reported to `OnCall`, and in the 2026-07-28 era a run that failed
+    /// after being refused a capability is the client's MissingRequiredClientCapability.
+    fn finish(
+        &self,
+        subject: &Subject,
+        ctx: &CallContext,
+        started: Instant,
+        result: CallToolResult,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let is_error = result.is_error.unwrap_or(false);
+        self.record(subject, started, is_error);
+        if is_error && let Some(refusal) = refused_capability(ctx) {
+            return Err(refusal);
+        }
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    /// Tells `OnCall` of a finished tool call.
+    pub(in crate::serve) fn record(&self, subject: &Subject, started: Instant, is_error: bool) {
+        if let Some(on_call) = &self.shared.on_call {
+            on_call(CallRecord {
+                name: subject.name.clone(),
+                source: subject.source.clone(),
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+                is_error,
+            });
+        }
+    }
+
+    /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
+    pub(in crate::serve) async fn resume_run(
+        &self,
+        kind: SubjectKind,
+        name: &str,
+        state: &str,
+        responses: &InputResponses,
+        request: RequestContext<RoleServer>,
+    ) -> Result<Running, ErrorData> {
+        let run = match self.shared.parking.take(state, kind, name) {
+            Ok(run) => run,
+            Err(None) => {
+                return Err(ErrorData::invalid_params(
+                    "requestState is not one this server issued, or its call waited too long and ended",
+                    None,
+                ));
+            }
+            Err(Some(other)) => {
+                return Err(ErrorData::invalid_params(
+                    format!("requestState belongs to {other}"),
+                    None,
+                ));
+            }
+        };
+        let mut run = run;
+        run.ctx.follow(request);
+        run.answer(responses);
+        Ok(run)
+    }
+
+    /// A 2026-07-28 retry of a tool call.
+    pub(in crate::serve) async fn resume(
+        &self,
+        tool: &str,
+        state: &str,
+        responses: InputResponses,
+        request: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let run = self
+            .resume_run(SubjectKind::Tool, tool, state, &responses, request)
+            .await?;
+        self.drive(run, responses).await
+    }
+}
+
+/// In the 2026-07-28 era, a run that failed after being refused a capability is the client's
+/// MissingRequiredClientCapability (-32021).
+pub(in crate::serve) fn refused_capability(ctx: &CallContext) -> Option<ErrorData> {
+    let request = ctx.request();
+    let kind = ctx.refused()?;
+    if !input::is_modern(&request) {
+        return None;
+    }
+    let mut required = Map::new();
+    required.insert(kind.capability().into(), json!({}));
+    let required = serde_json::from_value(Value::Object(required)).unwrap_or_default();
+    Some(ErrorData::missing_required_client_capability(required))
+}

@@ -1,0 +1,371 @@
+//! The requests of the served surface besides tools: listings with their caching hints,
+//! `resources/read`, `prompts/get` (both run, parked and resumed like a tool call, whether the
+//! server's own or relayed upstream), `completion/complete` and resource subscriptions.
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
+    Reference, ResultType,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use serde_json::{Map, Value, json};
+
+use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
+use super::surface::{Owner, Surface, Upstream};
+use super::{CallContext, ToolCaller, ToolServer};
+use crate::surface::{completion, prompt_result, read_result};
+
+/// A `{result}` / `{error}` envelope (what the JavaScript side and the upstream callers give).
+pub fn envelope(value: Value) -> Result<Value, ErrorData> {
+    let Value::Object(mut value) = value else {
+        return Err(ErrorData::internal_error(
+            "the handler gave no result",
+            None,
+        ));
+    };
+    if let Some(error) = value.remove("error") {
+        let code = error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(ErrorCode::INTERNAL_ERROR.0);
+        let message = match error.get("message") {
+            Some(Value::String(m)) => m.clone(),
+            _ => "the handler failed".to_string(),
+        };
+        return Err(ErrorData::new(
+            ErrorCode(code),
+            message,
+            error.get("data").cloned(),
+        ));
+    }
+    value
+        .remove("result")
+        .ok_or_else(|| ErrorData::internal_error("the handler gave no result", None))
+}
+
+/// An upstream's failure as the envelope its run resolves.
+fn failed(error: ErrorData) -> Value {
+    json!({"error": {"code": error.code.0, "message": error.message, "data": error.data}})
+}
+
+/// A read of one upstream resource, run like a call (its input requests go to the client).
+struct UpRead(Arc<dyn Upstream>);
+
+impl ToolCaller for UpRead {
+    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let uri = arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let read = self.0.read(uri.to_string(), ctx);
+        async move {
+            read.await
+                .map_or_else(failed, |result| json!({"result": result}))
+        }
+        .boxed()
+    }
+}
+
+/// A read of a URI no listing names: each upstream that declares resources is asked in turn,
+/// and the first answer that is not "not found" is the answer.
+struct UpAny(Vec<Arc<dyn Upstream>>);
+
+impl ToolCaller for UpAny {
+    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let uri = arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let readers = self.0.clone();
+        async move {
+            for up in readers {
+                match up.read(uri.clone(), ctx.clone()).await {
+                    Ok(result) => return json!({"result": result}),
+                    Err(e)
+                        if e.code == ErrorCode::RESOURCE_NOT_FOUND
+                            || e.code == ErrorCode::INVALID_PARAMS => {}
+                    Err(e) => return failed(e),
+                }
+            }
+            failed(not_found(&uri))
+        }
+        .boxed()
+    }
+}
+
+/// `resources/read` of a URI nobody serves (rmcp makes it -32602 for 2026-07-28 peers).
+fn not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("Resource not found: {uri}"),
+        Some(json!({ "uri": uri })),
+    )
+}
+
+/// A get of one upstream prompt, by the name its server knows it by.
+struct UpPrompt(Arc<dyn Upstream>, String);
+
+impl ToolCaller for UpPrompt {
+    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let get = self.0.get_prompt(self.1.clone(), arguments, ctx);
+        async move {
+            get.await
+                .map_or_else(failed, |result| json!({"result": result}))
+        }
+        .boxed()
+    }
+}
+
+fn invalid_result(what: &str, e: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(format!("{what} gave an invalid result: {e}"), None)
+}
+
+impl ToolServer {
+    /// Drives a prompt's or resource's run: its value, or input-required.
+    async fn drive_item(
+        &self,
+        run: Running,
+        responses: InputResponses,
+    ) -> Result<Result<Value, InputRequiredResult>, ErrorData> {
+        let ctx = run.ctx.clone();
+        let mut run = Some(run);
+        match self.drive_raw(&mut run, &responses).await {
+            Driven::InputRequired(input_required) => Ok(Err(input_required)),
+            Driven::Full(why) => Err(ErrorData::internal_error(why, None)),
+            Driven::Panicked => Err(ErrorData::internal_error("the handler panicked", None)),
+            Driven::Cancelled => Err(ErrorData::internal_error("cancelled by the client", None)),
+            Driven::Done(value) => match envelope(value) {
+                Ok(value) => Ok(Ok(value)),
+                Err(error) => Err(refused_capability(&ctx).unwrap_or(error)),
+            },
+        }
+    }
+
+    pub(super) async fn read(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let surface = self.surface();
+        let uri = request.uri.clone();
+        let responses = request.input_responses.clone().unwrap_or_default();
+        let run = if let Some(state) = &request.request_state {
+            self.resume_run(SubjectKind::Resource, &uri, state, &responses, context)
+                .await?
+        } else {
+            let (caller, source, vars): (Arc<dyn ToolCaller>, String, _) =
+                match surface.resolve(&uri) {
+                    Some((Owner::Own(item), vars)) => (item.caller.clone(), "own".into(), vars),
+                    Some((Owner::Up(up), vars)) => {
+                        (Arc::new(UpRead(up.clone())), up.name().to_string(), vars)
+                    }
+                    None if !surface.readers.is_empty() => {
+                        (Arc::new(UpAny(surface.readers.clone())), "mcp".into(), None)
+                    }
+                    None => return Err(not_found(&uri)),
+                };
+            let mut arguments = Map::new();
+            arguments.insert("uri".into(), Value::String(uri.clone()));
+            arguments.insert("vars".into(), Value::Object(vars.unwrap_or_default()));
+            let subject = Subject {
+                kind: SubjectKind::Resource,
+                name: uri.clone(),
+                source,
+            };
+            self.start(subject, caller, arguments, context)
+        };
+        match self.drive_item(run, responses).await? {
+            Err(input_required) => Ok(ReadResourceResponse::InputRequired(input_required)),
+            Ok(value) => {
+                let mut result = read_result(value)
+                    .map_err(|e| invalid_result(&format!("resource {uri:?}"), e))?;
+                // Read from JSON, the result has no resultType; 2026-07-28 requires one (rmcp
+                // strips it for older peers).
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                let (ttl, scope) = surface.read_hints();
+                result.ttl_ms.get_or_insert(ttl);
+                result.cache_scope.get_or_insert(scope);
+                Ok(ReadResourceResponse::Complete(result))
+            }
+        }
+    }
+
+    pub(super) async fn get(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let surface = self.surface();
+        let name = request.name.clone();
+        let responses = request.input_responses.clone().unwrap_or_default();
+        let run = if let Some(state) = &request.request_state {
+            self.resume_run(SubjectKind::Prompt, &name, state, &responses, context)
+                .await?
+        } else {
+            let Some((prompt, owner, original)) = surface.prompt(&name) else {
+                return Err(ErrorData::invalid_params(
+                    format!("Unknown prompt: {name}"),
+                    None,
+                ));
+            };
+            let arguments = request.arguments.unwrap_or_default();
+            let (caller, source): (Arc<dyn ToolCaller>, String) = match owner {
+                Owner::Own(item) => {
+                    let missing: Vec<&str> = prompt
+                        .arguments
+                        .iter()
+                        .flatten()
+                        .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+                        .map(|a| a.name.as_str())
+                        .collect();
+                    if !missing.is_empty() {
+                        return Err(ErrorData::invalid_params(
+                            format!(
+                                "Missing required argument(s) for prompt {name:?}: {}",
+                                missing.join(", ")
+                            ),
+                            None,
+                        ));
+                    }
+                    (item.caller.clone(), "own".into())
+                }
+                Owner::Up(up) => (
+                    Arc::new(UpPrompt(up.clone(), original.clone())),
+                    up.name().to_string(),
+                ),
+            };
+            let subject = Subject {
+                kind: SubjectKind::Prompt,
+                name: name.clone(),
+                source,
+            };
+            self.start(subject, caller, arguments, context)
+        };
+        match self.drive_item(run, responses).await? {
+            Err(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),
+            Ok(value) => {
+                let mut result = prompt_result(value)
+                    .map_err(|e| invalid_result(&format!("prompt {name:?}"), e))?;
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                Ok(GetPromptResponse::Complete(result))
+            }
+        }
+    }
+
+    pub(super) async fn completion(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let surface = self.surface();
+        let (owner, reference) = match &request.r#ref {
+            Reference::Prompt(p) => match surface.prompt(&p.name) {
+                Some((_, owner, original)) => (
+                    owner.clone(),
+                    json!({"type": "ref/prompt", "name": original}),
+                ),
+                None => return Ok(CompleteResult::default()),
+            },
+            Reference::Resource(r) => match surface.template(&r.uri) {
+                Some((_, owner)) => (owner.clone(), json!({"type": "ref/resource", "uri": r.uri})),
+                None => return Ok(CompleteResult::default()),
+            },
+            _ => return Ok(CompleteResult::default()),
+        };
+        let argument = serde_json::to_value(&request.argument).unwrap_or_default();
+        let context_value = request
+            .context
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok());
+        let (ctx, _asks) = CallContext::new(context, self.log_level.clone());
+        let value = match owner {
+            Owner::Own(item) => {
+                let Some(completer) = item
+                    .completer
+                    .as_ref()
+                    .filter(|_| item.completes.contains(&request.argument.name))
+                else {
+                    return Ok(CompleteResult::default());
+                };
+                let mut call = Map::new();
+                call.insert("argument".into(), argument);
+                if let Some(c) = context_value {
+                    call.insert("context".into(), c);
+                }
+                let answered = envelope(completer.call(call, ctx).await)?;
+                match answered {
+                    Value::Array(values) => json!({ "completion": { "values": values } }),
+                    Value::Object(info) => json!({ "completion": info }),
+                    other => return Err(invalid_result("the completer", format!("{other}"))),
+                }
+            }
+            Owner::Up(up) => up.complete(reference, argument, context_value, ctx).await?,
+        };
+        let result: CompleteResult =
+            serde_json::from_value(value).map_err(|e| invalid_result("the completion", e))?;
+        let info = result.completion;
+        Ok(CompleteResult::new(completion(
+            info.values,
+            info.total,
+            info.has_more,
+        )))
+    }
+
+    /// `resources/subscribe` (handshake era): a URI served upstream is followed there too.
+    pub(super) async fn follow(
+        &self,
+        uri: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = match self.surface().resolve(uri) {
+            Some((Owner::Up(up), _)) => Some(up),
+            _ => None,
+        };
+        let subs = &self.shared.subs;
+        subs.subscribe(self.session, context.peer, uri, owner).await
+    }
+
+    pub(super) async fn unfollow(&self, uri: &str) {
+        self.shared.subs.unsubscribe(self.session, uri).await;
+    }
+
+    /// One `subscriptions/listen` (2026-07-28).
+    pub(super) async fn listen_all(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let surface = self.surface();
+        let upstream = upstream_owners(
+            &surface,
+            context.accepted().resource_subscriptions.as_deref(),
+        );
+        let subs = self.shared.subs.clone();
+        self.shared.changes.listen(context, &subs, upstream).await
+    }
+
+    /// How long a listing of `kind` may be cached, and by whom.
+    pub(super) fn list_hints(
+        &self,
+        kind: super::surface::ListKind,
+    ) -> (u64, rmcp::model::CacheScope) {
+        self.surface().hints(kind)
+    }
+
+    pub(super) fn surface_now(&self) -> Arc<Surface> {
+        self.surface()
+    }
+}
+
+/// The accepted URIs an upstream serves, with that upstream.
+fn upstream_owners(surface: &Surface, uris: Option<&[String]>) -> Vec<(String, Arc<dyn Upstream>)> {
+    uris.unwrap_or_default()
+        .iter()
+        .filter_map(|uri| match surface.resolve(uri) {
+            Some((Owner::Up(up), _)) => Some((uri.clone(), up)),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,240 @@
+//! Served resource subscriptions: which handshake-era sessions follow which URI
+//! (`resources/subscribe`), the stream of updates 2026-07-28 listeners read, and, for a
+//! gateway, the upstream subscriptions behind them, counted so the first follower subscribes
+//! upstream and the last one gone unsubscribes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::ErrorData;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{Peer, RoleServer};
+use tokio::sync::broadcast;
+
+use super::surface::Upstream;
+
+pub use crate::bounds::SERVE_MAX_SUBSCRIPTIONS as MAX_SUBSCRIPTIONS;
+/// Updates a slow 2026-07-28 listener may fall behind by before it misses some.
+const UPDATES_BACKLOG: usize = 256;
+
+struct Follower {
+    session: u64,
+    peer: Peer<RoleServer>,
+    /// Whether this follower holds a count of the URI's upstream subscription.
+    upstream: bool,
+}
+
+/// An upstream subscription, and how many followers hold it.
+struct Held {
+    count: usize,
+    _guard: Box<dyn Send + Sync>,
+}
+
+pub struct Subs {
+    legacy: Mutex<HashMap<String, Vec<Follower>>>,
+    updates: broadcast::Sender<String>,
+    upstream: tokio::sync::Mutex<HashMap<String, Held>>,
+}
+
+impl Default for Subs {
+    fn default() -> Self {
+        Self {
+            legacy: Mutex::default(),
+            updates: broadcast::channel(UPDATES_BACKLOG).0,
+            upstream: tokio::sync::Mutex::default(),
+        }
+    }
+}
+
+impl Subs {
+    /// `resources/subscribe` of a handshake-era session; `owner` is the upstream that serves
+    /// `uri`, if one does. Subscribing twice is subscribing once.
+    pub async fn subscribe(
+        self: &Arc<Self>,
+        session: u64,
+        peer: Peer<RoleServer>,
+        uri: &str,
+        owner: Option<Arc<dyn Upstream>>,
+    ) -> Result<(), ErrorData> {
+        self.forget_closed();
+        {
+            let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            if legacy
+                .get(uri)
+                .is_some_and(|f| f.iter().any(|f| f.session == session))
+            {
+                return Ok(());
+            }
+            if legacy.values().map(Vec::len).sum::<usize>() >= MAX_SUBSCRIPTIONS {
+                return Err(ErrorData::internal_error(
+                    format!("too many subscriptions (at most {MAX_SUBSCRIPTIONS})"),
+                    None,
+                ));
+            }
+        }
+        let upstream = match owner {
+            Some(owner) => {
+                self.retain_upstream(uri, owner).await?;
+                true
+            }
+            None => false,
+        };
+        let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+        let followers = legacy.entry(uri.to_string()).or_default();
+        if followers.iter().any(|f| f.session == session) {
+            // Subscribed meanwhile by a concurrent request: keep one count.
+            drop(legacy);
+            if upstream {
+                self.release_later(uri);
+            }
+            return Ok(());
+        }
+        followers.push(Follower {
+            session,
+            peer,
+            upstream,
+        });
+        Ok(())
+    }
+
+    /// `resources/unsubscribe`: nothing when the session did not follow `uri`.
+    pub async fn unsubscribe(&self, session: u64, uri: &str) {
+        let removed = {
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(followers) = legacy.get_mut(uri) else {
+                return;
+            };
+            let at = followers.iter().position(|f| f.session == session);
+            let removed = at.map(|at| followers.remove(at));
+            if followers.is_empty() {
+                legacy.remove(uri);
+            }
+            removed
+        };
+        if removed.is_some_and(|f| f.upstream) {
+            self.release(uri).await;
+        }
+    }
+
+    /// Forgets the followers whose session ended, releasing what they held upstream. Must run
+    /// inside the runtime.
+    pub fn forget_closed(self: &Arc<Self>) {
+        let mut released = Vec::new();
+        {
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            legacy.retain(|uri, followers| {
+                followers.retain(|f| {
+                    let closed = f.peer.is_transport_closed();
+                    if closed && f.upstream {
+                        released.push(uri.clone());
+                    }
+                    !closed
+                });
+                !followers.is_empty()
+            });
+        }
+        for uri in released {
+            self.release_later(&uri);
+        }
+    }
+
+    /// How many (session, URI) pairs are followed.
+    pub fn count(&self) -> usize {
+        let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+        legacy.values().map(Vec::len).sum()
+    }
+
+    /// How many URIs are followed upstream.
+    pub async fn upstream_count(&self) -> usize {
+        self.upstream.lock().await.len()
+    }
+
+    /// A receiver of every update from now on (for a 2026-07-28 listener).
+    pub fn updates(&self) -> broadcast::Receiver<String> {
+        self.updates.subscribe()
+    }
+
+    /// `uri` changed: every listener and following session hears of it. Sessions that ended
+    /// are forgotten (and their upstream counts released). Must run inside the runtime.
+    pub fn updated(self: &Arc<Self>, uri: &str) {
+        let _ = self.updates.send(uri.to_string());
+        let (peers, gone) = {
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(followers) = legacy.get_mut(uri) else {
+                return;
+            };
+            let (closed, open): (Vec<_>, Vec<_>) = std::mem::take(followers)
+                .into_iter()
+                .partition(|f| f.peer.is_transport_closed());
+            let peers: Vec<_> = open.iter().map(|f| f.peer.clone()).collect();
+            *followers = open;
+            if followers.is_empty() {
+                legacy.remove(uri);
+            }
+            (peers, closed.iter().filter(|f| f.upstream).count())
+        };
+        for _ in 0..gone {
+            self.release_later(uri);
+        }
+        for peer in peers {
+            let param = ResourceUpdatedNotificationParam::new(uri);
+            tokio::spawn(async move {
+                let _ = peer.notify_resource_updated(param).await;
+            });
+        }
+    }
+
+    /// One more follower of `uri` at `owner`: the first subscribes upstream, and the
+    /// upstream's updates reach this endpoint's followers.
+    pub async fn retain_upstream(
+        self: &Arc<Self>,
+        uri: &str,
+        owner: Arc<dyn Upstream>,
+    ) -> Result<(), ErrorData> {
+        let mut held = self.upstream.lock().await;
+        if let Some(held) = held.get_mut(uri) {
+            held.count += 1;
+            return Ok(());
+        }
+        let subs: Weak<Self> = Arc::downgrade(self);
+        let listener = Arc::new(move |updated: &str| {
+            if let Some(subs) = subs.upgrade() {
+                subs.updated(updated);
+            }
+        });
+        let guard = owner.subscribe(uri.to_string(), listener).await?;
+        held.insert(
+            uri.to_string(),
+            Held {
+                count: 1,
+                _guard: guard,
+            },
+        );
+        Ok(())
+    }
+
+    /// One follower of `uri` fewer: the last one gone ends the upstream subscription.
+    pub async fn release(&self, uri: &str) {
+        let mut held = self.upstream.lock().await;
+        if let Some(h) = held.get_mut(uri) {
+            h.count -= 1;
+            if h.count == 0 {
+                held.remove(uri);
+            }
+        }
+    }
+
+    fn release_later(self: &Arc<Self>, uri: &str) {
+        let (subs, uri) = (self.clone(), uri.to_string());
+        tokio::spawn(async move { subs.release(&uri).await });
+    }
+
+    /// Ends every upstream subscription and forgets every follower (an endpoint stopped).
+    pub async fn clear(&self) {
+        self.legacy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.upstream.lock().await.clear();
+    }
+}

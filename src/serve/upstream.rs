@@ -1,0 +1,214 @@
+//! The upstream servers a gateway relays ([`Upstream`]), and the live servers of a loadMcp
+//! source as such ([`Live`]): their last listings, and the requests on them through
+//! `connect::session`, with the calling client as the front (its progress, logs and
+//! questions) and cancelled when the served request is.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use rmcp::ErrorData;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::CallContext;
+use super::surface::{Hints, ListKind, UpdateListener};
+use crate::connect::relay::Front;
+use crate::connect::session::Req;
+use crate::connect::session::{LiveServer, Session};
+use crate::surface::SurfaceError;
+
+/// What an upstream server lists now, and what it declares.
+#[derive(Clone, Default)]
+pub struct UpstreamListing {
+    pub resources: Vec<Map<String, Value>>,
+    pub templates: Vec<Map<String, Value>>,
+    pub prompts: Vec<Map<String, Value>>,
+    pub declares_resources: bool,
+    pub declares_prompts: bool,
+    pub declares_completions: bool,
+}
+
+/// An upstream server a gateway relays (a live server of a loadMcp source).
+pub trait Upstream: Send + Sync + 'static {
+    fn name(&self) -> &str;
+    fn listing(&self) -> UpstreamListing;
+    /// The caching hints of its `kind` listing now.
+    fn hints(&self, kind: ListKind) -> Hints;
+    /// Whether its `kind` listing outlived its `ttlMs`.
+    fn expired(&self, kind: ListKind) -> bool;
+    /// Starts one re-list of `kind` when it expired (none when one is in flight).
+    fn refresh_if_stale(&self, kind: ListKind);
+    /// `resources/read` (its ReadResourceResult JSON); progress, logs and input requests of
+    /// the upstream go to the client of `ctx`.
+    fn read(&self, uri: String, ctx: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// `prompts/get` of its own prompt name (its GetPromptResult JSON).
+    fn get_prompt(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// `completion/complete` with its own names (its CompleteResult JSON).
+    fn complete(
+        &self,
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// Follows `uri`'s updates until the returned guard is dropped.
+    fn subscribe(
+        &self,
+        uri: String,
+        listener: UpdateListener,
+    ) -> BoxFuture<'static, Result<Box<dyn Send + Sync>, ErrorData>>;
+}
+
+/// One live server of a session.
+pub struct Live {
+    server: Arc<LiveServer>,
+    session: Arc<Session>,
+}
+
+impl Live {
+    /// Every connected server of `session`, in config order.
+    pub fn all(session: &Arc<Session>) -> Vec<Arc<dyn Upstream>> {
+        session
+            .servers
+            .iter()
+            .map(|server| {
+                Arc::new(Live {
+                    server: server.clone(),
+                    session: session.clone(),
+                }) as Arc<dyn Upstream>
+            })
+            .collect()
+    }
+}
+
+/// Runs an upstream request with the client of `ctx` as its front, on a task of its own that
+/// is cancelled (the upstream told) when the served request is dropped; then waits, bounded,
+/// for what the upstream reported meanwhile to reach the client before the answer does.
+fn relay<F, Fut>(ctx: CallContext, request: F) -> BoxFuture<'static, Result<Value, ErrorData>>
+where
+    F: FnOnce(Arc<dyn Front>, CancellationToken) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Value, SurfaceError>> + Send + 'static,
+{
+    let (front, relayed) = ctx.relay();
+    async move {
+        let cancel = CancellationToken::new();
+        let _cancel_on_drop = cancel.clone().drop_guard();
+        let result = match tokio::spawn(request(front, cancel)).await {
+            Ok(result) => result.map_err(|e| e.to_error_data()),
+            Err(_) => Err(ErrorData::internal_error(
+                "the upstream request failed",
+                None,
+            )),
+        };
+        let _ = tokio::time::timeout(crate::bounds::SERVE_RELAY_FLUSH, relayed).await;
+        result
+    }
+    .boxed()
+}
+
+impl Upstream for Live {
+    fn name(&self) -> &str {
+        &self.server.name
+    }
+
+    fn listing(&self) -> UpstreamListing {
+        let listing = self.server.surface();
+        let caps = self.server.capabilities();
+        UpstreamListing {
+            resources: listing.resources.items.to_vec(),
+            templates: listing.templates.items.to_vec(),
+            prompts: listing.prompts.items.to_vec(),
+            declares_resources: caps.is_some_and(|c| c.resources.is_some()),
+            declares_prompts: caps.is_some_and(|c| c.prompts.is_some()),
+            declares_completions: caps.is_some_and(|c| c.completions.is_some()),
+        }
+    }
+
+    fn hints(&self, kind: ListKind) -> Hints {
+        match kind.surface_kind() {
+            None => self.server.tool_hints(),
+            Some(kind) => self.server.surface().get(kind).hints,
+        }
+    }
+
+    fn expired(&self, kind: ListKind) -> bool {
+        kind.surface_kind()
+            .is_some_and(|kind| self.server.surface().get(kind).expired())
+    }
+
+    fn refresh_if_stale(&self, kind: ListKind) {
+        self.server.refresh_if_stale(kind.surface_kind());
+    }
+
+    fn read(&self, uri: String, ctx: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
+        relay(ctx, move |front, cancel| async move {
+            let req = Req {
+                timeout: None,
+                cancel: &cancel,
+                closed: &closed,
+                front: Some(front),
+            };
+            server.read_resource(&uri, req).await
+        })
+    }
+
+    fn get_prompt(
+        &self,
+        name: String,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
+        relay(ctx, move |front, cancel| async move {
+            let req = Req {
+                timeout: None,
+                cancel: &cancel,
+                closed: &closed,
+                front: Some(front),
+            };
+            server.get_prompt(&name, arguments, req).await
+        })
+    }
+
+    fn complete(
+        &self,
+        reference: Value,
+        argument: Value,
+        context: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
+        relay(ctx, move |front, cancel| async move {
+            let req = Req {
+                timeout: None,
+                cancel: &cancel,
+                closed: &closed,
+                front: Some(front),
+            };
+            server.complete(reference, argument, context, req).await
+        })
+    }
+
+    fn subscribe(
+        &self,
+        uri: String,
+        listener: UpdateListener,
+    ) -> BoxFuture<'static, Result<Box<dyn Send + Sync>, ErrorData>> {
+        let server = self.server.clone();
+        async move {
+            match server.subscribe(&uri, listener).await {
+                Ok(held) => Ok(Box::new(held) as Box<dyn Send + Sync>),
+                Err(e) => Err(e.to_error_data()),
+            }
+        }
+        .boxed()
+    }
+}
