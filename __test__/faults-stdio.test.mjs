@@ -39,12 +39,14 @@ for (const group of ["same", "setsid"]) {
   })
 }
 
-test("a call that never answers: isError at the server's timeout, and close() leaves nothing", T, async (t) => {
+test("a call that never answers: isError at its timeout, and close() leaves nothing", T, async (t) => {
   const pidFile = tmpFile("server.pid")
-  const source = await load({ fx: { command: nodeFixture("stdio-server", "--tools", "sleep,echo"), env: { PID_FILE: pidFile }, timeout: 1500 } })
+  // The server's own timeout only bounds connecting here (a loaded machine can take over a
+  // second to start a node fixture); the call's is 1500 ms.
+  const source = await load({ fx: { command: nodeFixture("stdio-server", "--tools", "sleep,echo"), env: { PID_FILE: pidFile }, timeout: 20000 } })
   assert.deepEqual(source.status, { fx: "connected" }, source.errors.fx)
   const [sleep, echo] = source.tools
-  const { result, ms } = await timedCall(sleep, { ms: 60000 })
+  const { result, ms } = await timedCall(sleep, { ms: 60000 }, { timeout: 1500 })
   t.diagnostic(`hung call: isError ${result.isError} after ${ms.toFixed(0)} ms: ${result.output}`)
   assert.equal(result.isError, true)
   assertReason(result.output, [/timed out/i])

@@ -93,9 +93,9 @@ export async function listOne(t, name, spec, { bound, ignore = [] }) {
 }
 
 /** Runs `execute(args)`, timed. */
-export async function timedCall(tool, args = {}) {
+export async function timedCall(tool, args = {}, ctx = undefined) {
   const began = performance.now()
-  const result = await tool.execute(args)
+  const result = await tool.execute(args, ctx)
   return { result, ms: performance.now() - began }
 }
 
