@@ -106,12 +106,27 @@ function promptResult(value) {
 function completionResult(value) {
   if (Array.isArray(value)) {
     if (!value.every((v) => typeof v === "string")) throw new Refusal("a completer must return strings")
-    return { values: value }
+    return capped({ values: value })
   }
   if (value === null || typeof value !== "object" || !Array.isArray(/** @type {any} */ (value).values)) {
     throw new Refusal(`a completer must return an array of strings or { values }, not ${describe(value)}`)
   }
-  return value
+  return capped(/** @type {{ values: unknown[], total?: number, hasMore?: boolean }} */ (value))
+}
+
+/** The protocol's most values in one completion (the rest are counted in `total`). */
+const MAX_COMPLETION_VALUES = 100
+
+/**
+ * A completion cut to its first 100 values before it crosses to the native side, however many
+ * a completer gave.
+ * @param {{ values: unknown[], total?: number, hasMore?: boolean }} completion
+ */
+function capped(completion) {
+  const n = completion.values.length
+  if (n <= MAX_COMPLETION_VALUES) return completion
+  const total = typeof completion.total === "number" && completion.total > n ? completion.total : n
+  return { ...completion, values: completion.values.slice(0, MAX_COMPLETION_VALUES), total, hasMore: true }
 }
 
 /**

@@ -261,3 +261,32 @@ fn template_variables_in_order_once_each() {
     assert_eq!(expand("x://{a", &Map::new()), "x://{a");
     assert_eq!(matches("x://{a", "x://{a"), Some(Map::new()));
 }
+
+/// A front client sends the URI: a hostile one against a many-variable template stops at the
+/// match budget (unmatched) instead of backtracking for minutes, and a legitimate one still
+/// matches.
+#[test]
+fn hostile_uris_match_in_bounded_time() {
+    let started = std::time::Instant::now();
+    let dots = format!("x://{}", "a.".repeat(500));
+    assert_eq!(matches("x://{a}.{b}.{c}/z", &dots), None);
+    let slashes = format!("t://{}", "a/".repeat(100));
+    assert_eq!(matches("t://{+a}/{+b}/{+c}/{+d}/z", &slashes), None);
+    assert_eq!(
+        matches("x://{a}", &format!("x://{}", "a".repeat(9000))),
+        None
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        matches("x://{a}.{b}.{c}/z", "x://one.two.three/z").map(Value::Object),
+        Some(json!({"a": "one", "b": "two", "c": "three"}))
+    );
+    assert_eq!(
+        matches("t://{+a}/{+b}/z", "t://p/q/r/z").map(Value::Object),
+        Some(json!({"a": "p/q", "b": "r"}))
+    );
+}

@@ -35,6 +35,12 @@ const RESERVED: &AsciiSet = &UNRESERVED
 
 /// The most variables a matched template may have (each one costs a backtracking level).
 const MAX_MATCH_VARIABLES: usize = 16;
+/// The longest URI matched against a template: a longer one matches none (a front client sends
+/// the URI, so matching must stay cheap whatever it sends).
+const MAX_MATCH_URI_BYTES: usize = 8 * 1024;
+/// The work one match may do, in characters scanned over all its tries: backtracking over where
+/// each value ends is polynomial in the URI's length, so a hostile URI stops here, unmatched.
+const MATCH_BUDGET: usize = 200_000;
 
 #[derive(Debug, PartialEq)]
 enum Part<'a> {
@@ -245,11 +251,12 @@ pub fn matches(template: &str, uri: &str) -> Option<Map<String, Value>> {
             Part::Literal(_) => 0,
         })
         .sum();
-    if count > MAX_MATCH_VARIABLES {
+    if count > MAX_MATCH_VARIABLES || uri.len() > MAX_MATCH_URI_BYTES {
         return None;
     }
     let mut found = Map::new();
-    walk(&parts, uri, &mut found).then_some(found)
+    let mut left = MATCH_BUDGET;
+    walk(&parts, uri, &mut found, &mut left).then_some(found)
 }
 
 fn decoded(text: &str) -> Value {
@@ -257,23 +264,26 @@ fn decoded(text: &str) -> Value {
 }
 
 /// Matches `parts` against all of `rest`, backtracking over where each value ends.
-fn walk(parts: &[Part<'_>], rest: &str, found: &mut Map<String, Value>) -> bool {
+fn walk(parts: &[Part<'_>], rest: &str, found: &mut Map<String, Value>, left: &mut usize) -> bool {
+    if !spend(left, 1) {
+        return false;
+    }
     let Some((part, more)) = parts.split_first() else {
         return rest.is_empty();
     };
     match part {
         Part::Literal(text) => rest
             .strip_prefix(text)
-            .is_some_and(|rest| walk(more, rest, found)),
-        Part::Expression(op, vars) if op.named() => named(*op, vars, more, rest, found),
+            .is_some_and(|rest| walk(more, rest, found, left)),
+        Part::Expression(op, vars) if op.named() => named(*op, vars, more, rest, found, left),
         Part::Expression(op, vars) => {
             if let Some(after) = rest.strip_prefix(op.first())
-                && values(*op, vars, more, after, found)
+                && values(*op, vars, more, after, found, left)
             {
                 return true;
             }
             // Every variable undefined: the expression gave nothing (not even its prefix).
-            !op.first().is_empty() && walk(more, rest, found)
+            !op.first().is_empty() && walk(more, rest, found, left)
         }
     }
 }
@@ -285,14 +295,18 @@ fn values(
     more: &[Part<'_>],
     rest: &str,
     found: &mut Map<String, Value>,
+    left: &mut usize,
 ) -> bool {
     let Some((var, others)) = vars.split_first() else {
-        return walk(more, rest, found);
+        return walk(more, rest, found, left);
     };
     let longest = rest
         .char_indices()
         .find(|&(_, c)| !op.admits(c))
         .map_or(rest.len(), |(at, _)| at);
+    if !spend(left, longest + 1) {
+        return false;
+    }
     // Longest first: the boundaries of the admissible run, from its end down to nothing.
     let mut ends: Vec<usize> = rest[..longest].char_indices().map(|(at, _)| at).collect();
     ends.push(longest);
@@ -307,7 +321,7 @@ fn values(
         };
         let Some(tail) = tail else { continue };
         found.insert(var.name.to_string(), decoded(&rest[..end]));
-        if values(op, others, more, tail, found) {
+        if values(op, others, more, tail, found, left) {
             return true;
         }
         found.remove(var.name);
@@ -323,8 +337,12 @@ fn named(
     more: &[Part<'_>],
     rest: &str,
     found: &mut Map<String, Value>,
+    left: &mut usize,
 ) -> bool {
     if let Some(body) = rest.strip_prefix(op.first()) {
+        if !spend(left, body.len() + 1) {
+            return false;
+        }
         let end = body
             .char_indices()
             .find(|&(_, c)| matches!(c, '/' | '?' | '#') || (op != Op::PathParam && c == ';'))
@@ -340,12 +358,26 @@ fn named(
             }
             known
         });
-        if all_known && walk(more, tail, found) {
+        if all_known && walk(more, tail, found, left) {
             return true;
         }
         for name in got {
             found.remove(name);
         }
     }
-    walk(more, rest, found)
+    walk(more, rest, found, left)
+}
+
+/// Takes `cost` from what a match may still do; false once it has run out.
+fn spend(left: &mut usize, cost: usize) -> bool {
+    match left.checked_sub(cost) {
+        Some(rest) => {
+            *left = rest;
+            true
+        }
+        None => {
+            *left = 0;
+            false
+        }
+    }
 }

@@ -148,7 +148,14 @@ impl LiveServer {
         }
         let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
         match self.surface_request(COMPLETE, request, &r).await? {
-            ServerResult::CompleteResult(result) => to_json(COMPLETE, &result),
+            // At most MAX_COMPLETION_VALUES values reach the caller, as the protocol says a
+            // server sends (the rest are counted in `total`).
+            ServerResult::CompleteResult(mut result) => {
+                let info = std::mem::take(&mut result.completion);
+                result.completion =
+                    crate::surface::completion(info.values, info.total, info.has_more);
+                to_json(COMPLETE, &result)
+            }
             _ => Err(unexpected(COMPLETE)),
         }
     }
