@@ -78,7 +78,6 @@ pub const STDERR_DRAIN_WAIT: Duration = Duration::from_millis(500);
 // serving
 
 /// How many (client, resource URI) subscriptions one served endpoint keeps.
-#[allow(dead_code)] // until issue 21's serving (src/serve/subscriptions.rs) uses it
 pub const SERVE_MAX_SUBSCRIPTIONS: usize = 4096;
 /// The `ttlMs` served lists and reads carry when neither the config nor an upstream gives one.
 pub const SERVE_DEFAULT_TTL_MS: u64 = 0;

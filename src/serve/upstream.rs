@@ -139,8 +139,10 @@ impl Upstream for Live {
     }
 
     fn expired(&self, kind: ListKind) -> bool {
-        kind.surface_kind()
-            .is_some_and(|kind| self.server.surface().get(kind).expired())
+        match kind.surface_kind() {
+            None => self.server.tools_expired(),
+            Some(kind) => self.server.surface().get(kind).expired(),
+        }
     }
 
     fn refresh_if_stale(&self, kind: ListKind) {

@@ -78,6 +78,14 @@ impl LiveServer {
         self.tool_hints.lock().unwrap_or_else(|e| e.into_inner()).0
     }
 
+    /// Whether its tools' listing has outlived the `ttlMs` the server gave it.
+    pub fn tools_expired(&self) -> bool {
+        let (hints, at) = *self.tool_hints.lock().unwrap_or_else(|e| e.into_inner());
+        hints
+            .ttl_ms
+            .is_some_and(|ttl| at.elapsed() >= Duration::from_millis(ttl))
+    }
+
     /// What it declared at the handshake (or discovery).
     pub fn capabilities(&self) -> Option<&ServerCapabilities> {
         self.caps.as_ref()
@@ -216,13 +224,7 @@ impl LiveServer {
     /// so one re-list per kind at a time; none when nothing follows the session's changes).
     pub fn refresh_if_stale(self: &Arc<Self>, kind: Option<Kind>) {
         let (expired, changed) = match kind {
-            None => {
-                let (hints, at) = *self.tool_hints.lock().unwrap_or_else(|e| e.into_inner());
-                let expired = hints
-                    .ttl_ms
-                    .is_some_and(|ttl| at.elapsed() >= Duration::from_millis(ttl));
-                (expired, &self.client.tools_changed)
-            }
+            None => (self.tools_expired(), &self.client.tools_changed),
             Some(kind) => {
                 let expired = self
                     .surface
