@@ -439,7 +439,7 @@ export interface ResourceTemplate extends ResourceTemplateInfo {
   /** An object is expanded into the template (RFC 6570); a string is read as the URI. */
   read(varsOrUri: Record<string, string | number> | string, opts?: RequestOptions): Promise<ReadResourceResult>
   /** Suggestions for the variable `argument` starting from `value`. */
-  complete(argument: string, value: string, context?: CompletionContext): Promise<Completion>
+  complete(argument: string, value: string, context?: CompletionContext, opts?: RequestOptions): Promise<Completion>
 }
 
 /** A prompt of a loadMcp source: its listing, its server, and `get(args)`. */
@@ -447,7 +447,7 @@ export interface Prompt extends PromptInfo {
   server: string
   get(args?: Record<string, string>, opts?: RequestOptions): Promise<GetPromptResult>
   /** Suggestions for the argument `argument` starting from `value`. */
-  complete(argument: string, value: string, context?: CompletionContext): Promise<Completion>
+  complete(argument: string, value: string, context?: CompletionContext, opts?: RequestOptions): Promise<Completion>
 }
 
 /** A server's new resources and resource templates, after it sent `notifications/resources/list_changed`. */
@@ -701,7 +701,10 @@ export interface ToolkitOptions {
   extraTools?: Tool[]
   /** Resources and templates of your own, served after the MCP servers' (first URI wins, warned). */
   extraResources?: Array<ResourceDefinition | ResourceTemplateDefinition>
-  /** Prompts of your own, served after the MCP servers' (named `<server>_<prompt>`). */
+  /**
+   * Prompts of your own, served after the MCP servers' (those named `<server>_<prompt>`; yours
+   * keep their names).
+   */
   extraPrompts?: PromptDefinition[]
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
@@ -729,7 +732,11 @@ export interface ReloadResult {
 }
 
 export interface ServeOptions {
-  mcp?: McpServerOptions
+  /**
+   * The served identity, exposed tools and caching hints. A toolkit serves its MCP servers' and
+   * its `extraResources`/`extraPrompts`, so `resources` and `prompts` have no place here.
+   */
+  mcp?: Omit<McpServerOptions, "resources" | "prompts">
   onCall?: (call: CallRecord) => void
   /**
    * Serve handshake-era (`initialize`) clients without sessions too, so any number of replicas

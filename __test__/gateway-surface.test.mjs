@@ -131,22 +131,47 @@ async function rawCall(base, headers, method, params = {}) {
   return body.result
 }
 
-test("the gateway honours an upstream's ttlMs: within it no re-list, after it ttlMs 0 and one re-list in the background", T, async () => {
-  const ttl = { command: [process.execPath, fixture("surface-ttl-server")], timeout: 20000 }
-  const { base } = await gateway({ ttl })
+/** A gateway over the TTL fixture listing with `ttlMs`; `listings()` is how many resources/list it got. */
+async function ttlGateway(ttlMs) {
+  const { base } = await gateway({ ttl: { command: [process.execPath, fixture("surface-ttl-server"), String(ttlMs)], timeout: 20000 } })
   const headers = await rawSession(base)
   const listings = async () => {
     const result = await rawCall(base, headers, "tools/call", { name: "ttl_listings", arguments: {} })
     return Number(result.content[0].text)
   }
+  return { base, headers, listings }
+}
+
+test("the gateway honours an upstream's ttlMs: within it the list says so and asks the upstream nothing", T, async () => {
+  // 5 s: start-up, a session, two lists and a tool call fit well inside it on a loaded machine.
+  const { base, headers, listings } = await ttlGateway(5000)
   const first = await rawCall(base, headers, "resources/list")
-  assert.deepEqual([first.ttlMs, first.cacheScope], [1000, "public"])
+  assert.deepEqual([first.ttlMs, first.cacheScope], [5000, "public"])
   assert.deepEqual(first.resources.map((r) => r.uri), ["ttl://one"])
   const before = await listings()
   await rawCall(base, headers, "resources/list")
   assert.equal(await listings(), before, "a list within the TTL asks the upstream nothing")
-  await delay(1100) // the upstream's 1000 ms pass
+})
+
+test("after an upstream's ttlMs the gateway's list says ttlMs 0 and re-lists in the background", T, async () => {
+  const { base, headers, listings } = await ttlGateway(200)
+  const before = await listings()
+  // Waiting out the TTL is what is under test: the upstream was listed before createToolkit
+  // resolved, so 300 ms from here it is stale however slow the machine is.
+  await delay(300)
   const stale = await rawCall(base, headers, "resources/list")
   assert.equal(stale.ttlMs, 0)
-  await waitFor(async () => (await listings()) > before, { timeout: 3000, interval: 50, message: "a re-list of the upstream" })
+  assert.deepEqual(stale.resources.map((r) => r.uri), ["ttl://one"])
+  await waitFor(async () => (await listings()) > before, { timeout: 10000, interval: 50, message: "a re-list of the upstream" })
+})
+
+test("completion/complete for an upstream that declares no completions is answered with no values", T, async () => {
+  // everything declares completions, so the gateway does; surface-server declares none.
+  const { base } = await gateway({ everything: everything(), s: { command: [process.execPath, fixture("surface-server")], timeout: 20000 } })
+  const headers = await rawSession(base)
+  const answer = await rawCall(base, headers, "completion/complete", {
+    ref: { type: "ref/prompt", name: "s_greet" },
+    argument: { name: "name", value: "A" },
+  })
+  assert.deepEqual(answer.completion.values, [])
 })

@@ -188,14 +188,15 @@ test("a server that declares resources but serves no resources/templates/list ha
 test("a kind that never ends listing times out at the server's timeout, the server connected", T, async () => {
   const started = Date.now()
   const { result: inv, warnings } = await withWarnings(() =>
-    listMcpTools({ mcpServers: { s: { command: nodeFixture("surface-server", "--endless"), timeout: 1000 } } }),
+    listMcpTools({ mcpServers: { s: { command: nodeFixture("surface-server", "--endless"), timeout: 3000 } } }),
   )
   const took = Date.now() - started
   assert.equal(inv.status.s, "connected", inv.errors.s)
   assert.deepEqual(inv.resources.s, [])
-  assert.deepEqual(warnings, ['toolnexus: server "s": resources/list timed out after 1000 ms; its resources are left out'])
-  // Start-up takes part of the bound too; the listing ends at its timeout, not later.
-  assert.ok(took < 1000 + 1500, `took ${took} ms`)
+  assert.deepEqual(warnings, ['toolnexus: server "s": resources/list timed out after 3000 ms; its resources are left out'])
+  // Start-up takes part of the bound too; the listing ends at its timeout, not much later (a
+  // generous hang bound).
+  assert.ok(took < 3000 + 10000, `took ${took} ms`)
 })
 
 test("the Python fixture lists the same over stdio, and over HTTP in both eras", T, async () => {

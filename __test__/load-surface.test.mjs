@@ -74,6 +74,13 @@ test("resource templates: read(vars) expands the template, read(uri) reads it; b
       name: "TypeError",
       message: "toolnexus: read takes the template's variables (an object) or a URI (a string)",
     })
+    await assert.rejects(text.read({}), { name: "TypeError", message: 'toolnexus: read is missing the template\'s variable "resourceId"' })
+    for (const bad of [null, { x: 1 }, true, Number.NaN]) {
+      await assert.rejects(text.read({ resourceId: bad }), {
+        name: "TypeError",
+        message: 'toolnexus: the template\'s variable "resourceId" must be a string or a number',
+      })
+    }
   }),
 )
 
@@ -153,7 +160,7 @@ test("errors: unknown servers and bad arguments in words, the server's JSON-RPC 
       const pending = source.getPrompt("everything", "simple-prompt", {}, { signal: controller.signal }).catch((e) => e)
       controller.abort(reason)
       assert.equal(await pending, reason)
-      assert.ok(performance.now() - started < 200, "the abort settles at once (a generous bound)")
+      assert.ok(performance.now() - started < 2000, "the abort settles at once (a generous hang bound)")
       // The source is still usable afterwards.
       assert.equal((await source.getPrompt("everything", "simple-prompt")).messages.length, 1)
     },
@@ -178,9 +185,9 @@ test("subscribe: updates reach onUpdated (a throw in it is a warning); the unsub
       const toggle = source.tools.find((t) => t.name === "everything_toggle-subscriber-updates")
       // The server sends one update at once when toggled on, then one every 5 s.
       assert.equal((await toggle.execute({})).isError, false)
-      await waitFor(() => heard.length > 0, { timeout: 2000, message: "an update" })
+      await waitFor(() => heard.length > 0, { timeout: 10000, message: "an update" })
       assert.equal(heard[0], uri)
-      await waitFor(() => warnings.includes("toolnexus: onUpdated threw: callback broke"), { timeout: 2000, message: "the warning" })
+      await waitFor(() => warnings.includes("toolnexus: onUpdated threw: callback broke"), { timeout: 10000, message: "the warning" })
       process.off("warning", onWarning)
       await off()
       await off()
@@ -199,11 +206,11 @@ test("list_changed: a new resource shows on source.resources, and onResourcesCha
       const gzip = source.tools.find((t) => t.name === "everything_gzip-file-as-resource")
       const result = await gzip.execute({ name: "hello.txt.gz", data: "data:text/plain;base64,aGVsbG8=" })
       assert.equal(result.isError, false, result.output)
-      await waitFor(() => source.resources.length === 8, { timeout: 2000, message: "8 resources" })
+      await waitFor(() => source.resources.length === 8, { timeout: 10000, message: "8 resources" })
       const added = source.resources.find((r) => r.name === "hello.txt.gz")
       assert.equal(added.server, "everything")
       assert.equal(added.mimeType, "application/gzip")
-      await waitFor(() => changes.length > 0, { timeout: 2000, message: "onResourcesChanged" })
+      await waitFor(() => changes.length > 0, { timeout: 10000, message: "onResourcesChanged" })
       assert.equal(changes.length, 1)
       assert.equal(changes[0].server, "everything")
       assert.equal(changes[0].resources.length, 8)
@@ -275,7 +282,7 @@ test("the Python fixture in both eras: reads, prompts, completions; subscription
         const off = await source.subscribe("py", "era://note", (uri) => heard.push(uri))
         const touch = source.tools.find((t) => t.name === "py_touch")
         assert.equal((await touch.execute({ uri: "era://note" })).isError, false, protocol)
-        await waitFor(() => heard.length > 0, { timeout: 3000, message: `an update (${protocol})` })
+        await waitFor(() => heard.length > 0, { timeout: 10000, message: `an update (${protocol})` })
         assert.deepEqual(heard, ["era://note"], protocol)
         if (protocol === "2026-07-28") {
           assert.ok(py.methods().includes("subscriptions/listen"), py.methods().join(", "))
@@ -284,7 +291,7 @@ test("the Python fixture in both eras: reads, prompts, completions; subscription
         } else {
           assert.ok(py.methods().includes("resources/subscribe"), py.methods().join(", "))
           await off()
-          await waitFor(() => py.methods().includes("resources/unsubscribe"), { timeout: 3000, message: "resources/unsubscribe" })
+          await waitFor(() => py.methods().includes("resources/unsubscribe"), { timeout: 10000, message: "resources/unsubscribe" })
         }
       } finally {
         await source.close()
@@ -328,7 +335,7 @@ test("onPromptsChanged hears a new prompt (a throw in it is a warning); after cl
     assert.equal(source.status.p, "connected", source.errors.p)
     assert.deepEqual(source.prompts.map((p) => p.name), ["first"])
     assert.equal((await source.tools.find((t) => t.name === "p_add-prompt").execute({})).output, "added")
-    await waitFor(() => heard.length > 0, { timeout: 2000, message: "onPromptsChanged" })
+    await waitFor(() => heard.length > 0, { timeout: 10000, message: "onPromptsChanged" })
     assert.deepEqual(heard, [
       {
         server: "p",
@@ -340,7 +347,7 @@ test("onPromptsChanged hears a new prompt (a throw in it is a warning); after cl
     ])
     assert.deepEqual(source.prompts.map((p) => [p.server, p.name]), [["p", "first"], ["p", "second"]])
     assert.equal((await source.prompts[1].get()).messages[0].content.text, "two")
-    await waitFor(() => warnings.includes("toolnexus: onPromptsChanged threw: listener broke"), { timeout: 2000, message: "the warning" })
+    await waitFor(() => warnings.includes("toolnexus: onPromptsChanged threw: listener broke"), { timeout: 10000, message: "the warning" })
   } finally {
     await source.close()
     process.off("warning", onWarning)

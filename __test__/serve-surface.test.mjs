@@ -118,6 +118,9 @@ test("define functions refuse bad definitions with a TypeError naming the field"
   assert.throws(() => definePrompt({ name: "p" }), { message: 'toolnexus: definePrompt "p": get must be a function' })
   assert.throws(() => buildMcpServer([], { resources: {} }), { message: "toolnexus: cfg.resources must be an array" })
   assert.throws(() => buildMcpServer([], { cache: { ttlMs: -5 } }), /cfg\.cache\.ttlMs must be a non-negative integer/)
+  assert.throws(() => buildMcpServer([], { cache: { ttlMs: 1e20 } }), {
+    message: "toolnexus: cfg.cache.ttlMs must be at most 2147483647 milliseconds (about 24.8 days)",
+  })
   assert.throws(() => buildMcpServer([], { cache: { scope: "shared" } }), { message: 'toolnexus: cfg.cache.scope must be "public" or "private"' })
   return assert.rejects(createToolkit({ extraPrompts: [{ name: "p" }] }), { message: 'toolnexus: definePrompt "p": get must be a function' })
 })
@@ -171,6 +174,8 @@ test("the SDK client lists, reads, gets and completes the served definitions as 
   // Errors: unknown URI (-32002 with the URI), a missing required argument, a thrown code.
   await assert.rejects(client.readResource({ uri: "app://nope" }), (e) => e.code === -32002 && e.data?.uri === "app://nope")
   await assert.rejects(client.getPrompt({ name: "greet", arguments: {} }), (e) => e.code === -32602 && /who/.test(e.message))
+  const typed = await client.getPrompt({ name: "greet", arguments: /** @type {any} */ ({ who: 5 }) }).catch((e) => e)
+  assert.deepEqual([typed.code, typed.message], [-32602, 'MCP error -32602: Argument "who" for prompt "greet" must be a string'])
   await assert.rejects(client.readResource({ uri: "app://coded" }), (e) => e.code === -32010 && /not today/.test(e.message) && e.data?.why === "closed")
 })
 

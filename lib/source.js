@@ -175,11 +175,12 @@ function surfaceOf(handle, r) {
         if (varsOrUri === null || typeof varsOrUri !== "object") {
           throw new TypeError("toolnexus: read takes the template's variables (an object) or a URI (a string)")
         }
+        checkVariables(template.uriTemplate, varsOrUri)
         return r.readResource(template.server, binding.expandUriTemplate(template.uriTemplate, varsOrUri), opts)
       })
     const ref = { type: /** @type {const} */ ("ref/resource"), uri: template.uriTemplate }
     /** @type {ResourceTemplate["complete"]} */
-    template.complete = (name, value, context) => r.complete(template.server, ref, { name, value }, context)
+    template.complete = (name, value, context, opts) => r.complete(template.server, ref, { name, value }, context, opts)
   }
   for (const prompt of surface.prompts) {
     /**
@@ -189,7 +190,7 @@ function surfaceOf(handle, r) {
     prompt.get = (args, opts) => r.getPrompt(prompt.server, prompt.name, args, opts)
     const ref = { type: /** @type {const} */ ("ref/prompt"), name: prompt.name }
     /** @type {Prompt["complete"]} */
-    prompt.complete = (name, value, context) => r.complete(prompt.server, ref, { name, value }, context)
+    prompt.complete = (name, value, context, opts) => r.complete(prompt.server, ref, { name, value }, context, opts)
   }
   return surface
 }
@@ -287,3 +288,28 @@ function loadMcp(input, opts) {
 }
 
 module.exports = { loadMcp, loadSource, MCP_TOOL_REF, SOURCE_HANDLE }
+
+/**
+ * Rejects `vars` missing one of a URI template's variables, or holding one that is not a string
+ * or a number, so a read never quietly asks for the wrong URI. The variables of a query
+ * expression (`{?a,b}`, `{&a}`) may be left out, as RFC 6570 leaves them out of the URI.
+ * @param {string} uriTemplate
+ * @param {Record<string, unknown>} vars
+ */
+function checkVariables(uriTemplate, vars) {
+  for (const [, expression] of uriTemplate.matchAll(/\{([^}]*)\}/g)) {
+    const optional = expression.startsWith("?") || expression.startsWith("&")
+    for (const spec of expression.replace(/^[+#./;?&]/, "").split(",")) {
+      const name = spec.replace(/(:\d+|\*)$/, "")
+      if (!name) continue
+      const value = Object.hasOwn(vars, name) ? vars[name] : undefined
+      if (value === undefined) {
+        if (optional) continue
+        throw new TypeError(`toolnexus: read is missing the template's variable "${name}"`)
+      }
+      if (typeof value !== "string" && !(typeof value === "number" && Number.isFinite(value))) {
+        throw new TypeError(`toolnexus: the template's variable "${name}" must be a string or a number`)
+      }
+    }
+  }
+}

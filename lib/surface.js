@@ -272,6 +272,9 @@ function servedSurface(resources, prompts, makeContext, names = ["resources", "p
   return entries
 }
 
+/** The longest ttlMs served: lib/options.js's MAX_TIMEOUT_MS (2^31 - 1 ms). */
+const MAX_TTL_MS = 2147483647
+
 /**
  * Checks `cache` (`{ ttlMs?, scope? }`) and gives it as the native server takes it.
  * @param {unknown} cache
@@ -284,6 +287,9 @@ function cacheHints(cache, label = "") {
   const { ttlMs, scope } = /** @type {Record<string, unknown>} */ (cache)
   if (ttlMs !== undefined && !(Number.isInteger(ttlMs) && /** @type {number} */ (ttlMs) >= 0)) {
     throw new TypeError(`toolnexus: ${label}cache.ttlMs must be a non-negative integer (milliseconds)`)
+  }
+  if (typeof ttlMs === "number" && ttlMs > MAX_TTL_MS) {
+    throw new TypeError(`toolnexus: ${label}cache.ttlMs must be at most ${MAX_TTL_MS} milliseconds (about 24.8 days)`)
   }
   if (scope !== undefined && scope !== "public" && scope !== "private") {
     throw new TypeError(`toolnexus: ${label}cache.scope must be "public" or "private"`)

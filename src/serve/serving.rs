@@ -224,6 +224,12 @@ impl ToolServer {
                         .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
                         .map(|a| a.name.as_str())
                         .collect();
+                    if let Some((arg, _)) = arguments.iter().find(|(_, v)| !v.is_string()) {
+                        return Err(ErrorData::invalid_params(
+                            format!("Argument {arg:?} for prompt {name:?} must be a string"),
+                            None,
+                        ));
+                    }
                     if !missing.is_empty() {
                         return Err(ErrorData::invalid_params(
                             format!(
@@ -304,6 +310,11 @@ impl ToolServer {
                     Value::Object(info) => json!({ "completion": info }),
                     other => return Err(invalid_result("the completer", format!("{other}"))),
                 }
+            }
+            // An upstream that declares no completions would answer -32601; the gateway
+            // declares them for all, so it answers "no suggestions" for that one.
+            Owner::Up(up) if !up.listing().declares_completions => {
+                return Ok(CompleteResult::default());
             }
             Owner::Up(up) => up.complete(reference, argument, context_value, ctx).await?,
         };
