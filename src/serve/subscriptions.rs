@@ -58,7 +58,7 @@ impl Subs {
     ) -> Result<(), ErrorData> {
         self.forget_closed();
         {
-            let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
             if legacy
                 .get(uri)
                 .is_some_and(|f| f.iter().any(|f| f.session == session))
@@ -71,29 +71,40 @@ impl Subs {
                     None,
                 ));
             }
+            // Following before subscribing upstream: an update the upstream sends right after
+            // answering reaches this session. A failed upstream subscribe takes it back.
+            legacy.entry(uri.to_string()).or_default().push(Follower {
+                session,
+                peer,
+                upstream: false,
+            });
         }
-        let upstream = match owner {
-            Some(owner) => {
-                self.retain_upstream(uri, owner).await?;
-                true
-            }
-            None => false,
+        let Some(owner) = owner else {
+            return Ok(());
         };
+        let retained = self.retain_upstream(uri, owner).await;
         let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
-        let followers = legacy.entry(uri.to_string()).or_default();
-        if followers.iter().any(|f| f.session == session) {
-            // Subscribed meanwhile by a concurrent request: keep one count.
-            drop(legacy);
-            if upstream {
+        let followers = legacy.get_mut(uri);
+        let at = followers
+            .as_ref()
+            .and_then(|f| f.iter().position(|f| f.session == session && !f.upstream));
+        match (retained, followers, at) {
+            (Ok(()), Some(followers), Some(at)) => followers[at].upstream = true,
+            // Unsubscribed (or its session ended) meanwhile: the count goes back.
+            (Ok(()), _, _) => {
+                drop(legacy);
                 self.release_later(uri);
             }
-            return Ok(());
+            (Err(e), followers, at) => {
+                if let (Some(followers), Some(at)) = (followers, at) {
+                    followers.remove(at);
+                    if followers.is_empty() {
+                        legacy.remove(uri);
+                    }
+                }
+                return Err(e);
+            }
         }
-        followers.push(Follower {
-            session,
-            peer,
-            upstream,
-        });
         Ok(())
     }
 
