@@ -20,6 +20,8 @@ struct Fake {
     listeners: Mutex<Vec<UpdateListener>>,
     /// Sends an update of the URI while answering its subscribe (a race a client must win).
     eager: std::sync::atomic::AtomicBool,
+    /// A subscribe of a URI containing "slow" is answered once this is notified.
+    slow: Arc<tokio::sync::Notify>,
 }
 
 struct Unsubscribe(Arc<AtomicUsize>);
@@ -54,6 +56,7 @@ fn fake(name: &str, resources: &[&str], prompts: &[&str], hints: Hints) -> Arc<F
         unsubscribed: Arc::default(),
         listeners: Mutex::default(),
         eager: Default::default(),
+        slow: Arc::default(),
     })
 }
 
@@ -120,7 +123,14 @@ impl Upstream for Fake {
         }
         self.listeners.lock().unwrap().push(listener);
         let guard: Box<dyn Send + Sync> = Box::new(Unsubscribe(self.unsubscribed.clone()));
-        async move { Ok(guard) }.boxed()
+        let slow = _uri.contains("slow").then(|| self.slow.clone());
+        async move {
+            if let Some(slow) = slow {
+                slow.notified().await;
+            }
+            Ok(guard)
+        }
+        .boxed()
     }
 }
 
@@ -362,66 +372,6 @@ async fn upstream_subscriptions_are_held_once_for_all_followers() {
     modern.cancel().await.unwrap();
 }
 
-#[tokio::test]
-async fn an_update_sent_while_subscribing_upstream_is_not_lost() {
-    let hints = Hints::default();
-    let a = fake("a", &["x://a"], &[], hints);
-    a.eager.store(true, Ordering::SeqCst);
-    let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
-    server.set_surface(Vec::new(), ups(&[&a]), hints);
-
-    // Handshake era: the session follows the URI before the upstream subscribe is sent.
-    let (legacy, mut updates) = connect(&server, false).await;
-    legacy
-        .subscribe(SubscribeRequestParams::new("x://a"))
-        .await
-        .unwrap();
-    let got = tokio::time::timeout(BOUND, updates.recv()).await.unwrap();
-    assert_eq!(got.as_deref(), Some("x://a"));
-    legacy.cancel().await.unwrap();
-
-    // 2026-07-28: the listener receives before it follows upstream.
-    let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
-    server.set_surface(Vec::new(), ups(&[&a]), hints);
-    let (modern, _) = connect(&server, true).await;
-    let mut listening = modern
-        .peer()
-        .listen(
-            rmcp::model::SubscriptionFilter::builder()
-                .resource_subscription("x://a")
-                .build(),
-        )
-        .await
-        .unwrap();
-    let note = tokio::time::timeout(BOUND, listening.next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(format!("{note:?}").contains("x://a"), "{note:?}");
-    modern.cancel().await.unwrap();
-}
-
-#[tokio::test]
-async fn stopping_ends_the_upstream_subscriptions() {
-    let hints = Hints::default();
-    let a = fake("a", &["x://a"], &[], hints);
-    let server = ToolServer::new(ServerIdentity::default(), Vec::new(), None);
-    server.set_surface(Vec::new(), ups(&[&a]), hints);
-    let (client, _updates) = connect(&server, false).await;
-    client
-        .subscribe(SubscribeRequestParams::new("x://a"))
-        .await
-        .unwrap();
-    assert_eq!(server.shared.subs.upstream_count().await, 1);
-    server.end_listeners();
-    tokio::time::timeout(BOUND, async {
-        while a.unsubscribed.load(Ordering::SeqCst) == 0 {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the upstream subscription outlived the stop");
-    assert_eq!(server.shared.subs.count(), 0);
-    assert_eq!(server.shared.subs.upstream_count().await, 0);
-    client.cancel().await.unwrap();
-}
+/// Subscription races and leaks, over the same fake upstreams.
+#[path = "tests_surface_subs.rs"]
+mod subs;
