@@ -124,6 +124,9 @@ impl ToolChanges {
         subs: &Arc<Subs>,
         upstream: Vec<(String, Arc<dyn Upstream>)>,
     ) -> Result<(), ErrorData> {
+        // Receiving before following upstream: an update sent right after the upstream
+        // subscribe was answered is not lost.
+        let updates = subs.updates();
         let mut retained = Vec::new();
         for (uri, owner) in upstream {
             // One that cannot be followed upstream is still accepted: the server's own
@@ -132,7 +135,7 @@ impl ToolChanges {
                 retained.push(uri);
             }
         }
-        let result = self.listen_until_done(&context, subs.updates()).await;
+        let result = self.listen_until_done(&context, updates).await;
         for uri in retained {
             subs.release(&uri).await;
         }

@@ -332,9 +332,20 @@ impl ToolServer {
         self.shared.subs.forget_closed();
     }
 
+    /// Forgets the resource followers whose sessions ended, releasing what they held upstream
+    /// (cheap: bounded by the subscription cap).
+    pub fn forget_closed_followers(&self) {
+        self.shared.subs.forget_closed();
+    }
+
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
     pub fn end_listeners(&self) {
         self.shared.changes.end_listeners();
+        // And the handshake-era followers, with the upstream subscriptions they held.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let subs = self.shared.subs.clone();
+            runtime.spawn(async move { subs.clear().await });
+        }
     }
 
     /// Ends the runs waiting for a 2026-07-28 retry (an endpoint is stopping, so none can come).

@@ -24,16 +24,22 @@ struct Follower {
     upstream: bool,
 }
 
-/// An upstream subscription, and how many followers hold it.
-struct Held {
-    count: usize,
-    _guard: Box<dyn Send + Sync>,
+/// An upstream subscription, and how many followers hold it; or one being opened (whose
+/// sender, dropped when the subscribe is answered, wakes those waiting for it).
+enum Held {
+    Ready {
+        count: usize,
+        _guard: Box<dyn Send + Sync>,
+    },
+    Opening(u64, tokio::sync::watch::Receiver<()>),
 }
 
 pub struct Subs {
     legacy: Mutex<HashMap<String, Vec<Follower>>>,
     updates: broadcast::Sender<String>,
-    upstream: tokio::sync::Mutex<HashMap<String, Held>>,
+    /// Never held across an await: one slow upstream subscribe stalls no other URI.
+    upstream: Mutex<HashMap<String, Held>>,
+    opening: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Subs {
@@ -41,7 +47,8 @@ impl Default for Subs {
         Self {
             legacy: Mutex::default(),
             updates: broadcast::channel(UPDATES_BACKLOG).0,
-            upstream: tokio::sync::Mutex::default(),
+            upstream: Mutex::default(),
+            opening: Default::default(),
         }
     }
 }
@@ -58,7 +65,7 @@ impl Subs {
     ) -> Result<(), ErrorData> {
         self.forget_closed();
         {
-            let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
+            let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
             if legacy
                 .get(uri)
                 .is_some_and(|f| f.iter().any(|f| f.session == session))
@@ -71,29 +78,40 @@ impl Subs {
                     None,
                 ));
             }
+            // Following before subscribing upstream: an update the upstream sends right after
+            // answering reaches this session. A failed upstream subscribe takes it back.
+            legacy.entry(uri.to_string()).or_default().push(Follower {
+                session,
+                peer,
+                upstream: false,
+            });
         }
-        let upstream = match owner {
-            Some(owner) => {
-                self.retain_upstream(uri, owner).await?;
-                true
-            }
-            None => false,
+        let Some(owner) = owner else {
+            return Ok(());
         };
+        let retained = self.retain_upstream(uri, owner).await;
         let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
-        let followers = legacy.entry(uri.to_string()).or_default();
-        if followers.iter().any(|f| f.session == session) {
-            // Subscribed meanwhile by a concurrent request: keep one count.
-            drop(legacy);
-            if upstream {
+        let followers = legacy.get_mut(uri);
+        let at = followers
+            .as_ref()
+            .and_then(|f| f.iter().position(|f| f.session == session && !f.upstream));
+        match (retained, followers, at) {
+            (Ok(()), Some(followers), Some(at)) => followers[at].upstream = true,
+            // Unsubscribed (or its session ended) meanwhile: the count goes back.
+            (Ok(()), _, _) => {
+                drop(legacy);
                 self.release_later(uri);
             }
-            return Ok(());
+            (Err(e), followers, at) => {
+                if let (Some(followers), Some(at)) = (followers, at) {
+                    followers.remove(at);
+                    if followers.is_empty() {
+                        legacy.remove(uri);
+                    }
+                }
+                return Err(e);
+            }
         }
-        followers.push(Follower {
-            session,
-            peer,
-            upstream,
-        });
         Ok(())
     }
 
@@ -146,7 +164,10 @@ impl Subs {
 
     /// How many URIs are followed upstream.
     pub async fn upstream_count(&self) -> usize {
-        self.upstream.lock().await.len()
+        let held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+        held.values()
+            .filter(|h| matches!(h, Held::Ready { .. }))
+            .count()
     }
 
     /// A receiver of every update from now on (for a 2026-07-28 listener).
@@ -191,37 +212,74 @@ impl Subs {
         uri: &str,
         owner: Arc<dyn Upstream>,
     ) -> Result<(), ErrorData> {
-        let mut held = self.upstream.lock().await;
-        if let Some(held) = held.get_mut(uri) {
-            held.count += 1;
-            return Ok(());
-        }
+        let (id, _opening) = loop {
+            let mut waiting = {
+                let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+                match held.get_mut(uri) {
+                    Some(Held::Ready { count, .. }) => {
+                        *count += 1;
+                        return Ok(());
+                    }
+                    Some(Held::Opening(_, waiting)) => waiting.clone(),
+                    None => {
+                        let id = self
+                            .opening
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let (tx, rx) = tokio::sync::watch::channel(());
+                        held.insert(uri.to_string(), Held::Opening(id, rx));
+                        break (id, tx);
+                    }
+                }
+            };
+            // Another follower is subscribing upstream: its outcome decides (a failure lets
+            // this one try).
+            let _ = waiting.changed().await;
+        };
         let subs: Weak<Self> = Arc::downgrade(self);
         let listener = Arc::new(move |updated: &str| {
             if let Some(subs) = subs.upgrade() {
                 subs.updated(updated);
             }
         });
-        let guard = owner.subscribe(uri.to_string(), listener).await?;
-        held.insert(
-            uri.to_string(),
-            Held {
-                count: 1,
-                _guard: guard,
-            },
-        );
-        Ok(())
+        let subscribed = owner.subscribe(uri.to_string(), listener).await;
+        let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+        let ours = matches!(held.get(uri), Some(Held::Opening(i, _)) if *i == id);
+        match subscribed {
+            Ok(guard) if ours => {
+                held.insert(
+                    uri.to_string(),
+                    Held::Ready {
+                        count: 1,
+                        _guard: guard,
+                    },
+                );
+                Ok(())
+            }
+            // Cleared meanwhile (the endpoint stopped): the guard goes at once.
+            Ok(_) => Ok(()),
+            Err(e) => {
+                if ours {
+                    held.remove(uri);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// One follower of `uri` fewer: the last one gone ends the upstream subscription.
     pub async fn release(&self, uri: &str) {
-        let mut held = self.upstream.lock().await;
-        if let Some(h) = held.get_mut(uri) {
-            h.count -= 1;
-            if h.count == 0 {
-                held.remove(uri);
+        let gone = {
+            let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+            match held.get_mut(uri) {
+                Some(Held::Ready { count, .. }) if *count <= 1 => held.remove(uri),
+                Some(Held::Ready { count, .. }) => {
+                    *count -= 1;
+                    None
+                }
+                _ => None,
             }
-        }
+        };
+        drop(gone);
     }
 
     fn release_later(self: &Arc<Self>, uri: &str) {
@@ -235,6 +293,7 @@ impl Subs {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        self.upstream.lock().await.clear();
+        let gone = std::mem::take(&mut *self.upstream.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(gone);
     }
 }

@@ -18,6 +18,10 @@ struct Fake {
     subscribed: AtomicUsize,
     unsubscribed: Arc<AtomicUsize>,
     listeners: Mutex<Vec<UpdateListener>>,
+    /// Sends an update of the URI while answering its subscribe (a race a client must win).
+    eager: std::sync::atomic::AtomicBool,
+    /// A subscribe of a URI containing "slow" is answered once this is notified.
+    slow: Arc<tokio::sync::Notify>,
 }
 
 struct Unsubscribe(Arc<AtomicUsize>);
@@ -51,6 +55,8 @@ fn fake(name: &str, resources: &[&str], prompts: &[&str], hints: Hints) -> Arc<F
         subscribed: AtomicUsize::new(0),
         unsubscribed: Arc::default(),
         listeners: Mutex::default(),
+        eager: Default::default(),
+        slow: Arc::default(),
     })
 }
 
@@ -108,13 +114,23 @@ impl Upstream for Fake {
     }
     fn subscribe(
         &self,
-        _: String,
+        _uri: String,
         listener: UpdateListener,
     ) -> BoxFuture<'static, Result<Box<dyn Send + Sync>, ErrorData>> {
         self.subscribed.fetch_add(1, Ordering::SeqCst);
+        if self.eager.load(Ordering::SeqCst) {
+            listener(&_uri);
+        }
         self.listeners.lock().unwrap().push(listener);
         let guard: Box<dyn Send + Sync> = Box::new(Unsubscribe(self.unsubscribed.clone()));
-        async move { Ok(guard) }.boxed()
+        let slow = _uri.contains("slow").then(|| self.slow.clone());
+        async move {
+            if let Some(slow) = slow {
+                slow.notified().await;
+            }
+            Ok(guard)
+        }
+        .boxed()
     }
 }
 
@@ -355,3 +371,7 @@ async fn upstream_subscriptions_are_held_once_for_all_followers() {
     assert!(format!("{note:?}").contains("x://a"), "{note:?}");
     modern.cancel().await.unwrap();
 }
+
+/// Subscription races and leaks, over the same fake upstreams.
+#[path = "tests_surface_subs.rs"]
+mod subs;

@@ -53,8 +53,22 @@ impl LiveServer {
                     self.name
                 )));
             }
-            let upstream = self.open_upstream(uri).await?;
-            subs.insert(uri.to_string(), upstream);
+            // Listening before subscribing: an update the server sends right after answering
+            // (or even before) reaches the listener. A failed subscribe takes it back.
+            let id = self.updates.add(uri, listener);
+            match self.open_upstream(uri).await {
+                Ok(upstream) => subs.insert(uri.to_string(), upstream),
+                Err(e) => {
+                    self.updates.remove(uri, id);
+                    return Err(e);
+                }
+            };
+            return Ok(UpstreamSub {
+                server: Arc::downgrade(self),
+                uri: uri.to_string(),
+                id,
+                runtime,
+            });
         }
         let id = self.updates.add(uri, listener);
         Ok(UpstreamSub {

@@ -347,3 +347,30 @@ async fn an_expired_listing_is_refreshed() {
     );
     session.close().await;
 }
+
+/// A server that sends an update right after answering `resources/subscribe`: the listener
+/// hears it (it listens before the subscribe is sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_right_after_the_subscribe_answer_is_heard() {
+    let script = format!("{ROOT}/__test__/fixtures/eager-update-server.mjs");
+    let config =
+        json!({"mcpServers": {"eager": {"command": "node", "args": [script], "timeout": 20000}}});
+    let config = crate::config::load(crate::config::ConfigInput::Value(config)).unwrap();
+    let loaded = inventory::load_all(&config, &CancellationToken::new(), None, |_| {
+        ClientSide::default()
+    })
+    .await
+    .unwrap_or_else(|_| panic!("interrupted"));
+    assert_eq!(loaded.servers[0].error, None);
+    let session = Arc::new(loaded.session);
+    let live = session.server("eager").unwrap().clone();
+    let (heard, mut hear) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let listener: crate::connect::updates::UpdateListener = Arc::new(move |uri: &str| {
+        let _ = heard.send(uri.to_string());
+    });
+    let sub = live.subscribe("eager://note", listener).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), hear.recv()).await;
+    assert_eq!(got.unwrap().as_deref(), Some("eager://note"));
+    drop(sub);
+    session.close().await;
+}

@@ -120,6 +120,8 @@ impl Sessions {
         for id in self.ledger.take_all_expired() {
             self.end(&id).await;
         }
+        // Sessions ended by DELETE, expiry or eviction release their upstream subscriptions.
+        self.server.forget_closed_followers();
         state.ended(self.ended.swap(0, Ordering::Relaxed));
     }
 
