@@ -19,8 +19,9 @@ use super::stdout_reader::StdoutReader;
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
-use crate::connect::session::{Session, ToolsHook};
+use crate::connect::session::{Session, SurfaceHook, ToolsHook};
 use crate::connect::tool_info::ToolInfo;
+use crate::surface::{Kind, Listed};
 
 /// The `waitFor` callback, callable from any thread; weak, so it never keeps Node alive. Its
 /// answer is read with the bounded converter, like every value from JavaScript.
@@ -89,9 +90,7 @@ fn load<'env>(
     let callbacks = || -> Result<_> {
         let wait_for: Option<WaitFor> = wait_for.map(js_callback).transpose()?;
         let on_tools_changed = on_tools_changed.map(tools_hook).transpose()?;
-        let on_surface_changed = on_surface_changed
-            .map(super::surface::surface_hook)
-            .transpose()?;
+        let on_surface_changed = on_surface_changed.map(surface_hook).transpose()?;
         let auth = super::auth::auth_context(opts, &input)?;
         Ok((
             wait_for.map(Arc::new),
@@ -303,4 +302,20 @@ pub fn answer_to_elicit_result<'env>(env: &'env Env, answer: Unknown) -> Result<
         let answer = convert::json_value(env, answer, "", "answer")?;
         convert::parse_json(env, &elicit::answer_to_elicit_result(&answer).to_string())
     })
+}
+
+/// `onSurfaceChanged`, called with `{ server, kind, items }` after a server's resources,
+/// resource templates or prompts were re-listed and changed (the source already shows them);
+/// lib/options.js has guarded it (a throw is a warning).
+fn surface_hook(f: Function<Value, ()>) -> Result<SurfaceHook> {
+    let tsfn: Arc<JsCallback<Value>> = Arc::new(js_callback(f)?);
+    Ok(Arc::new(
+        move |server: &str, kind: Kind, listed: &Listed| {
+            let tsfn = tsfn.clone();
+            let change = json!({ "server": server, "kind": kind.key(), "items": &*listed.items });
+            tokio::spawn(async move {
+                let _ = tsfn.call_async_catch(change).await;
+            });
+        },
+    ))
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::abort::{self, Watch};
@@ -17,28 +17,12 @@ use super::callback::{JsCallback, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::load::NativeSource;
 use super::options::SurfaceRequestOptions;
-use crate::connect::session::{LiveServer, Req, Session, SurfaceHook, UpstreamSub};
-use crate::surface::{Kind, Listed, SurfaceError};
+use crate::connect::session::{LiveServer, Req, Session, UpstreamSub};
+use crate::surface::{Kind, SurfaceError};
 
 /// A loadMcp source's session as a gateway holds it (`NativeSource.upstream()`): a served
 /// toolkit relays its servers' resources, prompts and completions through it, in Rust.
 pub type SessionHandle = External<Arc<Session>>;
-
-/// `onSurfaceChanged`, called with `{ server, kind, items }` after a server's resources,
-/// resource templates or prompts were re-listed and changed (the source already shows them);
-/// lib/options.js has guarded it (a throw is a warning).
-pub(super) fn surface_hook(f: Function<Value, ()>) -> Result<SurfaceHook> {
-    let tsfn: Arc<JsCallback<Value>> = Arc::new(js_callback(f)?);
-    Ok(Arc::new(
-        move |server: &str, kind: Kind, listed: &Listed| {
-            let tsfn = tsfn.clone();
-            let change = json!({ "server": server, "kind": kind.key(), "items": &*listed.items });
-            tokio::spawn(async move {
-                let _ = tsfn.call_async_catch(change).await;
-            });
-        },
-    ))
-}
 
 /// One request on a server's surface.
 enum Ask {

@@ -20,28 +20,6 @@ use crate::connect::naming::Namer;
 pub use crate::surface::Hints;
 use crate::surface::uri_template;
 
-/// Which listing: the tools, or one of the three kinds of the surface.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    Tools = 0,
-    Resources = 1,
-    Templates = 2,
-    Prompts = 3,
-}
-
-impl ListKind {
-    /// The surface kind it is (None: the tools).
-    pub fn surface_kind(self) -> Option<crate::surface::Kind> {
-        use crate::surface::Kind;
-        match self {
-            Self::Tools => None,
-            Self::Resources => Some(Kind::Resources),
-            Self::Templates => Some(Kind::ResourceTemplates),
-            Self::Prompts => Some(Kind::Prompts),
-        }
-    }
-}
-
 /// What one of the server's own items is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OwnKind {
@@ -67,7 +45,7 @@ pub struct OwnItem {
 
 pub use crate::connect::updates::UpdateListener;
 
-pub use super::upstream::{Upstream, UpstreamListing};
+pub use super::upstream::{ListKind, Upstream, UpstreamListing};
 
 /// Who answers for an item.
 #[derive(Clone)]

@@ -13,11 +13,34 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::CallContext;
-use super::surface::{Hints, ListKind, UpdateListener};
 use crate::connect::relay::Front;
 use crate::connect::session::Req;
 use crate::connect::session::{LiveServer, Session};
+use crate::connect::updates::UpdateListener;
+use crate::surface::Hints;
 use crate::surface::SurfaceError;
+
+/// Which listing: the tools, or one of the three kinds of the surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    Tools = 0,
+    Resources = 1,
+    Templates = 2,
+    Prompts = 3,
+}
+
+impl ListKind {
+    /// The surface kind it is (None: the tools).
+    pub fn surface_kind(self) -> Option<crate::surface::Kind> {
+        use crate::surface::Kind;
+        match self {
+            Self::Tools => None,
+            Self::Resources => Some(Kind::Resources),
+            Self::Templates => Some(Kind::ResourceTemplates),
+            Self::Prompts => Some(Kind::Prompts),
+        }
+    }
+}
 
 /// What an upstream server lists now, and what it declares.
 #[derive(Clone, Default)]
