@@ -311,3 +311,33 @@ export async function withEnv(vars, fn) {
   }
 }
 
+/**
+ * Starts a server process that prints "PORT <n>" (on `stream`) once it listens on 127.0.0.1;
+ * resolves { port, close() }, where close() ends it and waits for its exit.
+ */
+export async function startListening(command, args, { env = {}, stream = "stdout" } = {}) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const exited = new Promise((resolve) => child.once("exit", resolve))
+  let output = ""
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no PORT line within 15 s: ${output}`)), 15000)
+    child[stream].setEncoding("utf8").on("data", (chunk) => {
+      output += chunk
+      const m = /PORT (\d+)/.exec(output)
+      if (m) {
+        clearTimeout(timer)
+        resolve(Number(m[1]))
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${output}`)))
+  })
+  child.stdout.resume()
+  child.stderr.resume()
+  return {
+    port,
+    async close() {
+      child.kill("SIGKILL")
+      await exited
+    },
+  }
+}

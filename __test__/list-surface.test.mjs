@@ -3,12 +3,11 @@
 // `mcp` fixture in both eras, and surface-server.mjs's paging and bounds. A kind that fails to
 // list is `[]` with a warning; the server stays connected with its tools.
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import path from "node:path"
 import { test } from "node:test"
 
 import { listMcpTools } from "../index.js"
-import { PYTHON, fixture, nodeFixture, serverEverything } from "./helpers.mjs"
+import { PYTHON, fixture, nodeFixture, serverEverything, startListening } from "./helpers.mjs"
 
 const T = { timeout: 60_000 }
 const PY_FIXTURE = path.join(path.dirname(fixture("era-server")), "py-era-server.py")
@@ -27,34 +26,6 @@ async function withWarnings(fn) {
     return { result, warnings }
   } finally {
     process.off("warning", listen)
-  }
-}
-
-/** A child that prints "PORT <n>" on `stream` once it listens; { port, close() }. */
-async function listening(command, args, { env = {}, stream = "stdout" } = {}) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-  const exited = new Promise((resolve) => child.once("exit", resolve))
-  let output = ""
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no PORT line within 15 s: ${output}`)), 15000)
-    child[stream].setEncoding("utf8").on("data", (chunk) => {
-      output += chunk
-      const m = /PORT (\d+)/.exec(output)
-      if (m) {
-        clearTimeout(timer)
-        resolve(Number(m[1]))
-      }
-    })
-    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${output}`)))
-  })
-  child.stdout.resume()
-  child.stderr.resume()
-  return {
-    port,
-    async close() {
-      child.kill("SIGKILL")
-      await exited
-    },
   }
 }
 
@@ -95,7 +66,7 @@ test("server-everything over stdio and streamable HTTP: 7 resources, 2 templates
   assert.deepEqual(warnings, [])
   assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "status", "errors", "info"])
 
-  const everything = await listening(process.execPath, ["--import", fixture("loopback-only"), serverEverything, "streamableHttp"], {
+  const everything = await startListening(process.execPath, ["--import", fixture("loopback-only"), serverEverything, "streamableHttp"], {
     env: { PORT: "0" },
     stream: "stderr",
   })
@@ -209,7 +180,7 @@ test("the Python fixture lists the same over stdio, and over HTTP in both eras",
   const stdio = await listMcpTools({ mcpServers: { py: { command: [PYTHON, PY_FIXTURE, "stdio", "--surface"], timeout: 20000 } } })
   assert.equal(stdio.status.py, "connected", stdio.errors.py)
   assert.deepEqual(pick(stdio), expected)
-  const py = await listening(PYTHON, [PY_FIXTURE, "http", "--surface"])
+  const py = await startListening(PYTHON, [PY_FIXTURE, "http", "--surface"])
   try {
     const url = `http://127.0.0.1:${py.port}/mcp`
     for (const protocol of ["2026-07-28", "2025-11-25"]) {

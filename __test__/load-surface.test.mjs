@@ -5,11 +5,10 @@
 // shows which subscription road was taken.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { loadMcp } from "toolnexus"
-import { PYTHON, fixture, leakCheck, repoRoot, serverEverything, tmpFile, waitFor } from "./helpers.mjs"
+import { PYTHON, fixture, leakCheck, repoRoot, serverEverything, startListening, tmpFile, waitFor } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 const everything = { command: "node", args: [serverEverything, "stdio"], timeout: 20000 }
@@ -242,25 +241,12 @@ async function pythonFixture() {
   const log = tmpFile("py-era.log")
   fs.writeFileSync(log, "")
   const script = path.join(path.dirname(fixture("era-server")), "py-era-server.py")
-  const child = spawn(PYTHON, [script, "http", "--surface", "--log", log], { stdio: ["ignore", "pipe", "inherit"] })
-  const exited = new Promise((resolve) => child.once("exit", resolve))
-  let output = ""
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.setEncoding("utf8").on("data", (chunk) => {
-      output += chunk
-      const m = /PORT (\d+)/.exec(output)
-      if (m) resolve(Number(m[1]))
-    })
-    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${output}`)))
-  })
+  const server = await startListening(PYTHON, [script, "http", "--surface", "--log", log])
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${server.port}/mcp`,
     methods: () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line).method),
     reset: () => fs.writeFileSync(log, ""),
-    async close() {
-      child.kill("SIGKILL")
-      await exited
-    },
+    close: () => server.close(),
   }
 }
 

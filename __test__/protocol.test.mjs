@@ -6,11 +6,10 @@
 // server said about itself. Wire-level claims are checked from the servers' own logs.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { listMcpTools, loadMcp } from "toolnexus"
-import { PYTHON, fixture, isAlive, nodeFixture, serverEverything, tmpFile, leakCheck } from "./helpers.mjs"
+import { PYTHON, fixture, isAlive, nodeFixture, serverEverything, tmpFile, leakCheck, startListening } from "./helpers.mjs"
 import http from "node:http"
 import { startLegacySse, startStreamableHttp } from "./fixtures/http-servers.mjs"
 
@@ -36,37 +35,6 @@ const withoutSurface = (list) => list.filter((m) => !SURFACE_LISTS.includes(m))
 
 /** Every pid a fixture appended to `file`, one per process it was started as. */
 const pidsIn = (file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [])
-
-/**
- * Starts a server process that prints "PORT <n>" (on `stream`) once it listens on 127.0.0.1;
- * resolves { port, close() }, where close() ends it and waits for its exit.
- */
-async function startListening(command, args, { env = {}, stream = "stdout" } = {}) {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-  const exited = new Promise((resolve) => child.once("exit", resolve))
-  let output = ""
-  const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no PORT line within 15 s: ${output}`)), 15000)
-    child[stream].setEncoding("utf8").on("data", (chunk) => {
-      output += chunk
-      const m = /PORT (\d+)/.exec(output)
-      if (m) {
-        clearTimeout(timer)
-        resolve(Number(m[1]))
-      }
-    })
-    child.once("exit", (code) => reject(new Error(`exited (${code}) before listening: ${output}`)))
-  })
-  child.stdout.resume()
-  child.stderr.resume()
-  return {
-    port,
-    async close() {
-      child.kill("SIGKILL")
-      await exited
-    },
-  }
-}
 
 /**
  * Runs `body({ url, log })` against the Python `mcp` 2.x fixture over streamable HTTP (logging
