@@ -29,7 +29,7 @@ pub use direct_call::{DirectCall, Done};
 use failure::NoResult;
 pub use follow::{SurfaceHook, ToolsHook};
 pub use result::{describe_content, output_of};
-pub use surface::{Req, UpstreamSub};
+pub use surface::{Req, SurfaceAsk, UpstreamSub};
 
 /// One connected server of a session.
 pub struct LiveServer {

@@ -17,31 +17,12 @@ use super::callback::{JsCallback, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::load::NativeSource;
 use super::options::SurfaceRequestOptions;
-use crate::connect::session::{LiveServer, Req, Session, UpstreamSub};
+use crate::connect::session::{LiveServer, Req, Session, SurfaceAsk as Ask, UpstreamSub};
 use crate::surface::{Kind, SurfaceError};
 
 /// A loadMcp source's session as a gateway holds it (`NativeSource.upstream()`): a served
 /// toolkit relays its servers' resources, prompts and completions through it, in Rust.
 pub type SessionHandle = External<Arc<Session>>;
-
-/// One request on a server's surface.
-enum Ask {
-    Read(String),
-    Prompt(String, Map<String, Value>),
-    Complete(Value, Value, Option<Value>),
-}
-
-impl Ask {
-    async fn run(self, live: &LiveServer, r: Req<'_>) -> std::result::Result<Value, SurfaceError> {
-        match self {
-            Ask::Read(uri) => live.read_resource(&uri, r).await,
-            Ask::Prompt(name, args) => live.get_prompt(&name, args, r).await,
-            Ask::Complete(reference, argument, context) => {
-                live.complete(reference, argument, context, r).await
-            }
-        }
-    }
-}
 
 /// A rejection carrying the server's JSON-RPC error: `message`, and `code`/`data` when it sent
 /// them.

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::CallContext;
 use crate::connect::relay::Front;
-use crate::connect::session::Req;
 use crate::connect::session::{LiveServer, Session};
+use crate::connect::session::{Req, SurfaceAsk};
 use crate::connect::updates::UpdateListener;
 use crate::surface::Hints;
 use crate::surface::SurfaceError;
@@ -136,6 +136,26 @@ where
     .boxed()
 }
 
+impl Live {
+    /// One request of the front client's on this server, relayed (see [`relay`]).
+    fn ask(
+        &self,
+        ctx: CallContext,
+        ask: SurfaceAsk,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
+        relay(ctx, move |front, cancel| async move {
+            let req = Req {
+                timeout: None,
+                cancel: &cancel,
+                closed: &closed,
+                front: Some(front),
+            };
+            ask.run(&server, req).await
+        })
+    }
+}
+
 impl Upstream for Live {
     fn name(&self) -> &str {
         &self.server.name
@@ -173,16 +193,7 @@ impl Upstream for Live {
     }
 
     fn read(&self, uri: String, ctx: CallContext) -> BoxFuture<'static, Result<Value, ErrorData>> {
-        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
-        relay(ctx, move |front, cancel| async move {
-            let req = Req {
-                timeout: None,
-                cancel: &cancel,
-                closed: &closed,
-                front: Some(front),
-            };
-            server.read_resource(&uri, req).await
-        })
+        self.ask(ctx, SurfaceAsk::Read(uri))
     }
 
     fn get_prompt(
@@ -191,16 +202,7 @@ impl Upstream for Live {
         arguments: Map<String, Value>,
         ctx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
-        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
-        relay(ctx, move |front, cancel| async move {
-            let req = Req {
-                timeout: None,
-                cancel: &cancel,
-                closed: &closed,
-                front: Some(front),
-            };
-            server.get_prompt(&name, arguments, req).await
-        })
+        self.ask(ctx, SurfaceAsk::Prompt(name, arguments))
     }
 
     fn complete(
@@ -210,16 +212,7 @@ impl Upstream for Live {
         context: Option<Value>,
         ctx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
-        let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
-        relay(ctx, move |front, cancel| async move {
-            let req = Req {
-                timeout: None,
-                cancel: &cancel,
-                closed: &closed,
-                front: Some(front),
-            };
-            server.complete(reference, argument, context, req).await
-        })
+        self.ask(ctx, SurfaceAsk::Complete(reference, argument, context))
     }
 
     fn subscribe(

@@ -290,3 +290,22 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> Result<T, 
     serde_json::from_value(value)
         .map_err(|e| SurfaceError::invalid_params(format!("invalid completion {what}: {e}")))
 }
+
+/// One request on a server's surface, as a loadMcp source and a gateway make it.
+pub enum SurfaceAsk {
+    Read(String),
+    Prompt(String, Map<String, Value>),
+    Complete(Value, Value, Option<Value>),
+}
+
+impl SurfaceAsk {
+    pub async fn run(self, live: &LiveServer, r: Req<'_>) -> Result<Value, SurfaceError> {
+        match self {
+            SurfaceAsk::Read(uri) => live.read_resource(&uri, r).await,
+            SurfaceAsk::Prompt(name, args) => live.get_prompt(&name, args, r).await,
+            SurfaceAsk::Complete(reference, argument, context) => {
+                live.complete(reference, argument, context, r).await
+            }
+        }
+    }
+}
