@@ -9,7 +9,7 @@ import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
-import { createToolkit, defineTool } from "toolnexus"
+import { createToolkit, definePrompt, defineResource, defineResourceTemplate, defineTool } from "toolnexus"
 import { PYTHON, deferredCleanup, nodeFixture, repoRoot, tmpConfig, tmpFile, waitFor } from "./helpers.mjs"
 import { assertNoSecret, bearerSdkClient, bearerSession, challenge, mcpPost, startCli, startGateway, startIdp } from "./lib/idp.mjs"
 
@@ -163,6 +163,54 @@ test("a session is bound to its principal: another token naming it is 403 forbid
   assert.equal((await mcpPost(url, { headers, body: LIST })).status, 401)
   // The owner may end it.
   assert.equal((await mcpPost(url, { token: TOKEN_A, headers, method: "DELETE" })).status, 200)
+})
+
+test("prompts and resources follow their own policies: hidden ones are absent from lists and answer exactly as unknown ones", T, async () => {
+  const tk = await createToolkit({
+    builtins: false,
+    extraTools: [defineTool({ name: "t", description: "t", run: () => "t" })],
+    extraPrompts: [definePrompt({ name: "greet", description: "g", get: () => "hello" }), definePrompt({ name: "secret_plan", description: "s", get: () => "plan" })],
+    extraResources: [
+      defineResource({ uri: "notes://public", name: "public", read: () => "pub" }),
+      defineResource({ uri: "notes://private", name: "private", read: () => "priv" }),
+      defineResourceTemplate({ uriTemplate: "files://{name}", name: "files", read: (_uri, vars) => vars.name }),
+    ],
+  })
+  defer(() => tk.close())
+  const USER = "tn-user-1a2b3c4d"
+  const ADMIN = "tn-admin-5e6f7a8b"
+  const handle = await tk.serve("127.0.0.1:0", {
+    auth: {
+      tokens: [{ token: USER, subject: "user" }, { token: ADMIN, subject: "admin", scopes: ["admin"] }],
+      prompts: { "*": ["greet"], admin: ["*"] },
+      resources: { "*": ["notes://public"], admin: ["*"] },
+    },
+  })
+  defer(() => handle.stop())
+  const url = handle.url
+  const ask = async (token, method, params = {}) => {
+    const headers = await bearerSession(url, token)
+    const res = await mcpPost(url, { token, headers, body: { jsonrpc: "2.0", id: 5, method, params } })
+    assert.equal(res.status, 200, res.text)
+    return res.json
+  }
+  const names = async (token, method, key, field) => (await ask(token, method)).result[key].map((x) => x[field])
+  assert.deepEqual(await names(USER, "tools/list", "tools", "name"), ["t"], "no tools policy: every tool")
+  assert.deepEqual(await names(USER, "prompts/list", "prompts", "name"), ["greet"])
+  assert.deepEqual(await names(ADMIN, "prompts/list", "prompts", "name"), ["greet", "secret_plan"])
+  assert.deepEqual(await names(USER, "resources/list", "resources", "uri"), ["notes://public"])
+  assert.deepEqual(await names(ADMIN, "resources/list", "resources", "uri"), ["notes://public", "notes://private"])
+  assert.deepEqual(await names(USER, "resources/templates/list", "resourceTemplates", "uriTemplate"), [])
+  assert.deepEqual(await names(ADMIN, "resources/templates/list", "resourceTemplates", "uriTemplate"), ["files://{name}"])
+
+  const same = (hidden, unknown, hiddenName, unknownName) => assert.deepEqual(JSON.parse(JSON.stringify(hidden).replaceAll(hiddenName, unknownName)), unknown)
+  same(await ask(USER, "prompts/get", { name: "secret_plan" }), await ask(USER, "prompts/get", { name: "no_such_prompt" }), "secret_plan", "no_such_prompt")
+  same(await ask(USER, "resources/read", { uri: "notes://private" }), await ask(USER, "resources/read", { uri: "notes://nothing" }), "notes://private", "notes://nothing")
+  same(await ask(USER, "resources/read", { uri: "files://x" }), await ask(USER, "resources/read", { uri: "nofiles://x" }), "files://x", "nofiles://x")
+  assert.ok((await ask(USER, "prompts/get", { name: "secret_plan" })).error, "an error, as for an unknown prompt")
+  assert.deepEqual((await ask(ADMIN, "prompts/get", { name: "secret_plan" })).result.messages, [{ role: "user", content: { type: "text", text: "plan" } }])
+  assert.equal((await ask(ADMIN, "resources/read", { uri: "files://x" })).result.contents[0].text, "x")
+  assert.equal((await ask(USER, "resources/read", { uri: "notes://public" })).result.contents[0].text, "pub")
 })
 
 test("/healthz and /readyz answer outside auth; readyz is 503 while a server is not connected", T, async () => {
