@@ -466,7 +466,7 @@ test("the official Python client with a static bearer token; a wrong one cannot 
 test("bad auth options are TypeErrors naming the option", T, async () => {
   const tk = await createToolkit({ builtins: false, extraTools: [defineTool({ name: "t", description: "t", run: () => "t" })] })
   defer(() => tk.close())
-  for (const auth of [5, "open", { tokens: 5 }, { tokens: [42] }, { tokens: [{ subject: "x" }] }, { tools: { s: "up_*" } }, { tools: { s: [5] } }, { oauth: { issuer: 5 } }, { oauth: { issuer: "https://idp.example.com", requiredScopes: "a" } }]) {
+  for (const auth of [5, "open", { tokens: 5 }, { tokens: [42] }, { tokens: [{ subject: "x" }] }, { tokens: ["x"], tools: { s: "up_*" } }, { tokens: ["x"], tools: { s: [5] } }, { oauth: { issuer: 5 } }, { oauth: { issuer: "https://idp.example.com", requiredScopes: "a" } }]) {
     await assert.rejects(tk.serve("127.0.0.1:0", { auth }), (err) => {
       assert.ok(err instanceof TypeError, `${JSON.stringify(auth)}: ${err}`)
       assert.match(err.message, /^toolnexus: auth(\.\S+)? must be /, JSON.stringify(auth))

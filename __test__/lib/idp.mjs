@@ -34,9 +34,9 @@ import { INIT, sseData } from "./serve.mjs"
 /** Every JWS algorithm a key here is made for. */
 const KEY_ALGS = ["ES256", "RS256"]
 
-async function makeKey(alg) {
+async function makeKey(alg, prefix = alg.toLowerCase()) {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true })
-  const kid = `${alg.toLowerCase()}-${randomUUID().slice(0, 8)}`
+  const kid = `${prefix}-${randomUUID().slice(0, 8)}`
   const jwk = { ...(await exportJWK(privateKey)), kid, alg, use: "sig" }
   const pub = { ...(await exportJWK(publicKey)), kid, alg, use: "sig" }
   return { alg, kid, privateKey, publicKey, jwk, pub }
@@ -59,7 +59,7 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
   const anyLoopback = audience === undefined
   // Newest first: the provider signs with the first key of the access tokens' algorithm.
   const keys = [await makeKey("ES256"), await makeKey("RS256")]
-  const foreign = await makeKey(alg)
+  const foreign = await makeKey(alg, "foreign")
   const cookieKeys = [randomUUID(), randomUUID()]
   const clientSecrets = { service: `svc-${randomUUID()}`, "service-opaque": `svco-${randomUUID()}`, gateway: `gw-${randomUUID()}` }
   /** Every token minted or issued here (to grep logs and errors for). */
@@ -302,7 +302,16 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
     introspection: { clientId: "gateway", clientSecret: clientSecrets.gateway, endpoint: discovery.introspection_endpoint },
     /** Secrets of the confidential clients (to grep output for). */
     secrets: Object.values(clientSecrets),
+    /**
+     * A JWT access token signed with one of the IdP's own keys. `claims` go over the defaults
+     * (iss: the issuer, aud: the one audience when `audience` was a single string, sub "alice",
+     * scope: every scope, iat: now, exp: now + ttl, jti); a claim given as `undefined` is
+     * left out. `opts`: `alg` ("ES256", "RS256", or "none" for an unsigned token), `kid` (sign
+     * with that key of the keystore), `key` (any private key, with `kid` as the header's),
+     * `header` (over { alg, typ: "at+jwt", kid }; `undefined` removes a field).
+     */
     sign: (claims = {}, opts = {}) => signWith(claims, opts),
+    /** The same, signed with a key that is not in the IdP's JWKS (kid "foreign-…" unless `kid`). */
     foreignSign: (claims = {}, opts = {}) => signWith(claims, { ...opts, alg: opts.alg ?? foreign.alg }, foreign),
     /** An access token from the token endpoint: client_credentials for `resource`. */
     async clientCredentialsToken({ scope = scopes.join(" "), resource = [...audiences][0], format = "jwt" } = {}) {
