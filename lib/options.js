@@ -377,17 +377,18 @@ function scopeList(value, path) {
 function fetchUrl(value, path) {
   const words = `toolnexus: ${path} must be an https:// URL (http:// only for localhost, 127.0.0.1 or [::1])`
   if (typeof value !== "string") throw new TypeError(`${words}, got ${kindOf(value)}`)
+  // The value is never quoted whole: a misplaced secret, or one in a query, stays out of it.
   let url
   try {
     url = new URL(value)
   } catch {
-    throw new TypeError(`${words}, got ${JSON.stringify(value)}`)
-  }
-  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
-    throw new TypeError(`${words}, got ${JSON.stringify(value)}`)
+    throw new TypeError(`${words}, got a string that is not a URL`)
   }
   if (url.username !== "" || url.password !== "") throw new TypeError(`toolnexus: ${path} must not hold a user name or password`)
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
+    throw new TypeError(`${words}, got ${url.protocol}//${url.host}`)
+  }
   return value
 }
 
@@ -558,7 +559,7 @@ function authOption(value) {
   if (value === undefined || value === null) return undefined
   if (value === "none") return { none: true }
   if (!isPlainObject(value)) {
-    throw new TypeError(`toolnexus: auth must be "none" or an object { tokens?, oauth?, tools?, prompts?, resources? }, got ${typeof value === "string" ? JSON.stringify(value) : kindOf(value)}`)
+    throw new TypeError(`toolnexus: auth must be "none" or an object { tokens?, oauth?, tools?, prompts?, resources? }, got ${typeof value === "string" ? 'a string other than "none"' : kindOf(value)}`)
   }
   const a = /** @type {any} */ (value)
   onlyKeys(a, "auth", AUTH_KEYS)
