@@ -557,6 +557,12 @@ export interface RunContext extends ToolContext {
   sample?(request: SampleRequest, options?: InputOptions): Promise<CreateMessageResult>
   /** Asks the client for its roots (`roots/list`); rejects if the client cannot. */
   listRoots?(options?: InputOptions): Promise<{ roots: Array<{ uri: string; name?: string }> }>
+  /**
+   * Who called, when served with `auth` (`serve(addr, { auth })`): the static token's or
+   * OAuth access token's subject, scopes and claims. `undefined` when served without auth
+   * (loopback, `auth: "none"`, stdio) or not served at all.
+   */
+  principal?: Principal
 }
 
 /** How an input request of `ctx` goes out. */
@@ -574,6 +580,8 @@ export interface CallRecord {
   source: string
   ms: number
   isError: boolean
+  /** Who made the call, when served with `auth`; absent without auth. Never holds the token. */
+  principal?: Principal
 }
 
 /** What a resource's `read` may return: text, a blob (bytes or base64), or the contents in full. */
@@ -731,6 +739,129 @@ export interface ReloadResult {
   restarted: string[]
 }
 
+/**
+ * Who a request of a served toolkit comes from, once its bearer token was accepted
+ * (`ctx.principal`, `CallRecord.principal`).
+ */
+export interface Principal {
+  /**
+   * The static token's `subject` (default `"token-<n>"`), the `auth.tokens` function's, or the
+   * OAuth access token's `sub` claim.
+   */
+  subject: string
+  /**
+   * The static token's `scopes`, the function's, or the access token's `scope` (space-separated)
+   * or `scp` claim. `auth.tools`, `auth.prompts` and `auth.resources` are read against them.
+   */
+  scopes: string[]
+  /** The access token's claims (its JWT payload, or the introspection answer); `{}` for a static token. */
+  claims: Record<string, unknown>
+}
+
+/** A static bearer token of `auth.tokens`, with who it stands for. */
+export interface StaticToken {
+  /**
+   * The token clients send as `Authorization: Bearer <token>`: non-empty, at most 16384
+   * characters, no spaces. Compared in constant time; never logged nor part of an error.
+   */
+  token: string
+  /** The principal's subject; default `"token-<n>"`, `n` its 1-based place in `auth.tokens`. */
+  subject?: string
+  /** Its scopes, for `auth.tools`/`prompts`/`resources`; default `[]`. */
+  scopes?: string[]
+}
+
+/**
+ * `auth.oauth`: the served toolkit as an OAuth 2.1 resource server (MCP authorisation, RFC 9728).
+ * It accepts JWT access tokens signed by `issuer`'s keys (RS*, PS*, ES256, ES384, EdDSA; never
+ * `none` or HS*) for `audience`, and serves `GET /.well-known/oauth-protected-resource` naming
+ * the issuer, so clients can discover where to get a token.
+ */
+export interface OAuthResourceServer {
+  /**
+   * The authorisation server's issuer identifier, exactly as its tokens' `iss` claim: an
+   * `https://` URL (`http://` only for localhost, 127.0.0.1 or [::1]), no query or fragment.
+   * Its metadata (RFC 8414, else OpenID discovery) is read when serving starts.
+   */
+  issuer: string
+  /**
+   * The `aud` a token must carry, also the metadata's `resource`. Default: the endpoint's own
+   * URL (`http://127.0.0.1:PORT/mcp`). Behind a proxy, set it to the public URL clients use
+   * (e.g. `https://mcp.example.com/mcp`).
+   */
+  audience?: string
+  /** Scopes every request needs, all of them; a token lacking one is answered 403 `insufficient_scope`. */
+  requiredScopes?: string[]
+  /** The issuer's JWKS URL; default: `jwks_uri` of its metadata. */
+  jwksUri?: string
+  /**
+   * RFC 7662 token introspection, for opaque (non-JWT) access tokens: the server's own client
+   * credentials (sent as HTTP Basic), and the endpoint (default: the metadata's
+   * `introspection_endpoint`). Answers are cached up to 60 s, never past the token's `exp`.
+   */
+  introspection?: { clientId: string; clientSecret: string; endpoint?: string }
+  /** Seconds of leeway on `exp`, `nbf` and `iat`, from 0 to 600; default 60. */
+  clockSkew?: number
+}
+
+/**
+ * `serve`'s `auth`: who may use the served toolkit. A request needs `Authorization: Bearer <token>`
+ * with a token that `tokens` or `oauth` accepts (else 401); `/healthz`, `/readyz` and the
+ * protected-resource metadata are outside it. Needs `tokens` or `oauth`.
+ */
+export interface ServeAuth {
+  /**
+   * Static bearer tokens, or a check of a presented token: resolve to its principal (`scopes`
+   * default `[]`, `claims` `{}`), or `null` to refuse it (401). A throw or rejection refuses
+   * the request too. With `oauth` as well, a token these accept wins; others go to `oauth`.
+   */
+  tokens?:
+    | Array<string | StaticToken>
+    | ((
+        token: string,
+      ) => PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>)
+  /** Accept the access tokens of an OAuth authorisation server. */
+  oauth?: OAuthResourceServer
+  /**
+   * Which tools each scope may see and call: scope → globs of tool names (`*` any run of
+   * characters, `?` one). The scope `"*"` means any authenticated caller. A caller sees the
+   * tools any of its scopes allows; others are absent from `tools/list` and answered as
+   * unknown tools. Absent: every caller sees every tool.
+   */
+  tools?: Record<string, string[]>
+  /** The same as `tools`, over prompt names. */
+  prompts?: Record<string, string[]>
+  /** The same as `tools`, over resource URIs (a template by its `uriTemplate` text). */
+  resources?: Record<string, string[]>
+}
+
+/** What an `auth.tokens` function may resolve to: a `Principal` whose `scopes` and `claims` may be left out. */
+export type PrincipalInput = Pick<Principal, "subject"> & Partial<Pick<Principal, "scopes" | "claims">>
+
+/** One request to a served toolkit, as `accessLog` gets it. Never arguments, results or tokens. */
+export interface AccessLogEntry {
+  /** When the request arrived, ISO 8601 UTC. */
+  time: string
+  /** The principal's subject; `null` without auth, or when the request was refused before one was known. */
+  principal: string | null
+  /** The HTTP method: `"POST"`, `"GET"`, `"DELETE"`… */
+  http: string
+  /** The request's path: `"/mcp"`, `"/healthz"`… */
+  path: string
+  /** The JSON-RPC method, e.g. `"tools/call"`; `null` when the request had none. */
+  method: string | null
+  /** The tool's name, for `tools/call`. */
+  tool?: string
+  /** The prompt's name, for `prompts/get`. */
+  prompt?: string
+  /** The resource's URI, for `resources/read`. */
+  resource?: string
+  /** The HTTP status answered. */
+  status: number
+  /** Milliseconds from the request's arrival until its response body ended. */
+  ms: number
+}
+
 export interface ServeOptions {
   /**
    * The served identity, exposed tools and caching hints. A toolkit serves its MCP servers' and
@@ -766,6 +897,17 @@ export interface ServeOptions {
    * in flight first), which is answered 404 from then on. Default 500.
    */
   maxSessions?: number
+  /**
+   * Who may use the served toolkit: bearer tokens, an OAuth issuer's access tokens, and which
+   * scopes see which tools. `"none"` serves anyone who can reach the address. Default: no
+   * auth on a loopback address; binding any other address without `auth` fails to start.
+   */
+  auth?: ServeAuth | "none"
+  /**
+   * `true`: one JSON line per request (an `AccessLogEntry`) on stderr. A function gets each
+   * entry instead; a throw in it is a `ToolnexusWarning`. Default: no access log.
+   */
+  accessLog?: boolean | ((entry: AccessLogEntry) => void)
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

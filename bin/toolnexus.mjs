@@ -33,6 +33,7 @@ Commands:
   prompt [<config>] <server> <name> [key=value …] [--args json] [--json]
       get one prompt of one server and print its messages
   serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
+        [--auth-token-env NAME] [--oauth-issuer URL] [--no-auth] [--access-log]
       serve every server's tools as one MCP server (streamable HTTP or stdio)
   auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
       authorise a remote server by OAuth once; list or forget stored credentials
@@ -101,6 +102,15 @@ const COMMANDS = {
       "allowed-origins": { type: "string" },
       "session-idle-timeout": { type: "string" },
       "max-sessions": { type: "string" },
+      "auth-token-env": { type: "string", multiple: true },
+      "auth-token-file": { type: "string", multiple: true },
+      "auth-file": { type: "string" },
+      "oauth-issuer": { type: "string" },
+      "oauth-audience": { type: "string" },
+      "oauth-scopes": { type: "string" },
+      "oauth-jwks-uri": { type: "string" },
+      "no-auth": { type: "boolean" },
+      "access-log": { type: "boolean" },
     },
   },
 }

@@ -2,15 +2,19 @@
 // one MCP gateway over every server of a config, served as streamable HTTP (or stdio) until
 // SIGINT/SIGTERM (or the end of stdin).
 import fs from "node:fs"
+import { createRequire } from "node:module"
 import path from "node:path"
 import { configLocations, resolveServers } from "./discover.mjs"
-import { messageOf, tn } from "./inventory.mjs"
+import { ArgumentError, UsageError, messageOf, tn } from "./inventory.mjs"
 import { MARK } from "./term.mjs"
 
 export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8808 | --stdio] [--watch]
                        [--tools a,b] [--name n] [--stateless]
                        [--allowed-hosts h1,h2] [--allowed-origins o1,o2]
                        [--session-idle-timeout ms] [--max-sessions n]
+                       [--auth-token-env NAME]… [--auth-token-file PATH] [--auth-file PATH]
+                       [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
+                       [--oauth-jwks-uri URL]] [--no-auth] [--access-log]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -51,7 +55,33 @@ Options:
                     from then on, so its client opens a new one (default 300000: 5 minutes)
   --max-sessions n  sessions alive at once at most; a new one beyond it ends the idlest
                     (default 500)
+  --auth-token-env NAME
+                    accept \`Authorization: Bearer <token>\` with the token held by the
+                    environment variable NAME (its subject is NAME); repeatable
+  --auth-token-file PATH
+                    accept the tokens of PATH, one per line (blank lines and # comments
+                    ignored); tokens are never taken from the command line
+  --auth-file PATH  JSON { tokens, oauth, tools, prompts, resources } as toolkit.serve's
+                    auth option takes it (per-scope tool policy: "tools": { "<scope>":
+                    ["github_*"] }); the flags above and below add to it
+  --oauth-issuer URL
+                    accept access tokens of this OAuth authorisation server (JWTs checked
+                    against its keys) and serve /.well-known/oauth-protected-resource
+  --oauth-audience URL
+                    the audience tokens must name (default: the served URL, <url>/mcp;
+                    behind a proxy, the public URL clients use)
+  --oauth-scopes a,b
+                    scopes every request needs (else 403 insufficient_scope)
+  --oauth-jwks-uri URL
+                    the issuer's key set (default: from the issuer's metadata)
+  --no-auth         serve a non-loopback --addr without auth: anyone who can reach it may
+                    use every tool (without auth flags, only loopback addresses serve)
+  --access-log      one JSON line per request on stderr (time, principal, method, tool,
+                    status, ms; never arguments or tokens)
   -h, --help        show this help
+
+GET /healthz answers 200 while serving; GET /readyz 200 once every server is connected,
+else 503. Both are outside auth.
 
 Exit status: 0 stopped by a signal (or end of input), 1 could not start serving, 2
 usage or config error.
@@ -100,8 +130,101 @@ function watchFiles(files, onChange) {
   }
 }
 
+const AUTH_FLAGS = ["auth-token-env", "auth-token-file", "auth-file", "oauth-issuer", "oauth-audience", "oauth-scopes", "oauth-jwks-uri"]
+
+/** The text of `file` for `flag`, or a UsageError in words. */
+function readFlagFile(flag, file) {
+  try {
+    return fs.readFileSync(file, "utf8")
+  } catch (err) {
+    const why = err?.code === "ENOENT" ? "no such file" : err?.code === "EISDIR" ? "it is a folder" : messageOf(err)
+    throw new UsageError(`toolnexus serve: cannot read ${flag} ${file}: ${why}`)
+  }
+}
+
+/**
+ * JSON.parse's own message may quote the text (a token, here), so only the place is told.
+ * @param {string} text
+ * @param {string} file
+ */
+function parseAuthFile(text, file) {
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    const at = /position (\d+)/.exec(messageOf(err))
+    let where = ""
+    if (at) {
+      const before = text.slice(0, Number(at[1])).split("\n")
+      where = ` (line ${before.length}, column ${before[before.length - 1].length + 1})`
+    }
+    throw new UsageError(`toolnexus serve: --auth-file ${file} is not valid JSON${where}`)
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new UsageError(`toolnexus serve: --auth-file ${file} must hold a JSON object { tokens?, oauth?, tools?, prompts?, resources? }`)
+  }
+  return value
+}
+
+/**
+ * `serve`'s `auth` and `accessLog` from the flags, checked as toolkit.serve checks them, so a
+ * mistake is exit 2 before any server starts. No token is ever part of a message.
+ */
+export function authFromFlags(values) {
+  const given = AUTH_FLAGS.filter((flag) => values[flag] !== undefined)
+  if (values["no-auth"] && given.length > 0) {
+    throw new ArgumentError(`toolnexus serve: --no-auth cannot be combined with --${given[0]}`)
+  }
+  if (values.stdio) {
+    const http = [...given, ...["no-auth", "access-log"].filter((flag) => values[flag])]
+    if (http.length > 0) throw new ArgumentError(`toolnexus serve: --${http[0]} is for HTTP serving, not --stdio`)
+  }
+  let auth
+  if (values["no-auth"]) auth = "none"
+  else if (given.length > 0) {
+    auth = values["auth-file"] !== undefined ? parseAuthFile(readFlagFile("--auth-file", values["auth-file"]), values["auth-file"]) : {}
+    const tokens = []
+    for (const name of values["auth-token-env"] ?? []) {
+      const token = process.env[name]
+      if (token === undefined) throw new UsageError(`toolnexus serve: --auth-token-env ${name}: the environment variable ${name} is not set`)
+      if (token.trim() === "") throw new UsageError(`toolnexus serve: --auth-token-env ${name}: the environment variable ${name} is empty`)
+      tokens.push({ token: token.trim(), subject: name })
+    }
+    for (const file of values["auth-token-file"] ?? []) {
+      const lines = readFlagFile("--auth-token-file", file).split(/\r?\n/).map((line) => line.trim())
+      const found = lines.filter((line) => line !== "" && !line.startsWith("#"))
+      if (found.length === 0) {
+        throw new UsageError(`toolnexus serve: --auth-token-file ${file} holds no token (one per line; blank lines and # comments are ignored)`)
+      }
+      tokens.push(...found)
+    }
+    if (tokens.length > 0) auth.tokens = Array.isArray(auth.tokens) ? [...auth.tokens, ...tokens] : auth.tokens === undefined ? tokens : auth.tokens
+    const oauthFlags = { "oauth-issuer": "issuer", "oauth-audience": "audience", "oauth-jwks-uri": "jwksUri" }
+    const oauth = {}
+    for (const [flag, key] of Object.entries(oauthFlags)) if (values[flag] !== undefined) oauth[key] = values[flag]
+    if (values["oauth-scopes"] !== undefined) oauth.requiredScopes = values["oauth-scopes"].split(",").map((s) => s.trim()).filter(Boolean)
+    if (Object.keys(oauth).length > 0) {
+      const merged = { ...(auth.oauth !== null && typeof auth.oauth === "object" ? auth.oauth : {}), ...oauth }
+      if (merged.issuer === undefined) {
+        const flag = Object.keys(oauthFlags).concat("oauth-scopes").find((f) => values[f] !== undefined)
+        throw new ArgumentError(`toolnexus serve: --${flag} needs --oauth-issuer (or oauth.issuer in --auth-file)`)
+      }
+      auth.oauth = merged
+    }
+  }
+  const options = { auth, accessLog: values["access-log"] === true ? true : undefined }
+  try {
+    createRequire(import.meta.url)("../../lib/options.js").serveOptions(options)
+  } catch (err) {
+    throw new UsageError(`toolnexus serve: ${messageOf(err).replace(/^toolnexus: /, "")}${values["auth-file"] !== undefined ? ` (in --auth-file ${values["auth-file"]} or the flags)` : ""}`)
+  }
+  return options
+}
+
 export async function serve({ positionals, values }) {
   const [config] = positionals
+  // Auth flags first: a usage error is exit 2 before anything starts.
+  const { auth, accessLog } = authFromFlags(values)
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -167,6 +290,8 @@ export async function serve({ positionals, values }) {
         allowedOrigins: list(values["allowed-origins"]),
         sessionIdleTimeout: values["session-idle-timeout"],
         maxSessions: values["max-sessions"],
+        auth,
+        accessLog,
         onCall,
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)

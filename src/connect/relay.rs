@@ -13,6 +13,10 @@ use rmcp::model::{
 
 /// The caller of a forwarded call, as far as the upstream server's messages go.
 pub trait Front: Send + Sync {
+    /// `_meta` entries the forwarded request carries on (the caller's trace context).
+    fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
+    }
     /// The upstream reported progress on this call (sent on with the front's own token).
     fn progress(&self, param: ProgressNotificationParam);
     /// The upstream logged something while this call ran.

@@ -160,10 +160,13 @@ impl ToolChanges {
             accepted.prompts_list_changed == Some(true),
             accepted.resources_list_changed == Some(true),
         ];
+        // Updates of a resource outside the caller's scopes are not sent.
+        let sight = super::caller::Sight::of(context.request_context());
         let follows: std::collections::HashSet<String> = accepted
             .resource_subscriptions
             .unwrap_or_default()
             .into_iter()
+            .filter(|uri| sight.sees(super::auth::Kind::Resource, uri))
             .collect();
         loop {
             tokio::select! {

@@ -94,6 +94,16 @@ impl CallContext {
         *self.request.lock().unwrap_or_else(|e| e.into_inner()) = request;
     }
 
+    /// The principal the call's request was let in as (serving with auth), if any.
+    pub fn principal(&self) -> Option<Arc<super::auth::Principal>> {
+        super::caller::principal_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Who the call belongs to (a retry must come from the same principal).
+    pub fn owner(&self) -> Option<String> {
+        super::caller::owner_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// The capability an input request of this call was refused for, if any.
     pub fn refused(&self) -> Option<InputKind> {
         *self.refused.lock().unwrap_or_else(|e| e.into_inner())
@@ -292,6 +302,10 @@ impl CallContext {
 }
 
 impl crate::connect::relay::Front for Relay {
+    fn meta(&self) -> Option<serde_json::Map<String, Value>> {
+        super::caller::trace_meta(&self.ctx.request())
+    }
+
     fn progress(&self, param: ProgressNotificationParam) {
         let _ = self.events.send(Event::Progress(param));
     }

@@ -16,8 +16,22 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use super::auth::Kind;
+use super::caller::Sight;
 use super::surface::ListKind;
 use super::{ToolServer, changes, rounds, text_result};
+
+/// The items of a listing `sight` sees (all of them, uncopied, when it sees every one).
+fn visible<T: Clone>(items: &[T], sight: &Sight, kind: Kind, name: impl Fn(&T) -> &str) -> Vec<T> {
+    if sight.sees_all(kind) {
+        return items.to_vec();
+    }
+    items
+        .iter()
+        .filter(|item| sight.sees(kind, name(item)))
+        .cloned()
+        .collect()
+}
 
 impl ServerHandler for ToolServer {
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still served.
@@ -53,27 +67,33 @@ impl ServerHandler for ToolServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let (ttl, scope) = self.list_hints(ListKind::Tools);
-        Ok(
-            ListToolsResult::with_all_items(self.current().listed.clone())
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope),
-        )
+        let sight = Sight::of(&context);
+        let items = visible(&self.current().listed, &sight, Kind::Tool, |t| &t.name);
+        Ok(ListToolsResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let surface = self.surface_now();
         if !surface.caps.resources {
             return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Resources);
-        let items = surface.resources.iter().map(|(r, _)| r.clone()).collect();
+        let sight = Sight::of(&context);
+        let items = surface
+            .resources
+            .iter()
+            .filter(|(r, _)| sight.sees(Kind::Resource, &r.uri))
+            .map(|(r, _)| r.clone())
+            .collect();
         Ok(ListResourcesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -82,7 +102,7 @@ impl ServerHandler for ToolServer {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let surface = self.surface_now();
         if !surface.caps.resources {
@@ -91,7 +111,13 @@ impl ServerHandler for ToolServer {
             >());
         }
         let (ttl, scope) = surface.hints(ListKind::Templates);
-        let items = surface.templates.iter().map(|(t, _)| t.clone()).collect();
+        let sight = Sight::of(&context);
+        let items = surface
+            .templates
+            .iter()
+            .filter(|(t, _)| sight.sees(Kind::Resource, &t.uri_template))
+            .map(|(t, _)| t.clone())
+            .collect();
         Ok(ListResourceTemplatesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -100,14 +126,20 @@ impl ServerHandler for ToolServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let surface = self.surface_now();
         if !surface.caps.prompts {
             return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Prompts);
-        let items = surface.prompts.iter().map(|(p, _, _)| p.clone()).collect();
+        let sight = Sight::of(&context);
+        let items = surface
+            .prompts
+            .iter()
+            .filter(|(p, _, _)| sight.sees(Kind::Prompt, &p.name))
+            .map(|(p, _, _)| p.clone())
+            .collect();
         Ok(ListPromptsResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -229,9 +261,15 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let set = self.current();
-        let index = *set.by_name.get(request.name.as_ref()).ok_or_else(|| {
-            ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-        })?;
+        // A tool outside the caller's scopes is answered as one that does not exist.
+        let seen = Sight::of(&context).sees(Kind::Tool, &request.name);
+        let index = *set
+            .by_name
+            .get(request.name.as_ref())
+            .filter(|_| seen)
+            .ok_or_else(|| {
+                ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
+            })?;
         if let Some(state) = &request.request_state {
             let responses = request.input_responses.clone().unwrap_or_default();
             return self.resume(&request.name, state, responses, context).await;
@@ -247,7 +285,12 @@ impl ServerHandler for ToolServer {
         if let Err(problems) = set.check(index, &arguments) {
             // A mismatch is the caller's to fix, so it is a result the model can read; OnCall
             // hears of it as a failed call.
-            self.record(&subject, started, true);
+            self.record(
+                &subject,
+                started,
+                true,
+                crate::serve::caller::principal_of(&context),
+            );
             return Ok(CallToolResponse::Complete(text_result(
                 format!("Invalid arguments for tool {}: {problems}", tool.name),
                 true,

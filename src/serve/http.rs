@@ -31,13 +31,31 @@ pub use sessions::SessionLimits;
 use sessions::Sessions;
 use sessions::direct::JsonAnswer;
 
+pub use access_log::AccessLog;
+pub use gate::Readiness;
+use gate::{Admission, Gate};
+
 mod accept;
+mod access_log;
 mod body;
+mod gate;
 mod limits;
 pub(super) mod sessions;
 
+/// Who may use an endpoint.
+#[derive(Default)]
+pub enum Auth {
+    /// Nothing said: served as is on a loopback address, refused on any other.
+    #[default]
+    Unset,
+    /// `auth: "none"`: anyone who reaches the endpoint may use it, on any address.
+    Open,
+    /// A bearer token on every request, checked as these options say.
+    Required(Box<crate::serve::auth::AuthOptions>),
+}
+
 /// How a server is exposed.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct ServeOptions {
     /// Serve handshake-era clients without sessions too, so replicas need no affinity.
     pub stateless: bool,
@@ -49,6 +67,12 @@ pub struct ServeOptions {
     pub allowed_origins: Option<Vec<String>>,
     /// How long a session may go unused, and how many may live at once.
     pub sessions: SessionLimits,
+    /// Who may use it.
+    pub auth: Auth,
+    /// Where each request's access-log entry goes (None: no log).
+    pub access_log: Option<AccessLog>,
+    /// Whether the servers behind it are connected (`/readyz`); None: always ready.
+    pub ready: Option<Readiness>,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -104,6 +128,13 @@ fn rmcp_config(
     stopping: CancellationToken,
 ) -> Result<StreamableHttpServerConfig, String> {
     let loopback = local.ip().is_loopback();
+    if !loopback && matches!(options.auth, Auth::Unset) {
+        return Err(format!(
+            "serving on {local} (not a loopback address) needs auth: {{ tokens }} or {{ oauth }}, \
+             or auth: \"none\" to let anyone who can reach it use every tool (--no-auth on \
+             the CLI)"
+        ));
+    }
     let mut hosts: Vec<String> = Vec::new();
     if loopback {
         hosts.extend(LOOPBACK_HOSTS.iter().map(|h| h.to_string()));
@@ -168,7 +199,7 @@ impl Endpoint {
 pub async fn serve_http(
     addr: &str,
     server: ToolServer,
-    options: ServeOptions,
+    mut options: ServeOptions,
 ) -> Result<ServeHandle, String> {
     let listener = TcpListener::bind(addr)
         .await
@@ -178,6 +209,18 @@ pub async fn serve_http(
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let stopping = CancellationToken::new();
     let config = rmcp_config(local, &options, stopping.clone())?;
+    let url = url_for(local);
+    let guard = match std::mem::take(&mut options.auth) {
+        Auth::Required(auth) => Some(Arc::new(
+            crate::serve::auth::Guard::new(*auth, &format!("{url}/mcp")).await?,
+        )),
+        Auth::Unset | Auth::Open => None,
+    };
+    let mut gate = Gate {
+        guard,
+        ready: options.ready.take(),
+        sessions: None,
+    };
     let served = server.clone();
     let endpoint = if options.stateless {
         Endpoint::Stateless(StreamableHttpService::new(
@@ -189,6 +232,7 @@ pub async fn serve_http(
         let sessions = Arc::new(Sessions::new(server.clone(), options.sessions));
         tokio::spawn(sessions.clone().sweep_until(stopping.clone()));
         let handlers = sessions.clone();
+        gate.sessions = Some(sessions.clone());
         Endpoint::Sessions(StreamableHttpService::new(
             move || Ok(handlers.handler()),
             sessions,
@@ -198,14 +242,19 @@ pub async fn serve_http(
     let (shutdown, rx) = watch::channel(false);
     // The task keeps its own sender so a dropped handle never reads as "shut down".
     let keep_open = shutdown.clone();
+    let front = Arc::new(Front {
+        endpoint,
+        gate,
+        access_log: options.access_log.take(),
+    });
     let task = tokio::spawn(async move {
-        accept_loop(listener, endpoint, rx, &stopping).await;
+        accept_loop(listener, front, rx, &stopping).await;
         stopping.cancel();
         drop(keep_open);
     });
     Ok(ServeHandle {
         addr: local,
-        url: url_for(local),
+        url,
         shutdown,
         task: tokio::sync::Mutex::new(Some(task)),
         server,
@@ -222,9 +271,16 @@ fn url_for(addr: SocketAddr) -> String {
     format!("http://{host}:{}", addr.port())
 }
 
+/// What every connection of an endpoint answers with: the gate before rmcp's service.
+struct Front {
+    endpoint: Endpoint,
+    gate: Gate,
+    access_log: Option<AccessLog>,
+}
+
 async fn accept_loop(
     listener: TcpListener,
-    endpoint: Endpoint,
+    front: Arc<Front>,
     mut shutdown: watch::Receiver<bool>,
     stopping: &CancellationToken,
 ) {
@@ -246,7 +302,7 @@ async fn accept_loop(
                     let _ = stream.set_nodelay(true);
                     conns.spawn(serve_connection(
                         stream,
-                        endpoint.clone(),
+                        front.clone(),
                         slot,
                         calls.clone(),
                         for_connections.clone(),
@@ -284,40 +340,43 @@ async fn accept_loop(
 
 async fn serve_connection(
     stream: tokio::net::TcpStream,
-    endpoint: Endpoint,
+    front: Arc<Front>,
     slot: limits::Slot,
     calls: Arc<Calls>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let activity = slot.activity();
     let service = service_fn(move |req: Request<Incoming>| {
-        let endpoint = endpoint.clone();
+        let front = front.clone();
         let mut busy = activity.begin_request();
         if req.method() != http::Method::GET {
             busy.count_in(&calls);
         }
         async move {
-            let (parts, body) = req.into_parts();
-            if parts.uri.path() != "/mcp" {
-                return Ok::<_, Infallible>(busy.wrap(not_found()));
+            let (mut parts, body) = req.into_parts();
+            let mut entry = front
+                .access_log
+                .as_ref()
+                .map(|log| access_log::Entry::begin(log, &parts));
+            let reply = match front.gate.admit(&parts).await {
+                Admission::Reply(reply) => reply,
+                Admission::Mcp(caller) => {
+                    if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
+                        entry.principal = Some(caller.principal.subject.clone());
+                    }
+                    if let Some(caller) = caller {
+                        parts.extensions.insert(caller);
+                    }
+                    let tee = entry.as_ref().map(access_log::Entry::tee);
+                    front
+                        .answer(Request::from_parts(parts, GuardedBody::new(body, tee)))
+                        .await
+                }
+            };
+            if let Some(entry) = entry.as_mut() {
+                entry.status = reply.status().as_u16();
             }
-            let json_body = is_json(&parts.headers);
-            let delete = parts.method == http::Method::DELETE;
-            let mut req = Request::from_parts(parts, GuardedBody::new(body));
-            // Where a call answered on the sessions' direct road leaves its answer.
-            let answer = JsonAnswer::default();
-            req.extensions_mut().insert(answer.clone());
-            let reply = endpoint.handle(req).await;
-            if let Some(json) = answer.take() {
-                return Ok(busy.wrap(json_reply(json)));
-            }
-            let mut reply = parse_error_as_json_rpc(reply, json_body);
-            // A session ended by DELETE is done, not pending: clients (Python's among them)
-            // take anything but 200 as a failed termination.
-            if delete && reply.status() == StatusCode::ACCEPTED {
-                *reply.status_mut() = StatusCode::OK;
-            }
-            Ok(busy.wrap(reply))
+            Ok::<_, Infallible>(busy.wrap(reply.map(|b| access_log::Logged::new(b, entry))))
         }
     });
     let io = TokioIo::new(slot.watch(stream));
@@ -334,6 +393,28 @@ async fn serve_connection(
     // Finishes the request in progress (if any), then closes instead of keeping alive.
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+impl Front {
+    /// rmcp's answer at `/mcp`, or the direct road's.
+    async fn answer(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+        let json_body = is_json(req.headers());
+        let delete = req.method() == http::Method::DELETE;
+        // Where a call answered on the sessions' direct road leaves its answer.
+        let answer = JsonAnswer::default();
+        req.extensions_mut().insert(answer.clone());
+        let reply = self.endpoint.handle(req).await;
+        if let Some(json) = answer.take() {
+            return json_reply(json);
+        }
+        let mut reply = parse_error_as_json_rpc(reply, json_body);
+        // A session ended by DELETE is done, not pending: clients (Python's among them)
+        // take anything but 200 as a failed termination.
+        if delete && reply.status() == StatusCode::ACCEPTED {
+            *reply.status_mut() = StatusCode::OK;
+        }
+        reply
+    }
 }
 
 /// Resolves once `stop()` has been called. (Returns `()` so no non-`Send` watch guard is held
@@ -371,16 +452,6 @@ fn json_reply(json: Bytes) -> Response<Body> {
     reply.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
-    );
-    reply
-}
-
-fn not_found() -> Response<Body> {
-    let mut reply = Response::new(Full::new(Bytes::from_static(b"Not Found")).boxed());
-    *reply.status_mut() = StatusCode::NOT_FOUND;
-    reply.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     reply
 }

@@ -7,7 +7,9 @@
 //! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
+pub mod auth;
 pub mod bridge;
+pub mod caller;
 mod changes;
 pub mod context;
 mod handler;
@@ -120,12 +122,14 @@ pub fn object_schema(schema: Value) -> Arc<Map<String, Value>> {
 }
 
 /// What `OnCall` hears about each finished `tools/call`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CallRecord {
     pub name: String,
     pub source: String,
     pub ms: f64,
     pub is_error: bool,
+    /// Who made the call, when served with auth.
+    pub principal: Option<Arc<auth::Principal>>,
 }
 
 pub type OnCall = Arc<dyn Fn(CallRecord) + Send + Sync>;

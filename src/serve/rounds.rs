@@ -186,9 +186,11 @@ impl Parking {
         state: &str,
         kind: SubjectKind,
         name: &str,
+        owner: Option<&str>,
     ) -> Result<Running, Option<String>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
         match runs.get(state) {
+            Some((_, run)) if run.ctx.owner().as_deref() != owner => return Err(None),
             Some((_, run)) if run.subject.kind != kind || run.subject.name != name => {
                 let of = &run.subject;
                 return Err(Some(format!("{} \"{}\"", of.kind.call_of(), of.name)));

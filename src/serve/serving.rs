@@ -15,6 +15,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value, json};
 
+use super::auth::Kind;
+use super::caller::Sight;
 use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
 use super::surface::{Owner, Surface, Upstream};
 use super::{CallContext, ToolCaller, ToolServer};
@@ -122,6 +124,10 @@ impl ToolCaller for UpPrompt {
     }
 }
 
+fn unknown_prompt(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown prompt: {name}"), None)
+}
+
 fn invalid_result(what: &str, e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("{what} gave an invalid result: {e}"), None)
 }
@@ -154,6 +160,10 @@ impl ToolServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let surface = self.surface();
         let uri = request.uri.clone();
+        // A resource outside the caller's scopes is answered as one nobody serves.
+        if !Sight::of(&context).sees(Kind::Resource, &uri) {
+            return Err(not_found(&uri));
+        }
         let responses = request.input_responses.clone().unwrap_or_default();
         let run = if let Some(state) = &request.request_state {
             self.resume_run(SubjectKind::Resource, &uri, state, &responses, context)
@@ -203,16 +213,16 @@ impl ToolServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let surface = self.surface();
         let name = request.name.clone();
+        if !Sight::of(&context).sees(Kind::Prompt, &name) {
+            return Err(unknown_prompt(&name));
+        }
         let responses = request.input_responses.clone().unwrap_or_default();
         let run = if let Some(state) = &request.request_state {
             self.resume_run(SubjectKind::Prompt, &name, state, &responses, context)
                 .await?
         } else {
             let Some((prompt, owner, original)) = surface.prompt(&name) else {
-                return Err(ErrorData::invalid_params(
-                    format!("Unknown prompt: {name}"),
-                    None,
-                ));
+                return Err(unknown_prompt(&name));
             };
             let arguments = request.arguments.unwrap_or_default();
             let (caller, source): (Arc<dyn ToolCaller>, String) = match owner {
@@ -270,6 +280,16 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let surface = self.surface();
+        // No suggestions for what the caller cannot see, as for what does not exist.
+        let sight = Sight::of(&context);
+        let seen = match &request.r#ref {
+            Reference::Prompt(p) => sight.sees(Kind::Prompt, &p.name),
+            Reference::Resource(r) => sight.sees(Kind::Resource, &r.uri),
+            _ => true,
+        };
+        if !seen {
+            return Ok(CompleteResult::default());
+        }
         let (owner, reference) = match &request.r#ref {
             Reference::Prompt(p) => match surface.prompt(&p.name) {
                 Some((_, owner, original)) => (
@@ -334,6 +354,9 @@ impl ToolServer {
         uri: &str,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if !Sight::of(&context).sees(Kind::Resource, uri) {
+            return Err(not_found(uri));
+        }
         let owner = match self.surface().resolve(uri) {
             Some((Owner::Up(up), _)) => Some(up),
             _ => None,
@@ -349,10 +372,14 @@ impl ToolServer {
     /// One `subscriptions/listen` (2026-07-28).
     pub(super) async fn listen_all(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let surface = self.surface();
+        let sight = Sight::of(context.request_context());
         let upstream = upstream_owners(
             &surface,
             context.accepted().resource_subscriptions.as_deref(),
-        );
+        )
+        .into_iter()
+        .filter(|(uri, _)| sight.sees(Kind::Resource, uri))
+        .collect();
         let subs = self.shared.subs.clone();
         self.shared.changes.listen(context, &subs, upstream).await
     }

@@ -64,7 +64,7 @@ impl LiveServer {
         direct.send(
             id,
             "tools/call",
-            call_params(tool, arguments),
+            call_params(tool, arguments, None),
             timeout,
             Box::new(move |answer| match answer {
                 Ok(raw) => done(map_raw_result(raw, started)),
@@ -100,6 +100,7 @@ impl LiveServer {
         // Progress reaches the front from the reader, in order and before the answer (through
         // rmcp's notification tasks it could come after the call ended); the rest of what the
         // server sends during the call reaches it through the relays.
+        let meta = front.as_ref().and_then(|f| f.meta());
         let heard: Option<Listener> = front.clone().map(|front| {
             Arc::new(move |params: &RawValue| {
                 if let Ok(param) = serde_json::from_str(params.get()) {
@@ -116,7 +117,7 @@ impl LiveServer {
         direct.send_heard(
             id,
             "tools/call",
-            call_params(tool, arguments),
+            call_params(tool, arguments, meta),
             timeout,
             Box::new(move |answer| {
                 let _ = answered.send(answer.map(RawValue::to_owned));
@@ -140,10 +141,17 @@ impl LiveServer {
     }
 }
 
-fn call_params(tool: &str, arguments: Map<String, Value>) -> Map<String, Value> {
+fn call_params(
+    tool: &str,
+    arguments: Map<String, Value>,
+    meta: Option<Map<String, Value>>,
+) -> Map<String, Value> {
     let mut params = Map::new();
     params.insert("name".into(), Value::String(tool.to_string()));
     params.insert("arguments".into(), Value::Object(arguments));
+    if let Some(meta) = meta {
+        params.insert("_meta".into(), Value::Object(meta));
+    }
     params
 }
 

@@ -33,6 +33,8 @@ impl LiveServer {
         started: Instant,
     ) -> Result<CallOutcome, NoResult> {
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        // The caller's trace context travels on (rmcp adds its progress token beside it).
+        params.meta = front.as_ref().and_then(|f| f.meta()).map(Into::into);
         for _ in 0..=MAX_INPUT_ROUNDS {
             let result = self
                 .call_once(params.clone(), timeout, (cancel, closed), front.clone())

@@ -7,15 +7,19 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 
-use crate::serve;
+use serde_json::Value;
+
+use crate::js::bounded::JsonValue;
+use crate::js::callback::{JsCallback, js_callback};
+use crate::serve::{self, auth};
 
 /// Strong, unlike every [`crate::js::callback::JsCallback`]: holds the event loop open while an
 /// HTTP server runs.
 pub(super) type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
 
 /// `serve(addr, opts)` options that reach the native server (checked by lib/options.js).
-#[napi(object)]
-pub struct HttpServeOptions {
+#[napi(object, object_to_js = false)]
+pub struct HttpServeOptions<'a> {
     /// Serve handshake-era clients without sessions too (for replicas behind a load balancer).
     pub stateless: Option<bool>,
     /// `Host` values accepted besides the loopback names; required for a non-loopback bind.
@@ -26,10 +30,208 @@ pub struct HttpServeOptions {
     pub session_idle_timeout: Option<f64>,
     /// Live sessions at most; a new one beyond it ends the idlest. Default 500.
     pub max_sessions: Option<f64>,
+    /// Who may use the endpoint (absent: loopback only, as before).
+    pub auth: Option<NativeAuth<'a>>,
+    /// Gets each request's access-log entry.
+    #[napi(ts_type = "(entry: AccessLogEntry) => void")]
+    pub access_log: Option<Function<'a, Value, ()>>,
+    /// Whether the servers behind the endpoint are connected, for `/readyz`.
+    #[napi(ts_type = "() => { ready: boolean; servers: Record<string, string> }")]
+    pub ready: Option<Function<'a, (), JsonValue>>,
+}
+
+/// `opts.auth` as lib/options.js normalises it.
+#[napi(object, object_to_js = false)]
+pub struct NativeAuth<'a> {
+    /// `auth: "none"`: anyone who reaches the endpoint may use it.
+    pub none: Option<bool>,
+    pub tokens: Option<Vec<NativeStaticToken>>,
+    /// Checks a presented token: resolves `{ subject, scopes, claims }` or null.
+    #[napi(
+        ts_type = "(token: string) => Promise<{ subject: string; scopes: string[]; claims: Record<string, unknown> } | null>"
+    )]
+    pub verify: Option<Function<'a, String, Promise<JsonValue>>>,
+    pub oauth: Option<NativeOAuth>,
+    pub tools: Option<Vec<NativeScopeRule>>,
+    pub prompts: Option<Vec<NativeScopeRule>>,
+    pub resources: Option<Vec<NativeScopeRule>>,
+}
+
+#[napi(object)]
+pub struct NativeStaticToken {
+    pub token: String,
+    pub subject: String,
+    pub scopes: Vec<String>,
+}
+
+#[napi(object)]
+pub struct NativeOAuth {
+    pub issuer: String,
+    pub audience: Option<String>,
+    pub required_scopes: Option<Vec<String>>,
+    pub jwks_uri: Option<String>,
+    pub introspection: Option<NativeIntrospection>,
+    /// Seconds of leeway on `exp`/`nbf`/`iat` (lib/options.js checked 0..600).
+    pub clock_skew: Option<f64>,
+}
+
+#[napi(object)]
+pub struct NativeIntrospection {
+    pub client_id: String,
+    pub client_secret: String,
+    pub endpoint: Option<String>,
+}
+
+/// Which names (globs) one scope may see.
+#[napi(object)]
+pub struct NativeScopeRule {
+    pub scope: String,
+    pub globs: Vec<String>,
+}
+
+/// A verifier in JavaScript, called for each token the static ones do not match.
+struct JsVerifier(Arc<JsCallback<String, Promise<JsonValue>>>);
+
+impl auth::TokenVerifier for JsVerifier {
+    fn verify(
+        &self,
+        token: String,
+    ) -> futures::future::BoxFuture<'static, std::result::Result<Option<auth::Principal>, String>>
+    {
+        let verify = self.0.clone();
+        Box::pin(async move {
+            let answered = match verify.call_async_catch(token).await {
+                Ok(promise) => promise.await.map(|v| v.0),
+                Err(e) => Err(e),
+            };
+            // The function's own words are not repeated: they could hold the token.
+            let value = answered.map_err(|_| "the token check failed".to_string())?;
+            if value.is_null() {
+                return Ok(None);
+            }
+            let subject = value.get("subject").and_then(Value::as_str);
+            let Some(subject) = subject.filter(|s| !s.is_empty()) else {
+                return Err("the token check gave no subject".to_string());
+            };
+            let scopes = value
+                .get("scopes")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let claims = value
+                .get("claims")
+                .filter(|c| c.is_object())
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            Ok(Some(auth::Principal {
+                subject: subject.to_string(),
+                scopes,
+                claims,
+                issuer: None,
+            }))
+        })
+    }
+}
+
+fn rules(rules: Option<Vec<NativeScopeRule>>) -> Option<Vec<(String, Vec<String>)>> {
+    rules.map(|rules| rules.into_iter().map(|r| (r.scope, r.globs)).collect())
+}
+
+/// `opts.auth` for the native server (its functions made callable from the runtime).
+fn auth_of(auth: Option<NativeAuth>) -> Result<serve::http::Auth> {
+    let Some(auth) = auth else {
+        return Ok(serve::http::Auth::Unset);
+    };
+    if auth.none == Some(true) {
+        return Ok(serve::http::Auth::Open);
+    }
+    let verifier: Option<Arc<dyn auth::TokenVerifier>> = match auth.verify {
+        Some(f) => Some(Arc::new(JsVerifier(Arc::new(js_callback(f)?)))),
+        None => None,
+    };
+    let oauth = auth.oauth.map(|o| auth::OAuthOptions {
+        issuer: o.issuer,
+        audience: o.audience,
+        required_scopes: o.required_scopes.unwrap_or_default(),
+        jwks_uri: o.jwks_uri,
+        introspection: o.introspection.map(|i| auth::Introspection {
+            client_id: i.client_id,
+            client_secret: i.client_secret,
+            endpoint: i.endpoint,
+        }),
+        clock_skew: std::time::Duration::from_secs_f64(o.clock_skew.unwrap_or(60.0)),
+    });
+    let tokens = auth
+        .tokens
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| auth::StaticToken {
+            token: t.token,
+            subject: t.subject,
+            scopes: t.scopes,
+        })
+        .collect();
+    Ok(serve::http::Auth::Required(Box::new(auth::AuthOptions {
+        tokens,
+        verifier,
+        oauth,
+        policy: auth::AccessPolicy::new(
+            rules(auth.tools),
+            rules(auth.prompts),
+            rules(auth.resources),
+        ),
+    })))
+}
+
+/// `serve(addr, opts)`'s options for the native server. Runs on the JavaScript thread: its
+/// functions become thread-safe ones here.
+pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::ServeOptions> {
+    let Some(o) = o else {
+        return Ok(serve::http::ServeOptions::default());
+    };
+    let sessions = session_limits(&o);
+    let access_log = match o.access_log {
+        Some(f) => {
+            let log = Arc::new(js_callback::<Value, ()>(f)?);
+            let sink: serve::http::AccessLog = Arc::new(move |entry| {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let _ = log.call_async_catch(entry).await;
+                });
+            });
+            Some(sink)
+        }
+        None => None,
+    };
+    let ready = match o.ready {
+        Some(f) => {
+            let ready = Arc::new(js_callback::<(), JsonValue>(f)?);
+            let probe: serve::http::Readiness = Arc::new(move || {
+                let ready = ready.clone();
+                Box::pin(async move { ready.call_async_catch(()).await.ok().map(|v| v.0) })
+            });
+            Some(probe)
+        }
+        None => None,
+    };
+    Ok(serve::http::ServeOptions {
+        sessions,
+        stateless: o.stateless.unwrap_or(false),
+        allowed_hosts: o.allowed_hosts,
+        allowed_origins: o.allowed_origins,
+        auth: auth_of(o.auth)?,
+        access_log,
+        ready,
+    })
 }
 
 /// The session bounds `serve` was given (lib/options.js checked their ranges).
-pub(super) fn session_limits(o: &HttpServeOptions) -> serve::http::SessionLimits {
+fn session_limits(o: &HttpServeOptions) -> serve::http::SessionLimits {
     let mut limits = serve::http::SessionLimits::default();
     if let Some(ms) = o.session_idle_timeout {
         limits.idle_timeout = std::time::Duration::from_millis(ms as u64);

@@ -19,7 +19,7 @@ use super::callback::{JsCallback, js_callback};
 use crate::serve::{self, CallRecord, ServerIdentity, ToolServer};
 pub use context::call_context;
 pub use http::{HttpServeOptions, HttpServer};
-use http::{KeepAlive, session_limits};
+use http::{KeepAlive, serve_options};
 use tools::served_tools;
 pub use tools::tool_result_from_mcp;
 
@@ -41,9 +41,12 @@ pub fn create_service(
             let tsfn = Arc::new(tsfn);
             let hook: serve::OnCall = Arc::new(move |record: CallRecord| {
                 let tsfn = tsfn.clone();
-                let value = json!({
+                let mut value = json!({
                     "name": record.name, "source": record.source, "ms": record.ms, "isError": record.is_error,
                 });
+                if let Some(principal) = &record.principal {
+                    value["principal"] = principal.to_json();
+                }
                 // A throwing onCall is the caller's bug; it must not take the server down.
                 tokio::spawn(async move {
                     let _ = tsfn.call_async_catch(value).await;
@@ -121,15 +124,7 @@ impl NativeService {
         options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
         let server = self.server.clone();
-        let options = match options {
-            None => serve::http::ServeOptions::default(),
-            Some(o) => serve::http::ServeOptions {
-                sessions: session_limits(&o),
-                stateless: o.stateless.unwrap_or(false),
-                allowed_hosts: o.allowed_hosts,
-                allowed_origins: o.allowed_origins,
-            },
-        };
+        let options = serve_options(options)?;
         // Like a Node HTTP server, a running one keeps the process alive until stop().
         let noop =
             env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;

@@ -77,6 +77,7 @@ impl ToolCaller for JsTool {
         ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let (execute, map) = (self.execute.clone(), self.map);
+        let principal = ctx.principal();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
         CONTEXTS
             .lock()
@@ -90,7 +91,10 @@ impl ToolCaller for JsTool {
         async move {
             // Moved whole into the future, so it drops with the future, not with this call.
             let mut guard = guard;
-            let call = json!({ "id": id, "args": arguments });
+            let mut call = json!({ "id": id, "args": arguments });
+            if let Some(principal) = principal {
+                call["principal"] = principal.to_json();
+            }
             let outcome = match execute.call_async_catch(call).await {
                 Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),
                 Err(e) => Err(e.reason.clone()),

@@ -35,13 +35,16 @@ impl std::error::Error for BodyError {}
 pub struct GuardedBody<B> {
     inner: B,
     stall: Pin<Box<tokio::time::Sleep>>,
+    /// Where the chunks read are kept for the access log's peek (when it is on).
+    tee: Option<super::access_log::Tee>,
 }
 
 impl<B> GuardedBody<B> {
-    pub fn new(inner: B) -> Self {
+    pub fn new(inner: B, tee: Option<super::access_log::Tee>) -> Self {
         Self {
             inner,
             stall: Box::pin(tokio::time::sleep(BODY_STALL_TIMEOUT)),
+            tee,
         }
     }
 }
@@ -61,6 +64,13 @@ where
             Poll::Ready(frame) => {
                 let deadline = tokio::time::Instant::now() + BODY_STALL_TIMEOUT;
                 self.stall.as_mut().reset(deadline);
+                if let (Some(tee), Some(Ok(frame))) = (&self.tee, &frame)
+                    && let Some(data) = frame.data_ref()
+                {
+                    tee.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(data.clone());
+                }
                 Poll::Ready(frame.map(|f| f.map_err(BodyError::Connection)))
             }
             Poll::Pending => match self.stall.as_mut().poll(cx) {

@@ -125,7 +125,7 @@ impl ToolServer {
         result: CallToolResult,
     ) -> Result<CallToolResponse, ErrorData> {
         let is_error = result.is_error.unwrap_or(false);
-        self.record(subject, started, is_error);
+        self.record(subject, started, is_error, ctx.principal());
         if is_error && let Some(refusal) = refused_capability(ctx) {
             return Err(refusal);
         }
@@ -133,13 +133,20 @@ impl ToolServer {
     }
 
     /// Tells `OnCall` of a finished tool call.
-    pub(in crate::serve) fn record(&self, subject: &Subject, started: Instant, is_error: bool) {
+    pub(in crate::serve) fn record(
+        &self,
+        subject: &Subject,
+        started: Instant,
+        is_error: bool,
+        principal: Option<Arc<crate::serve::auth::Principal>>,
+    ) {
         if let Some(on_call) = &self.shared.on_call {
             on_call(CallRecord {
                 name: subject.name.clone(),
                 source: subject.source.clone(),
                 ms: started.elapsed().as_secs_f64() * 1000.0,
                 is_error,
+                principal,
             });
         }
     }
@@ -153,7 +160,13 @@ impl ToolServer {
         responses: &InputResponses,
         request: RequestContext<RoleServer>,
     ) -> Result<Running, ErrorData> {
-        let run = match self.shared.parking.take(state, kind, name) {
+        // A retry from another principal finds no run: the state is not theirs to resume.
+        let owner = crate::serve::caller::owner_of(&request);
+        let run = match self
+            .shared
+            .parking
+            .take(state, kind, name, owner.as_deref())
+        {
             Ok(run) => run,
             Err(None) => {
                 return Err(ErrorData::invalid_params(

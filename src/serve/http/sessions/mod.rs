@@ -28,6 +28,7 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio_util::sync::CancellationToken;
 
 use crate::serve::ToolServer;
+use crate::serve::caller::Caller;
 use direct::{JsonAnswer, SessionTag};
 use link::Link;
 use table::{Busy, Ledger};
@@ -96,6 +97,11 @@ impl Sessions {
         self.server.for_session_with(Arc::new(linker))
     }
 
+    /// Who opened the session `id` (a principal's key), when it was opened with a token.
+    pub fn owner(&self, id: &str) -> Option<Arc<str>> {
+        self.ledger.owner(id)
+    }
+
     /// Ends expired sessions until `stopping` is cancelled.
     pub async fn sweep_until(self: Arc<Self>, stopping: CancellationToken) {
         let period = self.ledger.limits().sweep_period();
@@ -150,10 +156,15 @@ impl SessionManager for Sessions {
         mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         if let ClientJsonRpcMessage::Request(request) = &mut message {
-            request
-                .request
-                .extensions_mut()
-                .insert(SessionTag(id.clone()));
+            let extensions = request.request.extensions_mut();
+            // The principal the HTTP gate let this `initialize` in as owns the session.
+            let caller = extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Arc<Caller>>());
+            if let Some(caller) = caller {
+                self.ledger.own(id, &caller.principal.key());
+            }
+            extensions.insert(SessionTag(id.clone()));
         }
         let _busy = self.ledger.begin(id);
         self.worker.initialize_session(id, message).await

@@ -25,6 +25,8 @@ struct Entry {
     key: Key,
     busy: u32,
     link: Option<Arc<Link>>,
+    /// The principal that opened it (serving with auth): the only one it answers.
+    owner: Option<Arc<str>>,
 }
 
 #[derive(Default)]
@@ -92,6 +94,7 @@ impl Ledger {
             key,
             busy: 0,
             link: None,
+            owner: None,
         };
         table.by_id.insert(id.clone(), entry);
         table.order.insert(key, id.clone());
@@ -140,6 +143,18 @@ impl Ledger {
         };
         entry.link = Some(link);
         true
+    }
+
+    /// The session was opened by `owner` (a principal's key).
+    pub fn own(&self, id: &SessionId, owner: &str) {
+        if let Some(entry) = self.table().by_id.get_mut(id) {
+            entry.owner = Some(owner.into());
+        }
+    }
+
+    /// Who opened the session `id`, when it is here and was opened with a token.
+    pub fn owner(&self, id: &str) -> Option<Arc<str>> {
+        self.table().by_id.get(id)?.owner.clone()
     }
 
     /// The session's service is gone: no call of it takes the direct road any more.

@@ -1,0 +1,150 @@
+//! What stands before an endpoint's MCP path: who may reach it (a bearer token, checked on
+//! every request by the endpoint's [`Guard`]; a session answers only the principal that opened
+//! it), and the paths outside it that need no token: liveness (`/healthz`), readiness
+//! (`/readyz`) and the OAuth protected-resource metadata (RFC 9728).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::{Method, Response, StatusCode};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use serde_json::{Value, json};
+
+use super::sessions::Sessions;
+use crate::serve::auth::Guard;
+use crate::serve::caller::Caller;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// Whether the servers behind an endpoint are connected: `{ ready, servers }`, or None when
+/// the answer could not be had.
+pub type Readiness = Arc<dyn Fn() -> BoxFuture<'static, Option<Value>> + Send + Sync>;
+
+const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// One endpoint's gate.
+pub struct Gate {
+    pub guard: Option<Arc<Guard>>,
+    pub ready: Option<Readiness>,
+    /// The endpoint's sessions (none when stateless), to tell whose each is.
+    pub sessions: Option<Arc<Sessions>>,
+}
+
+/// What becomes of a request.
+pub enum Admission {
+    /// On to rmcp at `/mcp`, as the caller the token proved (None: served without auth).
+    Mcp(Option<Arc<Caller>>),
+    /// Answered here.
+    Reply(Response<Body>),
+}
+
+impl Gate {
+    pub async fn admit(&self, parts: &http::request::Parts) -> Admission {
+        let path = parts.uri.path();
+        match path {
+            "/mcp" => self.admit_mcp(parts).await,
+            "/healthz" if reads(&parts.method) => {
+                Admission::Reply(json_reply(StatusCode::OK, &json!({ "status": "ok" })))
+            }
+            "/readyz" if reads(&parts.method) => Admission::Reply(self.readiness().await),
+            _ if path == PRM_PATH || path.starts_with(&format!("{PRM_PATH}/")) => {
+                match self.guard.as_ref().and_then(|g| g.metadata_response(path)) {
+                    Some(reply) => Admission::Reply(reply.map(|b| Full::new(b).boxed())),
+                    None => Admission::Reply(not_found()),
+                }
+            }
+            _ => Admission::Reply(not_found()),
+        }
+    }
+
+    async fn admit_mcp(&self, parts: &http::request::Parts) -> Admission {
+        // A browser's CORS preflight carries no credentials; rmcp answers it.
+        let Some(guard) = self
+            .guard
+            .as_ref()
+            .filter(|_| parts.method != Method::OPTIONS)
+        else {
+            return Admission::Mcp(None);
+        };
+        let principal = match guard.check(&parts.headers).await {
+            Ok(principal) => principal,
+            Err(denial) => {
+                return Admission::Reply(denial.response().map(|b| Full::new(b).boxed()));
+            }
+        };
+        let session = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok());
+        if let (Some(id), Some(sessions)) = (session, &self.sessions)
+            && let Some(owner) = sessions.owner(id)
+            && *owner != *principal.key()
+        {
+            return Admission::Reply(json_reply(
+                StatusCode::FORBIDDEN,
+                &json!({
+                    "error": "forbidden",
+                    "error_description": "this session belongs to another principal",
+                }),
+            ));
+        }
+        Admission::Mcp(Some(Arc::new(Caller {
+            principal,
+            guard: guard.clone(),
+        })))
+    }
+
+    /// 200 when every server behind the endpoint is connected, 503 (with each one's status)
+    /// when one is not.
+    async fn readiness(&self) -> Response<Body> {
+        let Some(ready) = &self.ready else {
+            return json_reply(StatusCode::OK, &json!({ "status": "ready", "servers": {} }));
+        };
+        match ready().await {
+            Some(answer) => {
+                let is_ready = answer.get("ready").and_then(Value::as_bool) == Some(true);
+                let servers = answer.get("servers").cloned().unwrap_or_else(|| json!({}));
+                let (status, word) = if is_ready {
+                    (StatusCode::OK, "ready")
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "not ready")
+                };
+                json_reply(status, &json!({ "status": word, "servers": servers }))
+            }
+            None => json_reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({ "status": "not ready", "servers": {} }),
+            ),
+        }
+    }
+}
+
+fn reads(method: &Method) -> bool {
+    method == Method::GET || method == Method::HEAD
+}
+
+fn json_reply(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut reply = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    reply.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
+    reply
+}
+
+pub fn not_found() -> Response<Body> {
+    let mut reply = Response::new(Full::new(Bytes::from_static(b"Not Found")).boxed());
+    *reply.status_mut() = StatusCode::NOT_FOUND;
+    reply.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    reply
+}
