@@ -169,7 +169,7 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
   const tk = await createToolkit({
     builtins: false,
     extraTools: [defineTool({ name: "t", description: "t", run: () => "t" })],
-    extraPrompts: [definePrompt({ name: "greet", description: "g", get: () => "hello" }), definePrompt({ name: "secret_plan", description: "s", get: () => "plan" })],
+    extraPrompts: [definePrompt({ name: "greet", description: "g", get: () => "hello" }), definePrompt({ name: "secret_plan", description: "s", arguments: [{ name: "topic" }], complete: { topic: () => ["alpha", "beta"] }, get: () => "plan" })],
     extraResources: [
       defineResource({ uri: "notes://public", name: "public", read: () => "pub" }),
       defineResource({ uri: "notes://private", name: "private", read: () => "priv" }),
@@ -207,7 +207,11 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
   same(await ask(USER, "prompts/get", { name: "secret_plan" }), await ask(USER, "prompts/get", { name: "no_such_prompt" }), "secret_plan", "no_such_prompt")
   same(await ask(USER, "resources/read", { uri: "notes://private" }), await ask(USER, "resources/read", { uri: "notes://nothing" }), "notes://private", "notes://nothing")
   same(await ask(USER, "resources/read", { uri: "files://x" }), await ask(USER, "resources/read", { uri: "nofiles://x" }), "files://x", "nofiles://x")
+  const completion = (name) => ({ ref: { type: "ref/prompt", name }, argument: { name: "topic", value: "a" } })
+  same(await ask(USER, "completion/complete", completion("secret_plan")), await ask(USER, "completion/complete", completion("no_such_prompt")), "secret_plan", "no_such_prompt")
+  same(await ask(USER, "resources/subscribe", { uri: "notes://private" }), await ask(USER, "resources/subscribe", { uri: "notes://nothing" }), "notes://private", "notes://nothing")
   assert.ok((await ask(USER, "prompts/get", { name: "secret_plan" })).error, "an error, as for an unknown prompt")
+  assert.deepEqual((await ask(ADMIN, "completion/complete", completion("secret_plan"))).result.completion.values, ["alpha", "beta"])
   assert.deepEqual((await ask(ADMIN, "prompts/get", { name: "secret_plan" })).result.messages, [{ role: "user", content: { type: "text", text: "plan" } }])
   assert.equal((await ask(ADMIN, "resources/read", { uri: "files://x" })).result.contents[0].text, "x")
   assert.equal((await ask(USER, "resources/read", { uri: "notes://public" })).result.contents[0].text, "pub")

@@ -188,8 +188,8 @@ test("RFC 9728 metadata at both well-known paths, outside auth, with CORS; an ex
     assert.ok(doc.scopes_supported.includes("tools:read"), JSON.stringify(doc.scopes_supported))
     assert.equal(typeof doc.resource_name, "string")
   }
-  // Not a metadata path: refused like any other request without a token.
-  assert.equal((await fetch(`${url}/.well-known/oauth-protected-resourcex`)).status, 401)
+  // Not a metadata path (nor /mcp): not found, as before.
+  assert.equal((await fetch(`${url}/.well-known/oauth-protected-resourcex`)).status, 404)
 
   // An explicit audience: the PRM names it, and its path decides the PRM URL in challenges.
   const audience = "https://mcp.example.com/tenant/a"
