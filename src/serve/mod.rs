@@ -7,6 +7,7 @@
 //! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
+pub mod auth;
 pub mod bridge;
 mod changes;
 pub mod context;
