@@ -44,12 +44,7 @@ impl Challenge {
         self.unauthorized("invalid_request", Some("invalid_request"), description)
     }
 
-    fn unauthorized(
-        &self,
-        error: &'static str,
-        code: Option<&str>,
-        description: String,
-    ) -> Denial {
+    fn unauthorized(&self, error: &'static str, code: Option<&str>, description: String) -> Denial {
         let mut challenge = String::from("Bearer realm=\"toolnexus\"");
         if let Some(url) = &self.resource_metadata {
             challenge.push_str(&format!(", resource_metadata=\"{}\"", quotable(url)));

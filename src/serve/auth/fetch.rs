@@ -88,16 +88,19 @@ impl Fetcher {
             Ok(result) => result.map_err(|why| format!("{} {why}", shown(url)))?,
             Err(_) => return Err(format!("{} did not answer within 5 seconds", shown(url))),
         };
-        serde_json::from_slice(&body).map_err(|_| format!("{} did not answer with JSON", shown(url)))
+        serde_json::from_slice(&body)
+            .map_err(|_| format!("{} did not answer with JSON", shown(url)))
     }
 }
 
 /// The answer's body, or why not (words that follow the URL).
 async fn read(request: reqwest::RequestBuilder) -> Result<Vec<u8>, String> {
-    let mut response = request
-        .send()
-        .await
-        .map_err(|error| format!("could not be reached: {}", crate::connect::reason::network(&error)))?;
+    let mut response = request.send().await.map_err(|error| {
+        format!(
+            "could not be reached: {}",
+            crate::connect::reason::network(&error)
+        )
+    })?;
     let status = response.status();
     if !status.is_success() {
         let name = status.canonical_reason().unwrap_or("");
@@ -114,7 +117,10 @@ async fn read(request: reqwest::RequestBuilder) -> Result<Vec<u8>, String> {
     }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|error| {
-        format!("broke off its answer: {}", crate::connect::reason::network(&error))
+        format!(
+            "broke off its answer: {}",
+            crate::connect::reason::network(&error)
+        )
     })? {
         if body.len() + chunk.len() > FETCH_MAX_BYTES {
             return Err(too_large());

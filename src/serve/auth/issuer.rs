@@ -177,9 +177,7 @@ fn principal(
 ) -> Result<Principal, String> {
     let subject = match (claims.get("sub"), claims.get("client_id")) {
         (Some(Value::String(sub)), _) if !sub.is_empty() => sub.clone(),
-        (None, Some(Value::String(client))) if introspected && !client.is_empty() => {
-            client.clone()
-        }
+        (None, Some(Value::String(client))) if introspected && !client.is_empty() => client.clone(),
         _ => return Err("the token names no subject (sub)".into()),
     };
     Ok(Principal {
@@ -239,8 +237,9 @@ struct KeyCache {
     fetcher: Fetcher,
     uri: Url,
     current: RwLock<Arc<Keys>>,
-    /// When the last fetch was tried; held while fetching.
-    last_attempt: tokio::sync::Mutex<Instant>,
+    /// When the last refetch was tried (the first fetch, at start, does not count: a key
+    /// rotated just then is found at once); held while fetching.
+    last_attempt: tokio::sync::Mutex<Option<Instant>>,
     timing: Timing,
 }
 
@@ -255,7 +254,7 @@ impl KeyCache {
                 fetched: now,
                 generation: 0,
             })),
-            last_attempt: tokio::sync::Mutex::new(now),
+            last_attempt: tokio::sync::Mutex::new(None),
             timing,
         }
     }
@@ -272,10 +271,11 @@ impl KeyCache {
     async fn refetch(&self, seen: u64) -> Arc<Keys> {
         let mut last_attempt = self.last_attempt.lock().await;
         let keys = self.current();
-        if keys.generation != seen || last_attempt.elapsed() < self.timing.refetch_min {
+        let recent = last_attempt.is_some_and(|at| at.elapsed() < self.timing.refetch_min);
+        if keys.generation != seen || recent {
             return keys;
         }
-        *last_attempt = Instant::now();
+        *last_attempt = Some(Instant::now());
         let Ok(set) = fetch_keys(&self.fetcher, &self.uri).await else {
             return keys;
         };
@@ -310,8 +310,11 @@ struct Introspector {
 impl Introspector {
     fn new(fetcher: Fetcher, endpoint: Url, client_id: &str, secret: &str) -> Introspector {
         let form = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
-        let basic = base64::engine::general_purpose::STANDARD
-            .encode(format!("{}:{}", form(client_id), form(secret)));
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            form(client_id),
+            form(secret)
+        ));
         Introspector {
             fetcher,
             endpoint,
@@ -335,8 +338,13 @@ impl Introspector {
             .await
             .map_err(|why| Refusal::Unchecked(format!("cannot introspect the token: {why}")))?;
         let Value::Object(claims) = answer else {
-            let why = format!("{} did not answer with a JSON object", shown(&self.endpoint));
-            return Err(Refusal::Unchecked(format!("cannot introspect the token: {why}")));
+            let why = format!(
+                "{} did not answer with a JSON object",
+                shown(&self.endpoint)
+            );
+            return Err(Refusal::Unchecked(format!(
+                "cannot introspect the token: {why}"
+            )));
         };
         let outcome = if claims.get("active") != Some(&Value::Bool(true)) {
             Err("the token is not active".to_string())

@@ -219,13 +219,8 @@ impl Jwt<'_> {
 
     /// Whether `key` made the signature.
     pub fn signed_by(&self, key: &DecodingKey) -> bool {
-        jsonwebtoken::crypto::verify(
-            self.signature,
-            self.signed.as_bytes(),
-            key,
-            self.header.alg,
-        )
-        .unwrap_or(false)
+        jsonwebtoken::crypto::verify(self.signature, self.signed.as_bytes(), key, self.header.alg)
+            .unwrap_or(false)
     }
 }
 

@@ -213,7 +213,9 @@ impl Guard {
             None => Refusal::Invalid("the token is not one this server accepts".into()),
         };
         match (failed_check, refusal) {
-            (Some(why), _) => Err(Denial::server_error(format!("the token check failed: {why}"))),
+            (Some(why), _) => Err(Denial::server_error(format!(
+                "the token check failed: {why}"
+            ))),
             (None, Refusal::Unchecked(why)) => Err(Denial::server_error(why)),
             (None, Refusal::Invalid(why)) => Err(self.challenge.invalid_token(why)),
         }
@@ -230,8 +232,10 @@ impl Guard {
                 false => self.challenge.missing(),
             });
         };
-        let not_bearer =
-            || self.challenge.invalid_request("the Authorization header is not Bearer <token>".into());
+        let not_bearer = || {
+            self.challenge
+                .invalid_request("the Authorization header is not Bearer <token>".into())
+        };
         let text = value.to_str().map_err(|_| not_bearer())?;
         let (scheme, token) = text.trim().split_once(' ').ok_or_else(not_bearer)?;
         let token = token.trim_start_matches(' ');
