@@ -141,7 +141,7 @@ impl Issuer {
         let jwt = jwt::parse(token).map_err(Refusal::Invalid)?;
         let mut keys = cache.current();
         if keys.fetched.elapsed() >= cache.timing.refresh_after {
-            keys = cache.refetch(keys.generation).await;
+            keys = cache.refresh(keys).await;
         }
         let mut choice = jwt.choose(&keys.set);
         let fresh;
@@ -267,9 +267,27 @@ impl KeyCache {
     }
 
     /// The keys after a refetch, or the ones there are when another caller fetched meanwhile or
-    /// the last attempt was too recent (a failed fetch keeps the old keys).
+    /// the last attempt was too recent (a failed fetch keeps the old keys). Waits for a fetch
+    /// under way: a token naming an unknown key needs its result.
     async fn refetch(&self, seen: u64) -> Arc<Keys> {
-        let mut last_attempt = self.last_attempt.lock().await;
+        let last_attempt = self.last_attempt.lock().await;
+        self.fetch_with(last_attempt, seen).await
+    }
+
+    /// The periodic refresh of `keys`: never waits for a fetch under way (the keys there are
+    /// still serve).
+    async fn refresh(&self, keys: Arc<Keys>) -> Arc<Keys> {
+        match self.last_attempt.try_lock() {
+            Ok(last_attempt) => self.fetch_with(last_attempt, keys.generation).await,
+            Err(_) => keys,
+        }
+    }
+
+    async fn fetch_with(
+        &self,
+        mut last_attempt: tokio::sync::MutexGuard<'_, Option<Instant>>,
+        seen: u64,
+    ) -> Arc<Keys> {
         let keys = self.current();
         let recent = last_attempt.is_some_and(|at| at.elapsed() < self.timing.refetch_min);
         if keys.generation != seen || recent {
@@ -366,9 +384,10 @@ impl Introspector {
     fn remember(&self, digest: [u8; 32], outcome: &Result<Principal, String>, now: u64) {
         let mut ttl = INTROSPECTION_TTL;
         if let Ok(principal) = outcome
-            && let Some(exp) = principal.claims.get("exp").and_then(Value::as_u64)
+            && let Some(exp) = principal.claims.get("exp").and_then(Value::as_f64)
         {
-            ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now)));
+            let left = (exp - now as f64).max(0.0);
+            ttl = ttl.min(Duration::from_secs_f64(left.min(ttl.as_secs_f64())));
         }
         if ttl.is_zero() {
             return;

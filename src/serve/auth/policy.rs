@@ -3,7 +3,7 @@
 use super::Principal;
 
 /// What a policy is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Tool,
     Prompt,

@@ -309,3 +309,14 @@ fn the_policy_by_scope() {
     assert_eq!(policy.scopes(), vec!["read", "admin", "docs"]);
     assert!(AccessPolicy::default().is_open(Kind::Tool));
 }
+
+#[test]
+fn the_guard_is_shared_across_tasks() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: T) {}
+    let guard = futures::executor::block_on(static_guard());
+    send_sync(&guard);
+    let map = HeaderMap::new();
+    send(guard.check(&map));
+    send(Guard::new(options(vec![]), "http://127.0.0.1:9/mcp"));
+}
