@@ -102,9 +102,9 @@ impl Issuer {
         let keys = match jwks_uri {
             Some(uri) => {
                 let uri = secure_url(&uri, "JWKS URI")?;
-                let set = fetch_keys(&fetcher, &uri)
-                    .await
-                    .map_err(|why| format!("cannot fetch the OAuth issuer's keys: {why}"))?;
+                let set = fetch_keys(&fetcher, &uri).await.map_err(|why| {
+                    format!("cannot fetch the keys of the OAuth issuer {issuer}: {why}")
+                })?;
                 Some(KeyCache::new(fetcher.clone(), uri, set, timing))
             }
             // Opaque tokens only: every token goes to introspection.

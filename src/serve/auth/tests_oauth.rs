@@ -479,8 +479,8 @@ async fn guard_new_says_why_the_issuer_cannot_be_used() {
     assert_eq!(
         big.err().unwrap(),
         format!(
-            "cannot fetch the OAuth issuer's keys: {}/big answered with more than 256 KiB",
-            issuer.origin
+            "cannot fetch the keys of the OAuth issuer {}: {}/big answered with more than 256 KiB",
+            issuer.issuer, issuer.origin
         )
     );
 
@@ -592,4 +592,33 @@ async fn static_tokens_win_then_oauth() {
             "Bearer realm=\"toolnexus\", resource_metadata=\"{PRM}\", error=\"invalid_token\", error_description=\"the token is not a valid JWT\""
         )
     );
+}
+
+#[tokio::test]
+async fn an_issuer_without_keys_serves_by_introspection_alone() {
+    let issuer = TestIssuer::start("", keys()).await;
+    {
+        let mut state = issuer.state.lock().unwrap();
+        let metadata = state.rfc8414.as_mut().unwrap();
+        metadata.as_object_mut().unwrap().remove("jwks_uri");
+    }
+    let mut options = oauth(&issuer);
+    options.introspection = Some(Introspection {
+        client_id: "app".into(),
+        client_secret: "secret".into(),
+        endpoint: None,
+    });
+    let guard = Guard::new(with_oauth(options), ENDPOINT).await.unwrap();
+    let token = sign(
+        Algorithm::RS256,
+        Some("rsa1"),
+        RSA1_PRIVATE,
+        &claims(&issuer.issuer),
+    );
+    issuer.state.lock().unwrap().introspection.insert(
+        token.clone(),
+        json!({"active": true, "sub": "carol", "exp": now() + 60}),
+    );
+    assert_eq!(guard.check(&bearer(&token)).await.unwrap().subject, "carol");
+    assert_eq!(issuer.jwks_fetches(), 0);
 }
