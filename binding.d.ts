@@ -212,6 +212,12 @@ export interface HttpServeOptions {
   sessionIdleTimeout?: number
   /** Live sessions at most; a new one beyond it ends the idlest. Default 500. */
   maxSessions?: number
+  /** Who may use the endpoint (absent: loopback only, as before). */
+  auth?: NativeAuth
+  /** Gets each request's access-log entry. */
+  accessLog?: (entry: import("./index").AccessLogEntry) => void
+  /** Whether the servers behind the endpoint are connected, for `/readyz`. */
+  ready?: () => { ready: boolean; servers: Record<string, string> }
 }
 
 /**
@@ -270,10 +276,51 @@ export interface McpCallOptions {
   refusal?: string
 }
 
+/** `opts.auth` as lib/options.js normalises it. */
+export interface NativeAuth {
+  /** `auth: "none"`: anyone who reaches the endpoint may use it. */
+  none?: boolean
+  tokens?: Array<NativeStaticToken>
+  /** Checks a presented token: resolves `{ subject, scopes, claims }` or null. */
+  verify?: (token: string) => Promise<{ subject: string; scopes: string[]; claims: Record<string, unknown> } | null>
+  oauth?: NativeOAuth
+  tools?: Array<NativeScopeRule>
+  prompts?: Array<NativeScopeRule>
+  resources?: Array<NativeScopeRule>
+}
+
 /** Caching hints a service serves instead of its upstreams' (internal). */
 export interface NativeCacheHints {
   ttlMs?: number
   scope?: 'public' | 'private'
+}
+
+export interface NativeIntrospection {
+  clientId: string
+  clientSecret: string
+  endpoint?: string
+}
+
+export interface NativeOAuth {
+  issuer: string
+  audience?: string
+  requiredScopes?: Array<string>
+  jwksUri?: string
+  introspection?: NativeIntrospection
+  /** Seconds of leeway on `exp`/`nbf`/`iat` (lib/options.js checked 0..600). */
+  clockSkew?: number
+}
+
+/** Which names (globs) one scope may see. */
+export interface NativeScopeRule {
+  scope: string
+  globs: Array<string>
+}
+
+export interface NativeStaticToken {
+  token: string
+  subject: string
+  scopes: Array<string>
 }
 
 /** One of a service's own resources, templates or prompts (internal). */

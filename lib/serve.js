@@ -62,13 +62,15 @@ function inputBatcher(ask) {
  * progress, log messages and input requests that reach the calling client.
  * @param {number} id  the native call's id
  * @param {AbortSignal} signal
+ * @param {import("../index").Principal} [principal]  who made the call (serving with auth)
  */
-function runContext(id, signal) {
+function runContext(id, signal, principal) {
   /** @type {(op: string, payload?: object) => Promise<any>} */
   const ask = (op, payload) => binding.callContext(id, op, payload ?? {})
   const input = inputBatcher(ask)
   return {
     signal,
+    principal,
     /** @type {(progress: number, total?: number, message?: string) => Promise<boolean>} */
     progress: (progress, total, message) => ask("progress", { progress, total, message }),
     /** @type {(level: string, data: unknown, logger?: string) => Promise<boolean>} */
@@ -116,11 +118,11 @@ function servedTools(tools) {
       execution: anyTool.execution,
       _meta: anyTool._meta,
       mcp: anyTool[MCP_TOOL_REF],
-      /** @param {{ id: number, args: Record<string, unknown> }} call */
+      /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal }} call */
       async execute(call) {
         const controller = new AbortController()
         pending.set(call.id, controller)
-        const ctx = runContext(call.id, controller.signal)
+        const ctx = runContext(call.id, controller.signal, call.principal)
         try {
           return await tool.execute(call.args, /** @type {any} */ (ctx))
         } finally {

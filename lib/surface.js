@@ -15,9 +15,9 @@ const { readResult, promptResult, completionResult, envelope } = require("./surf
 /** @typedef {import("../index").PromptDefinition} PromptDefinition */
 /** @typedef {import("../index").CacheHints} CacheHints */
 /** @typedef {{ resourceUpdated(uri: string): void }} Updatable */
-/** @typedef {(id: number, signal: AbortSignal) => object} MakeContext */
+/** @typedef {(id: number, signal: AbortSignal, principal?: import("../index").Principal) => object} MakeContext */
 /** @typedef {import("../binding").NativeSurfaceEntry} NativeSurfaceEntry */
-/** @typedef {{ id: number, args: Record<string, any> }} SurfaceCall */
+/** @typedef {{ id: number, args: Record<string, any>, principal?: import("../index").Principal }} SurfaceCall */
 
 /** The services serving a definition now (not enumerable): `notifyUpdated()` tells them. */
 const SERVING = Symbol("toolnexus.serving")
@@ -205,17 +205,17 @@ function servedSurface(resources, prompts, makeContext, names = ["resources", "p
     pending.delete(id)
   }
   /**
-   * @param {number} id
+   * @param {SurfaceCall} c
    * @param {(ctx: object) => unknown} run
    * @param {(v: unknown) => unknown} normalise
    */
-  const call = async (id, run, normalise) => {
+  const call = async (c, run, normalise) => {
     const controller = new AbortController()
-    pending.set(id, controller)
+    pending.set(c.id, controller)
     try {
-      return await envelope(() => run(makeContext(id, controller.signal)), normalise)
+      return await envelope(() => run(makeContext(c.id, controller.signal, c.principal)), normalise)
     } finally {
-      pending.delete(id)
+      pending.delete(c.id)
     }
   }
   /** @param {Record<string, Function> | undefined} complete */
@@ -242,7 +242,7 @@ function servedSurface(resources, prompts, makeContext, names = ["resources", "p
         listing: given(/** @type {any} */ (t), TEMPLATE_FIELDS),
         /** @param {SurfaceCall} c */
         execute: (c) =>
-          call(c.id, (ctx) => t.read(c.args.uri, c.args.vars ?? {}, /** @type {any} */ (ctx)), (v) => readResult(v, c.args.uri, t.mimeType)),
+          call(c, (ctx) => t.read(c.args.uri, c.args.vars ?? {}, /** @type {any} */ (ctx)), (v) => readResult(v, c.args.uri, t.mimeType)),
         abort,
         ...completing(t.complete),
       }
@@ -253,7 +253,7 @@ function servedSurface(resources, prompts, makeContext, names = ["resources", "p
       listing: given(/** @type {any} */ (d), RESOURCE_FIELDS),
       /** @param {SurfaceCall} c */
       execute: (c) =>
-        call(c.id, (ctx) => d.read(c.args.uri ?? d.uri, /** @type {any} */ (ctx)), (v) => readResult(v, c.args.uri ?? d.uri, d.mimeType)),
+        call(c, (ctx) => d.read(c.args.uri ?? d.uri, /** @type {any} */ (ctx)), (v) => readResult(v, c.args.uri ?? d.uri, d.mimeType)),
       abort,
     }
   })
@@ -264,7 +264,7 @@ function servedSurface(resources, prompts, makeContext, names = ["resources", "p
       kind: "prompt",
       listing: given(/** @type {any} */ (def), PROMPT_FIELDS),
       /** @param {SurfaceCall} c */
-      execute: (c) => call(c.id, (ctx) => def.get(c.args ?? {}, /** @type {any} */ (ctx)), promptResult),
+      execute: (c) => call(c, (ctx) => def.get(c.args ?? {}, /** @type {any} */ (ctx)), promptResult),
       abort,
       ...completing(def.complete),
     })

@@ -221,6 +221,12 @@ async function createToolkit(opts) {
       const cache = cacheHints(cfg.cache, "mcp.")
       const service = serviceFor(tools, cfg, onCall)
       const options = serveOptions(serveOpts ?? {})
+      // /readyz: ready when every server that is not disabled is connected.
+      options.ready = () => {
+        const servers = merged("status")
+        const ready = Object.values(servers).every((status) => status === "connected" || status === "disabled")
+        return { ready, servers }
+      }
       /** @type {Served} */
       const entry = { service, cfg, cache }
       setSurface(entry)

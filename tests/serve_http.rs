@@ -409,10 +409,14 @@ async fn dns_rebinding_protection_and_paths() {
 #[tokio::test]
 async fn a_non_loopback_bind_must_name_its_hosts() {
     // Binding every interface is not allowed in tests; the rule is checked before any bind.
+    let options = ServeOptions {
+        auth: toolnexus::serve::http::Auth::Open,
+        ..ServeOptions::default()
+    };
     let err = match serve_http(
         "0.0.0.0:0",
         ToolServer::new(ServerIdentity::default(), vec![], None),
-        ServeOptions::default(),
+        options,
     )
     .await
     {
@@ -420,6 +424,32 @@ async fn a_non_loopback_bind_must_name_its_hosts() {
         Err(e) => e,
     };
     assert!(err.contains("needs allowedHosts"), "{err}");
+}
+
+#[tokio::test]
+async fn a_non_loopback_bind_needs_auth_or_says_none() {
+    let options = ServeOptions {
+        allowed_hosts: Some(vec!["*".into()]),
+        ..ServeOptions::default()
+    };
+    let err = match serve_http(
+        "0.0.0.0:0",
+        ToolServer::new(ServerIdentity::default(), vec![], None),
+        options,
+    )
+    .await
+    {
+        Ok(_) => panic!("served a non-loopback bind without auth"),
+        Err(e) => e,
+    };
+    assert!(err.starts_with("serving on 0.0.0.0:"), "{err}");
+    assert!(
+        err.ends_with(
+            "(not a loopback address) needs auth: { tokens } or { oauth }, or auth: \"none\" to \
+             let anyone who can reach it use every tool (--no-auth on the CLI)"
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

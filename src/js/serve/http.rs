@@ -33,7 +33,7 @@ pub struct HttpServeOptions<'a> {
     /// Who may use the endpoint (absent: loopback only, as before).
     pub auth: Option<NativeAuth<'a>>,
     /// Gets each request's access-log entry.
-    #[napi(ts_type = "(entry: AccessLogEntry) => void")]
+    #[napi(ts_type = "(entry: import(\"./index\").AccessLogEntry) => void")]
     pub access_log: Option<Function<'a, Value, ()>>,
     /// Whether the servers behind the endpoint are connected, for `/readyz`.
     #[napi(ts_type = "() => { ready: boolean; servers: Record<string, string> }")]

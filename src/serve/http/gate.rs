@@ -82,13 +82,8 @@ impl Gate {
             && let Some(owner) = sessions.owner(id)
             && *owner != *principal.key()
         {
-            return Admission::Reply(json_reply(
-                StatusCode::FORBIDDEN,
-                &json!({
-                    "error": "forbidden",
-                    "error_description": "this session belongs to another principal",
-                }),
-            ));
+            let denial = crate::serve::auth::Denial::other_session();
+            return Admission::Reply(denial.response().map(|b| Full::new(b).boxed()));
         }
         Admission::Mcp(Some(Arc::new(Caller {
             principal,
