@@ -402,18 +402,19 @@ test("toolnexus serve --auth-token-env / --auth-token-file: tokens never in argv
   // Bad sources: exit 2 before serving, naming the problem, never the contents.
   const empty = tmpFile("empty.txt")
   fs.writeFileSync(empty, "# nothing here\n\n")
-  for (const [what, args, env] of [
-    ["an empty token file", ["--auth-token-file", empty], {}],
-    ["a missing token file", ["--auth-token-file", tmpFile("absent.txt")], {}],
-    ["--no-auth with a token", ["--no-auth", "--auth-token-env", "TN_TOKEN_ONE"], { TN_TOKEN_ONE: TOKEN_A }],
-    ["--no-auth with an issuer", ["--no-auth", "--oauth-issuer", "https://idp.example.com"], {}],
+  const absent = tmpFile("absent.txt")
+  const usage = "Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8808 | --stdio] [--watch]\nRun `toolnexus serve --help` for details.\n"
+  for (const [args, env, message] of [
+    [["--auth-token-file", empty], {}, `toolnexus serve: --auth-token-file ${empty} holds no token (one per line; blank lines and # comments are ignored)\n`],
+    [["--auth-token-file", absent], {}, `toolnexus serve: cannot read --auth-token-file ${absent}: no such file\n`],
+    [["--no-auth", "--auth-token-env", "TN_TOKEN_ONE"], { TN_TOKEN_ONE: TOKEN_A }, `toolnexus serve: --no-auth cannot be combined with --auth-token-env\n${usage}`],
+    [["--no-auth", "--oauth-issuer", "https://idp.example.com"], {}, `toolnexus serve: --no-auth cannot be combined with --oauth-issuer\n${usage}`],
   ]) {
     const bad = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", ...args], { env })
     const r = await bad.exited
-    assert.equal(r.code, 2, `${what}: ${r.stderr}`)
-    assert.equal(r.stdout, "", what)
-    assert.match(r.stderr, /toolnexus: /, what)
-    assertNoSecret(r.stderr, [TOKEN_A], what)
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`)
+    assert.equal(r.stdout, "")
+    assert.equal(r.stderr, message)
   }
 })
 
@@ -442,7 +443,8 @@ test("toolnexus serve --auth-file: tokens with subjects and scopes, and the per-
 })
 
 test("the official Python client with a static bearer token; a wrong one cannot connect", T, async () => {
-  const { url } = await startGateway(defer, { auth: { tokens: STATIC } })
+  const log = []
+  const { url } = await startGateway(defer, { auth: { tokens: STATIC }, accessLog: (e) => log.push(e) })
   const script = path.join(import.meta.dirname, "python", "bearer_client.py")
   const run = (token, mode) =>
     new Promise((resolve) => {
@@ -462,9 +464,14 @@ test("the official Python client with a static bearer token; a wrong one cannot 
     assert.equal(ok.report.text, "42")
     assert.equal(ok.report.isError, false)
   }
+  assert.ok(log.length > 0 && log.every((e) => e.principal === "bob" && e.status < 400), JSON.stringify(log))
+  log.length = 0
   const wrong = await run("wrong-python-token", "auto")
   assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr)
-  assert.match(wrong.report?.error ?? "", /401/)
+  assert.match(wrong.report?.error ?? "", /\S/)
+  // What it met: the gateway's 401s (the SDK's words for them are its own).
+  assert.ok(log.length > 0 && log.every((e) => e.principal === null && e.status === 401), JSON.stringify(log))
+  assertNoSecret(wrong.stdout + wrong.stderr, ["wrong-python-token"], "the Python client's report")
 })
 
 test("bad auth options are TypeErrors naming the option", T, async () => {

@@ -427,17 +427,22 @@ function pythonBearer(url, token, mode, tool, args = {}) {
 
 test("the official Python client with a bearer token from the IdP, in both eras; without a good one it cannot connect", T, async () => {
   const server = await idp({ scopes: ["tools:read"] })
-  const { url } = await startGateway(defer, { auth: { oauth: { issuer: server.issuer }, tools: { "tools:read": ["up_add", "whoami"] } } })
+  const log = []
+  const { url } = await startGateway(defer, { auth: { oauth: { issuer: server.issuer }, tools: { "tools:read": ["up_add", "whoami"] } }, accessLog: (e) => log.push(e) })
   const token = await server.clientCredentialsToken({ resource: `${url}/mcp` })
   for (const [mode, version] of [["auto", "2026-07-28"], ["legacy", "2025-11-25"]]) {
     const run = await pythonBearer(url, token, mode, "up_add", { a: 40, b: 2 })
     assert.equal(run.code, 0, run.stdout + run.stderr)
     assert.deepEqual(run.report, { protocolVersion: version, serverInfo: { name: "toolnexus", version: run.report.serverInfo.version }, tools: ["up_add", "whoami"], text: "42", isError: false })
   }
+  assert.ok(log.length > 0 && log.every((e) => e.principal === "service" && e.status < 400), JSON.stringify(log))
   for (const bad of [await server.foreignSign({ aud: `${url}/mcp` }), "garbage"]) {
+    log.length = 0
     const run = await pythonBearer(url, bad, "auto", "up_add", { a: 1, b: 1 })
     assert.equal(run.code, 1, run.stdout + run.stderr)
-    assert.match(run.report?.error ?? "", /401/)
+    assert.match(run.report?.error ?? "", /\S/)
+    assert.ok(log.length > 0 && log.every((e) => e.principal === null && e.status === 401), JSON.stringify(log))
+    assertNoSecret(run.stdout + run.stderr, [bad], "the Python client's report")
   }
 })
 

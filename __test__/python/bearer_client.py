@@ -5,7 +5,7 @@ Usage: BEARER_TOKEN=... bearer_client.py URL MODE TOOL ARGS_JSON
   version pin. Connects with `Authorization: Bearer <token>` on every request, lists the tools,
   calls TOOL with ARGS_JSON and prints one JSON object: the negotiated protocolVersion,
   serverInfo, the tool names and the call's text and isError. A failure to connect prints
-  {"error": "<exception class>: <message>"} and exits 1.
+  {"error": "<exception class>: <message>"} (the first leaf of an exception group) and exits 1.
 """
 
 import asyncio
@@ -31,6 +31,8 @@ async def main() -> int:
                 out["text"] = text_of(result)
                 out["isError"] = bool(result.is_error)
     except BaseException as err:  # noqa: BLE001 - reported to the test, which asserts on it
+        while isinstance(err, BaseExceptionGroup) and len(err.exceptions) > 0:
+            err = err.exceptions[0]
         print(json.dumps({"error": f"{type(err).__name__}: {err}"}))
         return 1
     print(json.dumps(out))
