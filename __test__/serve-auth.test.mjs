@@ -142,6 +142,21 @@ test("a token verifier function (sync or async); static tokens win over it and o
   assert.equal(refused.params.error, "invalid_token")
 })
 
+test("stateless serving checks every request; sessions do not exist to bind", T, async () => {
+  const { url } = await startGateway(defer, { stateless: true, auth: { tokens: STATIC } })
+  const init = await mcpPost(url, { token: TOKEN_A })
+  assert.equal(init.status, 200)
+  assert.equal(init.headers.get("mcp-session-id"), null)
+  const headers = { "mcp-protocol-version": init.json.result.protocolVersion }
+  assert.equal((await mcpPost(url, { headers, body: LIST })).status, 401)
+  assert.equal((await mcpPost(url, { token: "wrong", headers, body: LIST })).status, 401)
+  const a = await mcpPost(url, { token: TOKEN_A, headers, body: LIST })
+  const b = await mcpPost(url, { token: TOKEN_B, headers, body: LIST })
+  assert.deepEqual([a.status, b.status], [200, 200])
+  const who = await mcpPost(url, { token: TOKEN_B, headers, body: call(3, "whoami") })
+  assert.deepEqual(JSON.parse(who.json.result.content[0].text), { subject: "bob", scopes: ["tools:read"], claims: {} })
+})
+
 test("a session is bound to its principal: another token naming it is 403 forbidden, the owner goes on", T, async () => {
   const { url } = await startGateway(defer, { auth: { tokens: STATIC } })
   const headers = await bearerSession(url, TOKEN_A)

@@ -488,3 +488,42 @@ test("an issuer that cannot be discovered: serve rejects in words naming it", T,
   // An http issuer off loopback is refused before any fetch.
   await assert.rejects(tk.serve("127.0.0.1:0", { auth: { oauth: { issuer: "http://idp.example.com" } } }), /https/)
 })
+
+test("checks that cannot be made (a verifier that throws, introspection with a wrong secret) are 500 server_error; the process's stderr and access log name no token or secret", T, async () => {
+  const idpModule = JSON.stringify(path.join(import.meta.dirname, "lib", "idp.mjs"))
+  const code = `
+    const { startIdp, startGateway, mcpPost } = await import(${idpModule})
+    const cleanups = []
+    const defer = (f) => cleanups.push(f)
+    const server = await startIdp({ scopes: ["tools:read"] })
+    const out = { secrets: [...server.secrets, process.env.TN_WRONG_SECRET], answers: [] }
+    const thrower = await startGateway(defer, { accessLog: true, auth: { tokens: () => { throw new Error("the directory is down") } } })
+    const t1 = "tn-verifier-token-6a7b8c9d"
+    out.secrets.push(t1)
+    const introspecting = await startGateway(defer, { accessLog: true, auth: { oauth: { issuer: server.issuer, introspection: { clientId: server.introspection.clientId, clientSecret: process.env.TN_WRONG_SECRET } } } })
+    const t2 = await server.clientCredentialsToken({ resource: introspecting.url + "/mcp", format: "opaque" })
+    out.secrets.push(t2)
+    for (const [url, token] of [[thrower.url, t1], [introspecting.url, t2]]) {
+      const res = await mcpPost(url, { token })
+      out.answers.push({ status: res.status, challenge: res.headers.get("www-authenticate"), body: res.json })
+    }
+    for (const f of cleanups.reverse()) await f()
+    await server.close()
+    console.log(JSON.stringify(out))`
+  const run = await new Promise((resolve) => {
+    execFile(process.execPath, ["--input-type=module", "-e", code], { cwd: path.join(import.meta.dirname, ".."), env: { ...process.env, TN_WRONG_SECRET: "tn-wrong-secret-31415926" }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? error.code : 0, stdout, stderr }),
+    )
+  })
+  assert.equal(run.code, 0, run.stderr)
+  const out = JSON.parse(run.stdout.trim().split("\n").at(-1))
+  const unchecked = { status: 500, challenge: null, body: { error: "server_error", error_description: "the token could not be checked" } }
+  assert.deepEqual(out.answers, [unchecked, unchecked])
+  // accessLog: true is one JSON line per request on stderr.
+  const lines = run.stderr.split("\n").filter((l) => l.startsWith("{"))
+  assert.deepEqual(lines.map((l) => JSON.parse(l)).map(({ http, path: p, principal, status }) => ({ http, path: p, principal, status })), [
+    { http: "POST", path: "/mcp", principal: null, status: 500 },
+    { http: "POST", path: "/mcp", principal: null, status: 500 },
+  ])
+  assertNoSecret(run.stderr, out.secrets, "the serving process's stderr")
+})
