@@ -65,8 +65,7 @@ test("JWT access tokens: good ones are served; expired, not yet valid, wrong aud
   const bare = await mcpPost(url)
   assert.equal(bare.status, 401)
   assert.deepEqual(challenge(bare.headers.get("www-authenticate")), { scheme: "Bearer", params: { realm: "toolnexus", resource_metadata: prmUrl(url) } })
-  assert.equal(bare.json?.error, "unauthorized")
-  assert.match(bare.json?.error_description ?? "", /\S/)
+  assert.deepEqual(bare.json, { error: "unauthorized", error_description: "this server needs a bearer token (Authorization: Bearer <token>)" })
 
   // Minted by the authorisation server itself (client credentials, resource = this gateway).
   const minted = await server.clientCredentialsToken({ scope: "tools:read", resource: aud })
@@ -114,20 +113,51 @@ test("JWT access tokens: good ones are served; expired, not yet valid, wrong aud
       return `${h}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.${s}`
     })()],
   ]
+  const notSigned = "the token is not signed by a key of the issuer"
+  const described = {
+    expired: "the token has expired",
+    "not yet valid": "the token is not valid yet (nbf)",
+    "issued in the future": "the token was issued in the future (iat)",
+    "no exp": "the token has no expiry (exp)",
+    "no sub": "the token names no subject (sub)",
+    "wrong audience": "the token is for another audience",
+    "no audience": "the token names no audience (aud)",
+    "wrong issuer": `the token's issuer is not ${server.issuer}`,
+    "issuer with a trailing slash": `the token's issuer is not ${server.issuer}`,
+    "foreign key, unknown kid": notSigned,
+    "foreign key under the IdP's kid": notSigned,
+    "IdP's ES256 key under its RS256 key's kid": `the token's algorithm ES256 does not fit the issuer's key ${server.kid("RS256")}`,
+    "typ dpop+jwt (not an access token)": "the token's type (typ) is not an access token",
+    "alg none": "the token's algorithm none is not accepted",
+    "HS256 keyed with the public JWK": "the token's algorithm HS256 is not accepted",
+    garbage: "the token is not a valid JWT",
+    "three dots of garbage": "the token is not a valid JWT",
+    "a JWT with its signature cut": notSigned,
+    "a JWT with one payload byte changed": notSigned,
+  }
   const seen = []
   for (const [what, token] of bad) {
     const res = await mcpPost(url, { token })
     assertInvalidToken(res, prmUrl(url), what)
+    assert.equal(res.json.error_description, described[what], what)
     seen.push(res.text, res.headers.get("www-authenticate"))
   }
   // Longer than 16 KiB: refused without being parsed.
   const huge = `${"A".repeat(17 * 1024)}.${"B".repeat(10)}.${"C".repeat(10)}`
-  assertInvalidToken(await mcpPost(url, { token: huge }), prmUrl(url), "a 17 KiB token")
+  const tooLong = await mcpPost(url, { token: huge })
+  assertInvalidToken(tooLong, prmUrl(url), "a 17 KiB token")
+  assert.equal(tooLong.json.error_description, "the token is longer than 16 KiB")
 
   // Not a bearer credential: invalid_request; a token in the query string is not read.
   const basic = await mcpPost(url, { authorization: `Basic ${Buffer.from(`alice:${minted}`).toString("base64")}` })
   assert.equal(basic.status, 401)
-  assert.equal(challenge(basic.headers.get("www-authenticate")).params.error, "invalid_request")
+  assert.deepEqual(challenge(basic.headers.get("www-authenticate")).params, {
+    realm: "toolnexus",
+    resource_metadata: prmUrl(url),
+    error: "invalid_request",
+    error_description: "the Authorization header is not Bearer <token>",
+  })
+  assert.deepEqual(basic.json, { error: "invalid_request", error_description: "the Authorization header is not Bearer <token>" })
   const query = await mcpPost(url, { path: `/mcp?access_token=${encodeURIComponent(minted)}` })
   assert.equal(query.status, 401)
   assert.equal(challenge(query.headers.get("www-authenticate")).params.error, undefined)
@@ -213,6 +243,7 @@ test("requiredScopes: a token without them is 403 insufficient_scope; the 401 ch
   assert.deepEqual(challenge(bare.headers.get("www-authenticate")).params, { realm: "toolnexus", resource_metadata: prmUrl(url), scope: "tools:read tools:admin" })
   assertInvalidToken(await mcpPost(url, { token: await server.foreignSign({ aud }) }), prmUrl(url), "foreign key with required scopes", { scope: "tools:read tools:admin" })
 
+  const lacks = { other: "the token lacks the scopes tools:read, tools:admin", "tools:read": "the token lacks the scope tools:admin", "tools:admin": "the token lacks the scope tools:read" }
   for (const scope of ["other", "tools:read", "tools:admin"]) {
     const token = await server.clientCredentialsToken({ scope, resource: aud })
     const res = await mcpPost(url, { token })
@@ -222,7 +253,7 @@ test("requiredScopes: a token without them is 403 insufficient_scope; the 401 ch
     const { realm, error_description: _d, ...params } = c.params
     assert.ok(realm === undefined || realm === "toolnexus", realm)
     assert.deepEqual(params, { error: "insufficient_scope", scope: "tools:read tools:admin", resource_metadata: prmUrl(url) })
-    assert.equal(res.json?.error, "insufficient_scope")
+    assert.deepEqual(res.json, { error: "insufficient_scope", error_description: lacks[scope] })
     assertNoSecret(res.text + res.headers.get("www-authenticate"), [token], "a 403 answer")
   }
   assertServed(await mcpPost(url, { token: await server.clientCredentialsToken({ scope: "tools:admin other tools:read", resource: aud }) }), "both scopes (and one more)")
