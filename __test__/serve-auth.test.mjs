@@ -46,17 +46,20 @@ test("static tokens: none is 401 unauthorized, a wrong one 401 invalid_token, th
   const calls = []
   const { url } = await startGateway(defer, { auth: { tokens: STATIC }, onCall: (c) => calls.push(c) })
 
-  const none = refusal(await mcpPost(url), "no token")
-  assert.deepEqual(none.params, { realm: "toolnexus" })
-  assert.equal(none.body.error, "unauthorized")
+  const NEEDS = { error: "unauthorized", error_description: "this server needs a bearer token (Authorization: Bearer <token>)" }
+  const NOT_ACCEPTED = "the token is not one this server accepts"
+  const NOT_BEARER = "the Authorization header is not Bearer <token>"
+  const bare = await mcpPost(url)
+  const none = refusal(bare, "no token")
+  assert.equal(bare.headers.get("www-authenticate"), 'Bearer realm="toolnexus"')
+  assert.deepEqual(none.body, NEEDS)
 
   const answers = []
   for (const wrong of ["wrong", TOKEN_A.slice(0, -1), `${TOKEN_A}x`, TOKEN_A.toUpperCase()]) {
     const res = await mcpPost(url, { token: wrong })
     const r = refusal(res, `token ${wrong}`)
-    const { error_description: description, ...params } = r.params
-    assert.deepEqual(params, { realm: "toolnexus", error: "invalid_token" })
-    assert.deepEqual(r.body, { error: "invalid_token", error_description: description ?? r.body.error_description })
+    assert.equal(res.headers.get("www-authenticate"), `Bearer realm="toolnexus", error="invalid_token", error_description="${NOT_ACCEPTED}"`)
+    assert.deepEqual(r.body, { error: "invalid_token", error_description: NOT_ACCEPTED })
     answers.push(res.text, res.headers.get("www-authenticate"))
   }
   for (const [what, authorization] of [
@@ -66,12 +69,14 @@ test("static tokens: none is 401 unauthorized, a wrong one 401 invalid_token, th
   ]) {
     const res = await mcpPost(url, { authorization })
     assert.equal(res.status, 401, what)
-    assert.equal(challenge(res.headers.get("www-authenticate")).params.error, "invalid_request", what)
+    assert.equal(res.headers.get("www-authenticate"), `Bearer realm="toolnexus", error="invalid_request", error_description="${NOT_BEARER}"`, what)
+    assert.deepEqual(res.json, { error: "invalid_request", error_description: NOT_BEARER }, what)
     answers.push(res.text, res.headers.get("www-authenticate"))
   }
   // Not read from the query string.
   const query = await mcpPost(url, { path: `/mcp?access_token=${TOKEN_A}` })
-  assert.deepEqual(refusal(query, "a query token").params, { realm: "toolnexus" })
+  assert.equal(query.status, 401)
+  assert.deepEqual(query.json, NEEDS)
   // The scheme is case-insensitive (RFC 7235).
   assert.equal((await mcpPost(url, { authorization: `bearer ${TOKEN_A}` })).status, 200)
 
