@@ -199,7 +199,9 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
   defer(() => tk.close())
   const USER = "tn-user-1a2b3c4d"
   const ADMIN = "tn-admin-5e6f7a8b"
+  const log = []
   const handle = await tk.serve("127.0.0.1:0", {
+    accessLog: (e) => log.push(e),
     auth: {
       tokens: [{ token: USER, subject: "user" }, { token: ADMIN, subject: "admin", scopes: ["admin"] }],
       prompts: { "*": ["greet"], admin: ["*"] },
@@ -235,6 +237,22 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
   assert.deepEqual((await ask(ADMIN, "prompts/get", { name: "secret_plan" })).result.messages, [{ role: "user", content: { type: "text", text: "plan" } }])
   assert.equal((await ask(ADMIN, "resources/read", { uri: "files://x" })).result.contents[0].text, "x")
   assert.equal((await ask(USER, "resources/read", { uri: "notes://public" })).result.contents[0].text, "pub")
+
+  // The access log names the prompt or resource a request asked for (hidden or not).
+  await waitFor(() => log.filter((e) => e.method === "resources/read").length === 6, { message: "the reads logged" })
+  const named = log.filter((e) => e.method === "prompts/get" || e.method === "resources/read").map(({ time, ms, http, path: p, status, ...rest }) => rest)
+  assert.deepEqual(named, [
+    { principal: "user", method: "prompts/get", prompt: "secret_plan" },
+    { principal: "user", method: "prompts/get", prompt: "no_such_prompt" },
+    { principal: "user", method: "resources/read", resource: "notes://private" },
+    { principal: "user", method: "resources/read", resource: "notes://nothing" },
+    { principal: "user", method: "resources/read", resource: "files://x" },
+    { principal: "user", method: "resources/read", resource: "nofiles://x" },
+    { principal: "user", method: "prompts/get", prompt: "secret_plan" },
+    { principal: "admin", method: "prompts/get", prompt: "secret_plan" },
+    { principal: "admin", method: "resources/read", resource: "files://x" },
+    { principal: "user", method: "resources/read", resource: "notes://public" },
+  ])
 })
 
 test("/healthz and /readyz answer outside auth; readyz is 503 while a server is not connected", T, async () => {
