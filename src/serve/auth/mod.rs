@@ -16,6 +16,8 @@ mod test_keys;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_jwt;
+#[cfg(test)]
 mod tests_oauth;
 
 use std::sync::Arc;
