@@ -10,7 +10,7 @@ import path from "node:path"
 import { createRequire } from "node:module"
 import { leakCheck, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
 
-const { serveOptions } = createRequire(import.meta.url)("../lib/options.js")
+const { serveOptions } = createRequire(import.meta.url)("../lib/serve-options.js")
 
 const T = { timeout: 30000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")

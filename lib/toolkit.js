@@ -9,7 +9,7 @@ const { loadSource, MCP_TOOL_REF, SOURCE_HANDLE } = require("./source.js")
 const { serviceFor, servedTools, runContext, emitWarnings } = require("./serve.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { exposedMcpTools } = require("./tools.js")
-const { serveOptions } = require("./options.js")
+const { serveOptions } = require("./serve-options.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */

@@ -128,6 +128,25 @@ pub const SERVE_RELAY_FLUSH: Duration = Duration::from_secs(5);
 /// How long a served HTTP server's `close()` waits for its endpoint to stop.
 pub const SERVE_STOP_BOUND: Duration = Duration::from_secs(10);
 
+// Serving auth: the tokens the guard reads, its requests to an OAuth issuer.
+
+/// A presented token longer than this is refused unread (16 KiB).
+pub const AUTH_MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// One request to the OAuth issuer (metadata, keys, introspection).
+pub const AUTH_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest answer read from the issuer (256 KiB).
+pub const AUTH_FETCH_MAX_BYTES: usize = 256 * 1024;
+/// A token naming an unknown key refetches the key set at most this often.
+pub const AUTH_KEYS_REFETCH_MIN: Duration = Duration::from_secs(10);
+/// The key set is fetched again when it is older than this.
+pub const AUTH_KEYS_REFRESH_AFTER: Duration = Duration::from_secs(15 * 60);
+/// An introspection answer is reused at most this long (never past the token's `exp`)...
+pub const AUTH_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
+/// ...for at most this many tokens.
+pub const AUTH_INTROSPECTION_CACHE_ENTRIES: usize = 1000;
+/// The most leeway `clockSkew` may give.
+pub const AUTH_MAX_CLOCK_SKEW: Duration = Duration::from_secs(600);
+
 // the JavaScript boundary
 
 /// How long a loaded stdio server's transport gets to hand its stdout over to the chosen reader

@@ -214,7 +214,7 @@ export function authFromFlags(values) {
   }
   const options = { auth, accessLog: values["access-log"] === true ? true : undefined }
   try {
-    createRequire(import.meta.url)("../../lib/options.js").serveOptions(options)
+    createRequire(import.meta.url)("../../lib/serve-options.js").serveOptions(options)
   } catch (err) {
     throw new UsageError(`toolnexus serve: ${messageOf(err).replace(/^toolnexus: /, "")}${values["auth-file"] !== undefined ? ` (in --auth-file ${values["auth-file"]} or the flags)` : ""}`)
   }

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use reqwest::Url;
 use serde_json::Value;
 
-use super::limits::{FETCH_MAX_BYTES, FETCH_TIMEOUT};
+use crate::bounds::{AUTH_FETCH_MAX_BYTES as FETCH_MAX_BYTES, AUTH_FETCH_TIMEOUT as FETCH_TIMEOUT};
 
 /// True for `localhost` and loopback addresses, where plain http is allowed.
 pub(crate) fn is_loopback(url: &Url) -> bool {
@@ -86,7 +86,10 @@ impl Fetcher {
     async fn json(&self, request: reqwest::RequestBuilder, url: &Url) -> Result<Value, String> {
         let body = match tokio::time::timeout(FETCH_TIMEOUT, read(request)).await {
             Ok(result) => result.map_err(|why| format!("{} {why}", shown(url)))?,
-            Err(_) => return Err(format!("{} did not answer within 5 seconds", shown(url))),
+            Err(_) => {
+                let (url, secs) = (shown(url), FETCH_TIMEOUT.as_secs());
+                return Err(format!("{url} did not answer within {secs} seconds"));
+            }
         };
         serde_json::from_slice(&body)
             .map_err(|_| format!("{} did not answer with JSON", shown(url)))

@@ -1,21 +1,18 @@
 //! The OAuth issuer as this resource server sees it: its metadata (RFC 8414, then OpenID
-//! discovery), its signing keys (JWKS, refetched on an unknown `kid`), its introspection
-//! endpoint (RFC 7662) for opaque tokens.
+//! discovery), its signing keys (JWKS, refetched on an unknown `kid`), and its introspection
+//! endpoint (RFC 7662, in `introspect`) for opaque tokens.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::fetch::{Fetcher, secure_url, shown};
+use super::introspect::Introspector;
 use super::jwt::{self, Choice, Expected, KeySet};
-use super::limits::*;
 use super::{OAuthOptions, Principal};
+use crate::bounds::{AUTH_KEYS_REFETCH_MIN, AUTH_KEYS_REFRESH_AFTER, AUTH_MAX_CLOCK_SKEW};
 
 /// Why an OAuth check did not accept a token.
 #[derive(Debug)]
@@ -36,8 +33,8 @@ pub(crate) struct Timing {
 impl Default for Timing {
     fn default() -> Self {
         Timing {
-            refetch_min: KEYS_REFETCH_MIN,
-            refresh_after: KEYS_REFRESH_AFTER,
+            refetch_min: AUTH_KEYS_REFETCH_MIN,
+            refresh_after: AUTH_KEYS_REFRESH_AFTER,
         }
     }
 }
@@ -59,8 +56,11 @@ impl Issuer {
     ) -> Result<Issuer, String> {
         let issuer = options.issuer.clone();
         let issuer_url = secure_url(&issuer, "OAuth issuer")?;
-        if options.clock_skew > MAX_CLOCK_SKEW {
-            return Err("the OAuth clock skew must be at most 600 seconds".into());
+        if options.clock_skew > AUTH_MAX_CLOCK_SKEW {
+            let most = AUTH_MAX_CLOCK_SKEW.as_secs();
+            return Err(format!(
+                "the OAuth clock skew must be at most {most} seconds"
+            ));
         }
         let fetcher = Fetcher::new();
         let needs_metadata = options.jwks_uri.is_none()
@@ -170,7 +170,7 @@ fn now_secs() -> u64 {
 
 /// A principal from accepted claims: `sub` (an introspection answer may give `client_id`
 /// instead, for a client's own token), the scopes, the claims.
-fn principal(
+pub(super) fn principal(
     issuer: &str,
     claims: Map<String, Value>,
     introspected: bool,
@@ -307,110 +307,5 @@ impl KeyCache {
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = fresh.clone();
         fresh
-    }
-}
-
-/// A remembered introspection answer.
-struct Remembered {
-    outcome: Result<Principal, String>,
-    until: Instant,
-}
-
-/// RFC 7662 introspection with client_secret_basic, answers remembered by the token's SHA-256.
-struct Introspector {
-    fetcher: Fetcher,
-    endpoint: Url,
-    /// base64(urlencode(id) ":" urlencode(secret)), RFC 6749 §2.3.1.
-    basic: String,
-    cache: Mutex<HashMap<[u8; 32], Remembered>>,
-}
-
-impl Introspector {
-    fn new(fetcher: Fetcher, endpoint: Url, client_id: &str, secret: &str) -> Introspector {
-        let form = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
-        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-            "{}:{}",
-            form(client_id),
-            form(secret)
-        ));
-        Introspector {
-            fetcher,
-            endpoint,
-            basic,
-            cache: Mutex::new(HashMap::new()),
-        }
-    }
-
-    async fn verify(&self, token: &str, expected: &Expected<'_>) -> Result<Principal, Refusal> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(outcome) = self.remembered(&digest) {
-            return outcome.map_err(Refusal::Invalid);
-        }
-        let form = format!(
-            "token={}&token_type_hint=access_token",
-            utf8_percent_encode(token, NON_ALPHANUMERIC)
-        );
-        let answer = self
-            .fetcher
-            .post_form(&self.endpoint, &self.basic, form)
-            .await
-            .map_err(|why| Refusal::Unchecked(format!("cannot introspect the token: {why}")))?;
-        let Value::Object(claims) = answer else {
-            let why = format!(
-                "{} did not answer with a JSON object",
-                shown(&self.endpoint)
-            );
-            return Err(Refusal::Unchecked(format!(
-                "cannot introspect the token: {why}"
-            )));
-        };
-        let outcome = if claims.get("active") != Some(&Value::Bool(true)) {
-            Err("the token is not active".to_string())
-        } else {
-            expected
-                .check(&claims, false)
-                .and_then(|()| principal(expected.issuer, claims, true))
-        };
-        self.remember(digest, &outcome, expected.now);
-        outcome.map_err(Refusal::Invalid)
-    }
-
-    fn remembered(&self, digest: &[u8; 32]) -> Option<Result<Principal, String>> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = cache.get(digest)?;
-        (Instant::now() < entry.until).then(|| entry.outcome.clone())
-    }
-
-    fn remember(&self, digest: [u8; 32], outcome: &Result<Principal, String>, now: u64) {
-        let mut ttl = INTROSPECTION_TTL;
-        if let Ok(principal) = outcome
-            && let Some(exp) = principal.claims.get("exp").and_then(Value::as_f64)
-        {
-            let left = (exp - now as f64).max(0.0);
-            ttl = ttl.min(Duration::from_secs_f64(left.min(ttl.as_secs_f64())));
-        }
-        if ttl.is_zero() {
-            return;
-        }
-        let now = Instant::now();
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= INTROSPECTION_CACHE_ENTRIES {
-            cache.retain(|_, entry| entry.until > now);
-        }
-        if cache.len() >= INTROSPECTION_CACHE_ENTRIES
-            && let Some(soonest) = cache
-                .iter()
-                .min_by_key(|(_, entry)| entry.until)
-                .map(|(key, _)| *key)
-        {
-            cache.remove(&soonest);
-        }
-        cache.insert(
-            digest,
-            Remembered {
-                outcome: outcome.clone(),
-                until: now + ttl,
-            },
-        );
     }
 }

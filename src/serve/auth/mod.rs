@@ -4,9 +4,9 @@
 
 mod denial;
 mod fetch;
+mod introspect;
 mod issuer;
 mod jwt;
-mod limits;
 mod policy;
 
 #[cfg(test)]
@@ -15,6 +15,8 @@ mod test_issuer;
 mod test_keys;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_jwt;
 #[cfg(test)]
 mod tests_oauth;
 
@@ -31,6 +33,7 @@ use subtle::ConstantTimeEq;
 pub use denial::Denial;
 pub use policy::{AccessPolicy, Kind};
 
+use crate::bounds::AUTH_MAX_TOKEN_BYTES;
 use denial::Challenge;
 use issuer::{Issuer, Refusal, Timing};
 
@@ -190,9 +193,10 @@ impl Guard {
     /// The caller of a request with these headers, or why it is refused.
     pub async fn check(&self, headers: &HeaderMap) -> Result<Arc<Principal>, Denial> {
         let token = self.bearer(headers)?;
-        if token.len() > limits::MAX_TOKEN_BYTES {
-            let why = "the token is longer than 16 KiB";
-            return Err(self.challenge.invalid_token(why.into()));
+        if token.len() > AUTH_MAX_TOKEN_BYTES {
+            let kib = AUTH_MAX_TOKEN_BYTES / 1024;
+            let why = format!("the token is longer than {kib} KiB");
+            return Err(self.challenge.invalid_token(why));
         }
         if let Some(principal) = self.static_token(token) {
             return Ok(principal);

@@ -1,16 +1,23 @@
 //! A real OAuth issuer's HTTP side on loopback, for the guard's tests: metadata (RFC 8414 and
-//! OpenID paths), a JWKS that tests can rotate, and an RFC 7662 introspection endpoint.
+//! OpenID paths), a JWKS that tests can rotate, and an RFC 7662 introspection endpoint; and the
+//! tests' tokens, signed with its keys, and a guard that trusts it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, header};
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+
+use super::test_keys::*;
+use super::{AccessPolicy, AuthOptions, Guard, OAuthOptions};
 
 #[derive(Default)]
 pub struct State {
@@ -154,4 +161,97 @@ async fn answer(
         http::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+// The tests' tokens and guards.
+
+/// The guard's endpoint, and its protected resource metadata URL.
+pub const ENDPOINT: &str = "http://127.0.0.1:9/mcp";
+pub const PRM: &str = "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp";
+
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+pub fn rsa_jwk(kid: &str, n: &str) -> Value {
+    json!({"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": n, "e": "AQAB"})
+}
+
+pub fn keys() -> Value {
+    json!({"keys": [
+        rsa_jwk("rsa1", RSA1_N),
+        {"kty": "EC", "kid": "ec", "crv": "P-256", "x": EC_X, "y": EC_Y},
+        {"kty": "OKP", "kid": "ed", "crv": "Ed25519", "x": ED_X},
+        // An encryption key is never used to check signatures.
+        {"kty": "RSA", "kid": "enc", "use": "enc", "n": RSA2_N, "e": "AQAB"},
+    ]})
+}
+
+pub fn sign(alg: Algorithm, kid: Option<&str>, pem: &str, claims: &Value) -> String {
+    let key = match alg {
+        Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem.as_bytes()),
+        Algorithm::EdDSA => EncodingKey::from_ed_pem(pem.as_bytes()),
+        _ => EncodingKey::from_rsa_pem(pem.as_bytes()),
+    }
+    .unwrap();
+    let mut header = Header::new(alg);
+    header.kid = kid.map(str::to_string);
+    encode(&header, claims, &key).unwrap()
+}
+
+/// `claims` signed with RS256 by the issuer's key `rsa1`.
+pub fn signed(claims: &Value) -> String {
+    sign(Algorithm::RS256, Some("rsa1"), RSA1_PRIVATE, claims)
+}
+
+/// Good claims for a token of `issuer` for the guard's endpoint: alice, scopes read and write.
+pub fn claims(issuer: &str) -> Value {
+    json!({
+        "iss": issuer, "aud": ENDPOINT, "sub": "alice", "scope": "read write",
+        "exp": now() + 600, "iat": now(), "team": "a",
+    })
+}
+
+pub fn oauth(issuer: &TestIssuer) -> OAuthOptions {
+    OAuthOptions {
+        issuer: issuer.issuer.clone(),
+        audience: None,
+        required_scopes: vec![],
+        jwks_uri: None,
+        introspection: None,
+        clock_skew: Duration::from_secs(60),
+    }
+}
+
+pub fn with_oauth(oauth: OAuthOptions) -> AuthOptions {
+    AuthOptions {
+        tokens: vec![],
+        verifier: None,
+        oauth: Some(oauth),
+        policy: AccessPolicy::default(),
+    }
+}
+
+/// A guard trusting `issuer` (discovered from its metadata).
+pub async fn guard(issuer: &TestIssuer) -> Guard {
+    Guard::new(with_oauth(oauth(issuer)), ENDPOINT)
+        .await
+        .unwrap()
+}
+
+pub fn bearer(token: &str) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    let value = HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+    map.insert(header::AUTHORIZATION, value);
+    map
+}
+
+/// The words of the 401 that refuses `token`.
+pub async fn refused(guard: &Guard, token: &str) -> String {
+    let denial = guard.check(&bearer(token)).await.unwrap_err();
+    assert_eq!(denial.status(), StatusCode::UNAUTHORIZED);
+    denial.description().to_string()
 }
