@@ -9,13 +9,11 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
-import fs from "node:fs"
 import path from "node:path"
 import { SignJWT, decodeJwt } from "jose"
 import { loadMcp } from "toolnexus"
 import { PYTHON, deferredCleanup, tmpConfig, tmpDir, waitFor } from "./helpers.mjs"
-import { INIT } from "./lib/serve.mjs"
-import { assertNoSecret, bearerSdkClient, challenge, mcpPost, startCli, startGateway, startIdp } from "./lib/idp.mjs"
+import { assertNoSecret, bearerSdkClient, bearerSession, challenge, mcpPost, startCli, startGateway, startIdp } from "./lib/idp.mjs"
 
 const defer = deferredCleanup(afterEach)
 const T = { timeout: 90_000 }
@@ -283,11 +281,9 @@ test("per-scope tool policy over a real stdio server: tools/list shows, and tool
   const sum = await reader.callTool({ name: "up_add", arguments: { a: 2, b: 3 } })
   assert.deepEqual(sum.content, [{ type: "text", text: "5" }])
   assert.deepEqual((await reader.callTool({ name: "up_read_b", arguments: {} })).content, [{ type: "text", text: "read_b" }])
-  const raw = async (name) => {
-    const init = await mcpPost(url, { token: await server.clientCredentialsToken({ scope: "tools:read", resource: aud }) })
-    const headers = { "mcp-session-id": init.headers.get("mcp-session-id"), "mcp-protocol-version": init.json.result.protocolVersion }
-    return mcpPost(url, { token: await server.clientCredentialsToken({ scope: "tools:read", resource: aud }), headers, body: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: {} } } })
-  }
+  const readToken = await server.clientCredentialsToken({ scope: "tools:read", resource: aud })
+  const readSession = await bearerSession(url, readToken)
+  const raw = (name) => mcpPost(url, { token: readToken, headers: readSession, body: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: {} } } })
   const hidden = await raw("up_write_a")
   const missing = await raw("up_nope")
   assert.equal(hidden.status, 200)
@@ -330,8 +326,7 @@ test("a session is bound to the principal that opened it: another subject's toke
   const mine = await mcpPost(url, { token: adaAgain, headers, body: list })
   assert.equal(mine.status, 200)
   assert.equal(mine.json.result.tools.length, 6)
-  // Another issuer's subject "ada" is not ada (a second IdP, trusted by a second gateway, cannot
-  // be tried here; the same subject from a token with another issuer is refused outright).
+  // "ada" of another issuer is not this ada: such a token is refused outright (one issuer is trusted).
   assertInvalidToken(await mcpPost(url, { token: await server.sign({ aud, sub: "ada", iss: "http://127.0.0.1:1" }), headers, body: list }), prmUrl(url), "ada of another issuer")
 })
 
