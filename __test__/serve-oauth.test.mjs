@@ -9,6 +9,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
+import http from "node:http"
 import path from "node:path"
 import { SignJWT, decodeJwt } from "jose"
 import { loadMcp } from "toolnexus"
@@ -356,6 +357,22 @@ test("key rotation: a token signed by a newly rotated key is accepted after one 
   const answers = await Promise.all(strangers.map((token) => mcpPost(url, { token })))
   for (const res of answers) assertInvalidToken(res, prmUrl(url), "an unknown kid")
   assert.equal(server.stats.jwksFetches, fetches + 1, "no refetch for unknown kids within 10 s")
+})
+
+test("jwksUri: keys come from there instead of the issuer's metadata", T, async () => {
+  const server = await idp({ scopes: ["tools:read"] })
+  const keyServer = http.createServer((req, res) => {
+    res.setHeader("content-type", "application/json")
+    res.end(JSON.stringify(server.foreignJwks))
+  })
+  await new Promise((resolve) => keyServer.listen(0, "127.0.0.1", resolve))
+  defer(() => new Promise((resolve) => keyServer.close(resolve)))
+  const jwksUri = `http://127.0.0.1:${keyServer.address().port}/keys.json`
+  const { url } = await startGateway(defer, { auth: { oauth: { issuer: server.issuer, jwksUri } } })
+  const aud = `${url}/mcp`
+  assertServed(await mcpPost(url, { token: await server.foreignSign({ aud }) }), "signed by a key of jwksUri")
+  assertInvalidToken(await mcpPost(url, { token: await server.sign({ aud }) }), prmUrl(url), "signed by a key of the issuer's own JWKS")
+  assert.equal(server.stats.jwksFetches, 0, "the issuer's own /jwks is never fetched")
 })
 
 test("opaque tokens through RFC 7662 introspection: active ones served and cached, unknown ones 401, the secret never shown", T, async () => {

@@ -294,6 +294,10 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
     get jwks() {
       return { keys: keys.map((k) => k.pub) }
     },
+    /** The public JWKS of the foreign key (what another key server would publish). */
+    get foreignJwks() {
+      return { keys: [foreign.pub] }
+    },
     /** The current signing key's kid (of the access tokens' algorithm, or of `wanted`). */
     kid(wanted = alg) {
       return signingKey(wanted).kid
