@@ -185,6 +185,26 @@ test("a session is bound to its principal: another token naming it is 403 forbid
   assert.equal((await mcpPost(url, { token: TOKEN_A, headers, method: "DELETE" })).status, 200)
 })
 
+test("a resource URI is checked as the server would read it: dot segments and escaped separators match no glob", T, async () => {
+  const tk = await createToolkit({
+    builtins: false,
+    extraResources: [defineResourceTemplate({ uriTemplate: "docs://{+path}", name: "docs", read: (_uri, vars) => `path=${vars.path}` })],
+  })
+  defer(() => tk.close())
+  const USER = "tn-user-9d8c7b6a"
+  const handle = await tk.serve("127.0.0.1:0", { auth: { tokens: [{ token: USER, subject: "user" }], resources: { "*": ["docs://{+path}", "docs://public/*"] } } })
+  defer(() => handle.stop())
+  const headers = await bearerSession(handle.url, USER)
+  const read = async (uri) => (await mcpPost(handle.url, { token: USER, headers, body: { jsonrpc: "2.0", id: 7, method: "resources/read", params: { uri } } })).json
+  assert.equal((await read("docs://public/a.txt")).result.contents[0].text, "path=public/a.txt")
+  assert.equal((await read("docs://public/%61.txt")).result.contents[0].text, "path=public/a.txt", "escaped letters match as themselves")
+  // Dot segments match no glob: the server may resolve them above the prefix that was allowed.
+  for (const uri of ["docs://public/./b/../c", "docs://public/../secret/x", "docs://public/%2e%2e/secret", "docs://public/%2E%2e/%2e/secret", "docs://public%2f..%2fsecret", "docs://public\\..\\secret", "docs://secret"]) {
+    const answer = await read(uri)
+    assert.deepEqual(answer.error, { code: -32002, message: `Resource not found: ${uri}`, data: { uri } }, uri)
+  }
+})
+
 test("prompts and resources follow their own policies: hidden ones are absent from lists and answer exactly as unknown ones", T, async () => {
   const tk = await createToolkit({
     builtins: false,
@@ -295,7 +315,8 @@ test("the access log: one entry per request with exactly its keys, never argumen
 
   const base = ["http", "method", "ms", "path", "principal", "status", "time"]
   for (const e of entries) {
-    assert.deepEqual(Object.keys(e).sort(), e.tool === undefined ? base : [...base, "tool"].sort(), JSON.stringify(e))
+    const keys = [...base, ...(e.tool === undefined ? [] : ["tool"]), ...(e.error === undefined ? [] : ["error"])].sort()
+    assert.deepEqual(Object.keys(e).sort(), keys, JSON.stringify(e))
     assert.match(e.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
     assert.ok(new Date(e.time) >= new Date(began.getTime() - 1000) && new Date(e.time) <= ended, e.time)
     assert.equal(typeof e.ms, "number")
@@ -311,7 +332,7 @@ test("the access log: one entry per request with exactly its keys, never argumen
   ])
   // The refused one: no principal; what it asked for may or may not be read before the refusal.
   const { method, tool, ...refused } = shape[5]
-  assert.deepEqual(refused, { principal: null, http: "POST", path: "/mcp", status: 401 })
+  assert.deepEqual(refused, { principal: null, http: "POST", path: "/mcp", status: 401, error: "the token is not one this server accepts" })
   assert.ok(method === null || method === "tools/call", method)
   assert.ok(tool === undefined || tool === "up_add", tool)
   assertNoSecret(JSON.stringify(entries), [TOKEN_A, TOKEN_B, "wrong-token-c0ffee", secretArgument], "the access log")
@@ -433,7 +454,10 @@ test("toolnexus serve --auth-token-env / --auth-token-file: tokens never in argv
   const log = end.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
   const keys = ["http", "method", "ms", "path", "principal", "status", "time"]
   assert.ok(log.length >= 10, end.stderr)
-  for (const e of log) assert.deepEqual(Object.keys(e).sort(), e.tool === undefined ? keys : [...keys, "tool"].sort(), JSON.stringify(e))
+  for (const e of log) {
+    const own = [...keys, ...(e.tool === undefined ? [] : ["tool"]), ...(e.error === undefined ? [] : ["error"])].sort()
+    assert.deepEqual(Object.keys(e).sort(), own, JSON.stringify(e))
+  }
   assert.ok(log.some((e) => e.method === "tools/call" && e.tool === "up_add" && e.status === 200 && typeof e.principal === "string"), end.stderr)
   assertNoSecret(end.stdout + end.stderr, [TOKEN_A, TOKEN_B, FILE_X, FILE_Y], "toolnexus serve's output")
 

@@ -564,9 +564,14 @@ test("checks that cannot be made (a verifier that throws, introspection with a w
   assert.deepEqual(out.answers, [unchecked, unchecked])
   // accessLog: true is one JSON line per request on stderr.
   const lines = run.stderr.split("\n").filter((l) => l.startsWith("{"))
-  assert.deepEqual(lines.map((l) => JSON.parse(l)).map(({ http, path: p, principal, status }) => ({ http, path: p, principal, status })), [
+  const logged = lines.map((l) => JSON.parse(l))
+  assert.deepEqual(logged.map(({ http, path: p, principal, status }) => ({ http, path: p, principal, status })), [
     { http: "POST", path: "/mcp", principal: null, status: 500 },
     { http: "POST", path: "/mcp", principal: null, status: 500 },
   ])
+  // The operator reads why in the log (never the token): the function threw; the issuer
+  // refused the introspection.
+  assert.equal(logged[0].error, "the token check failed: the token check threw")
+  assert.match(logged[1].error, /^cannot introspect the token: http:\/\/127\.0\.0\.1:\d+\/token\/introspection answered HTTP 401 Unauthorized$/)
   assertNoSecret(run.stderr, out.secrets, "the serving process's stderr")
 })

@@ -146,6 +146,9 @@ pub const AUTH_INTROSPECTION_TTL: Duration = Duration::from_secs(60);
 pub const AUTH_INTROSPECTION_CACHE_ENTRIES: usize = 1000;
 /// The most leeway `clockSkew` may give.
 pub const AUTH_MAX_CLOCK_SKEW: Duration = Duration::from_secs(600);
+/// An app's token check (`auth.tokens` as a function) that has not answered by then fails the
+/// request (500), so a stalled backend cannot hold connections for ever.
+pub const AUTH_VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
 
 // the JavaScript boundary
 

@@ -189,6 +189,8 @@ export function authFromFlags(values) {
       if (token === undefined) throw new UsageError(`toolnexus serve: --auth-token-env ${name}: the environment variable ${name} is not set`)
       if (token.trim() === "") throw new UsageError(`toolnexus serve: --auth-token-env ${name}: the environment variable ${name} is empty`)
       tokens.push({ token: token.trim(), subject: name })
+      // The servers this command starts inherit its environment: the token is not theirs.
+      delete process.env[name]
     }
     for (const file of values["auth-token-file"] ?? []) {
       const lines = readFlagFile("--auth-token-file", file).split(/\r?\n/).map((line) => line.trim())

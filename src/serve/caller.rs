@@ -33,10 +33,61 @@ impl Caller {
     }
 
     fn allows(&self, kind: Kind, name: &str) -> bool {
-        self.guard
-            .policy()
-            .allows(kind, Some(&self.principal), name)
+        let policy = self.guard.policy();
+        if kind == Kind::Resource && !policy.is_open(kind) {
+            // A URI is matched as the server it reaches would read it: escaped letters and
+            // dots are decoded first, and one with dot segments (which climb out of an allowed
+            // prefix there) or a separator hidden in an escape or a backslash is seen by no
+            // policy.
+            return canonical_uri(name)
+                .is_some_and(|uri| policy.allows(kind, Some(&self.principal), &uri));
+        }
+        policy.allows(kind, Some(&self.principal), name)
     }
+}
+
+/// `uri` with the escapes of unreserved characters decoded (RFC 3986 §6.2.2.2); None when it
+/// has a `.` or `..` segment (servers resolve those differently: a template's expansion may
+/// climb over what looks like an authority), escapes a `/` or a `\\`, or holds a `\\`.
+pub fn canonical_uri(uri: &str) -> Option<String> {
+    if uri.contains('\\') {
+        return None;
+    }
+    let mut decoded = String::with_capacity(uri.len());
+    let bytes = uri.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = uri.get(i + 1..i + 3).unwrap_or_default();
+            if hex.len() == 2
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+                && let Ok(byte) = u8::from_str_radix(hex, 16)
+            {
+                if byte == b'/' || byte == b'\\' {
+                    return None;
+                }
+                if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+                    decoded.push(byte as char);
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        let ch = uri[i..].chars().next()?;
+        decoded.push(ch);
+        i += ch.len_utf8();
+    }
+    let before_query = decoded.split(['?', '#']).next().unwrap_or_default();
+    let after_scheme = before_query
+        .split_once(':')
+        .map_or(before_query, |(_, rest)| rest);
+    if after_scheme
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return None;
+    }
+    Some(decoded)
 }
 
 /// What one request may see: everything, or what its caller's scopes allow.
@@ -100,14 +151,17 @@ pub fn trace_meta(context: &RequestContext<RoleServer>) -> Option<Map<String, Va
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
     };
-    let (parent, state) = match from_meta(TRACEPARENT) {
-        Some(parent) => (parent, from_meta(TRACESTATE)),
-        None => (from_headers(TRACEPARENT)?, from_headers(TRACESTATE)),
-    };
-    let parent = parent.trim();
-    if !valid_traceparent(parent) {
-        return None;
-    }
+    // The request's own `_meta` first; a malformed one leaves the headers' in force.
+    let (parent, state) = [
+        (from_meta(TRACEPARENT), from_meta(TRACESTATE)),
+        (from_headers(TRACEPARENT), from_headers(TRACESTATE)),
+    ]
+    .into_iter()
+    .find_map(|(parent, state)| {
+        let parent = parent?.trim().to_string();
+        valid_traceparent(&parent).then_some((parent, state))
+    })?;
+    let parent = parent.as_str();
     let mut meta = Map::new();
     meta.insert(TRACEPARENT.into(), Value::String(parent.to_string()));
     if let Some(state) = state
@@ -176,5 +230,45 @@ mod tests {
         assert!(valid_tracestate("congo=t61rcWkgMzE"));
         assert!(!valid_tracestate(&"a".repeat(513)));
         assert!(!valid_tracestate("bad\nline"));
+    }
+
+    #[test]
+    fn resource_uris_are_matched_as_the_server_resolves_them() {
+        let c = |u: &str| canonical_uri(u);
+        assert_eq!(
+            c("file:///public/a.txt").as_deref(),
+            Some("file:///public/a.txt")
+        );
+        assert_eq!(
+            c("file:///public/%41%7e").as_deref(),
+            Some("file:///public/A~")
+        );
+        assert_eq!(
+            c("users://42/profile?x=../y").as_deref(),
+            Some("users://42/profile?x=../y")
+        );
+        assert_eq!(c("file:///a..b/.c").as_deref(), Some("file:///a..b/.c"));
+        for climbing in [
+            "file:///public/../secret/x",
+            "file:///public/%2e%2e/secret",
+            "file:///public/%2E%2E/%2e/s",
+            "file:///public/./a",
+            "docs://public/../secret",
+            "note:a/../b",
+            "note:..",
+            "file:///public%2f..%2fsecret",
+            "file:///public\\..\\secret",
+            "file:///public/%5c",
+        ] {
+            assert_eq!(c(climbing), None, "{climbing}");
+        }
+        assert_eq!(
+            c("file:///caf%C3%A9/%41").as_deref(),
+            Some("file:///caf%C3%A9/A")
+        );
+        assert_eq!(c("file:///x/%zz/%4").as_deref(), Some("file:///x/%zz/%4"));
+        assert_eq!(c("ünï://çödé/x").as_deref(), Some("ünï://çödé/x"));
+        assert_eq!(c("file:///%é%").as_deref(), Some("file:///%é%"));
+        assert_eq!(c("file:///%+1").as_deref(), Some("file:///%+1"));
     }
 }

@@ -360,6 +360,17 @@ async fn serve_connection(
                 .map(|log| access_log::Entry::begin(log, &parts));
             let reply = match front.gate.admit(&parts).await {
                 Admission::Reply(reply) => reply,
+                Admission::Refused {
+                    reply,
+                    principal,
+                    why,
+                } => {
+                    if let Some(entry) = entry.as_mut() {
+                        entry.principal = principal;
+                        entry.error = Some(why);
+                    }
+                    reply
+                }
                 Admission::Mcp(caller) => {
                     if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
                         entry.principal = Some(caller.principal.subject.clone());

@@ -100,12 +100,21 @@ impl auth::TokenVerifier for JsVerifier {
     {
         let verify = self.0.clone();
         Box::pin(async move {
-            let answered = match verify.call_async_catch(token).await {
-                Ok(promise) => promise.await.map(|v| v.0),
-                Err(e) => Err(e),
+            let asked = async {
+                match verify.call_async_catch(token).await {
+                    Ok(promise) => promise.await.map(|v| v.0),
+                    Err(e) => Err(e),
+                }
+            };
+            let bound = crate::bounds::AUTH_VERIFY_TIMEOUT;
+            let Ok(answered) = tokio::time::timeout(bound, asked).await else {
+                return Err(format!(
+                    "the token check did not answer within {} s",
+                    bound.as_secs()
+                ));
             };
             // The function's own words are not repeated: they could hold the token.
-            let value = answered.map_err(|_| "the token check failed".to_string())?;
+            let value = answered.map_err(|_| "the token check threw".to_string())?;
             if value.is_null() {
                 return Ok(None);
             }

@@ -28,6 +28,8 @@ pub struct Entry {
     path: String,
     pub principal: Option<String>,
     pub status: u16,
+    /// Why the request was refused before it reached the server (a 401, 403 or 500 of auth).
+    pub error: Option<String>,
     body: Tee,
 }
 
@@ -41,6 +43,7 @@ impl Entry {
             path: parts.uri.path().chars().take(256).collect(),
             principal: None,
             status: 0,
+            error: None,
             body: Tee::default(),
         }
     }
@@ -100,6 +103,9 @@ impl Drop for Entry {
             entry.insert(key.into(), Value::String(value));
         }
         entry.insert("status".into(), Value::from(self.status));
+        if let Some(why) = self.error.take() {
+            entry.insert("error".into(), Value::String(why));
+        }
         let ms = self.started.elapsed().as_secs_f64() * 1000.0;
         entry.insert("ms".into(), Value::from((ms * 1000.0).round() / 1000.0));
         (self.log)(Value::Object(entry));

@@ -38,6 +38,21 @@ pub enum Admission {
     Mcp(Option<Arc<Caller>>),
     /// Answered here.
     Reply(Response<Body>),
+    /// Refused here: who it was, when the token said, and why, for the access log (the words
+    /// of the refusal, or for a failed check its cause; never the token).
+    Refused {
+        reply: Response<Body>,
+        principal: Option<String>,
+        why: String,
+    },
+}
+
+fn refused(denial: &crate::serve::auth::Denial, principal: Option<String>) -> Admission {
+    Admission::Refused {
+        reply: denial.response().map(|b| Full::new(b).boxed()),
+        principal,
+        why: denial.detail().unwrap_or(denial.description()).to_string(),
+    }
 }
 
 impl Gate {
@@ -70,9 +85,7 @@ impl Gate {
         };
         let principal = match guard.check(&parts.headers).await {
             Ok(principal) => principal,
-            Err(denial) => {
-                return Admission::Reply(denial.response().map(|b| Full::new(b).boxed()));
-            }
+            Err(denial) => return refused(&denial, None),
         };
         let session = parts
             .headers
@@ -83,7 +96,7 @@ impl Gate {
             && *owner != *principal.key()
         {
             let denial = crate::serve::auth::Denial::other_session();
-            return Admission::Reply(denial.response().map(|b| Full::new(b).boxed()));
+            return refused(&denial, Some(principal.subject.clone()));
         }
         Admission::Mcp(Some(Arc::new(Caller {
             principal,
