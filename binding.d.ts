@@ -132,6 +132,13 @@ export declare class NativeSubscription {
   unsubscribe(): Promise<void>
 }
 
+/** A ranked index over a list of tools (internal; see lib/search.js). */
+export declare class ToolIndex {
+  constructor(tools: Array<IndexedTool>)
+  /** The best `limit` matches of `query`, best first; `servers` keeps only those servers' tools. */
+  search(query: string, limit: number, servers?: Array<string> | undefined | null): Array<IndexHit>
+}
+
 /**
  * A toolkit's namer (internal: lib/toolkit.js): names the loadMcp tools of all its sources (one
  * per server, in config order) as one loadMcp of all their servers would, and keeps each
@@ -177,7 +184,7 @@ export interface CallOptions {
 }
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -218,6 +225,22 @@ export interface HttpServeOptions {
   accessLog?: (entry: import("./index").AccessLogEntry) => void
   /** Whether the servers behind the endpoint are connected, for `/readyz`. */
   ready?: () => { ready: boolean; servers: Record<string, string> }
+}
+
+/** One tool to index (internal): a loadMcp tool's handle, or an own tool's fields. */
+export interface IndexedTool {
+  name: string
+  mcp?: unknown
+  description?: string
+  title?: string
+  inputSchema?: unknown
+}
+
+/** One match: the position of the tool in the list indexed, its server and its score. */
+export interface IndexHit {
+  index: number
+  server?: string
+  score: number
 }
 
 /**
@@ -315,6 +338,12 @@ export interface NativeOAuth {
 export interface NativeScopeRule {
   scope: string
   globs: Array<string>
+}
+
+/** A toolkit's `toolSearch`, checked by lib/search.js: matches per search, tools kept listed. */
+export interface NativeSearchMode {
+  limit: number
+  always: Array<string>
 }
 
 export interface NativeStaticToken {

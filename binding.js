@@ -840,6 +840,7 @@ module.exports.NativeBridge = nativeBinding.NativeBridge
 module.exports.NativeService = nativeBinding.NativeService
 module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.ToolIndex = nativeBinding.ToolIndex
 module.exports.ToolkitNamer = nativeBinding.ToolkitNamer
 module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
 module.exports.callContext = nativeBinding.callContext

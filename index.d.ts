@@ -288,7 +288,34 @@ export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSc
 }
 
 /** Live tools from `loadMcp`; connections stay open until `close()`. */
+/** `searchTools`' options. */
+export interface SearchToolsOptions {
+  /** How many matches at most (1 to 1000). Default 5. */
+  limit?: number
+  /** Only tools of these servers (names as in the config). */
+  servers?: string[]
+}
+
+/** One tool `searchTools` found, best first. */
+export interface ToolMatch {
+  /** The tool's name, as `tools` names it (callable as is). */
+  name: string
+  /** Its MCP server's name; absent for an app's own tool. */
+  server?: string
+  description: string
+  inputSchema: JSONSchema
+  /** Its rank score for the query (higher is better; comparable within one search only). */
+  score: number
+}
+
 export interface McpSource {
+  /**
+   * The best matches for `query` (plain words: "delete a folder") among `tools`, ranked in Rust
+   * over tool names split into words, titles, descriptions and parameter names and
+   * descriptions (BM25 with light stemming and synonyms; no model or network). The index
+   * follows the tools as servers re-list them. Throws a TypeError for bad arguments.
+   */
+  searchTools(query: string, opts?: SearchToolsOptions): ToolMatch[]
   /**
    * The tools as the servers list them now: when a server sends
    * `notifications/tools/list_changed` it is listed again and this array is replaced (read it
@@ -705,6 +732,16 @@ export interface McpServer {
 export interface ToolkitOptions {
   /** An mcp.json (path, JSON text or object) whose servers are loaded with `loadMcp`. */
   mcpConfig?: string | object
+  /**
+   * Serve search instead of the catalog: `tools/list` of `serve` and `serveStdio` shows
+   * `search_tools` (`query`, `limit?`), which answers the best matches' names, descriptions and
+   * input schemas, and `call_tool` (`name`, `arguments?`), which calls one of them exactly as a
+   * call by its own name would (validation, progress, elicitation, content); plus the `always`
+   * tools. Every tool stays callable by its name. With serving `auth`, search finds and calls
+   * only what the caller's scopes allow. `limit`: matches per search when the model names none
+   * (1 to 50, default 5).
+   */
+  toolSearch?: boolean | { limit?: number; always?: string[] }
   /** Tools of your own, after the MCP tools; on a name clash the first tool wins (warned). */
   extraTools?: Tool[]
   /** Resources and templates of your own, served after the MCP servers' (first URI wins, warned). */
@@ -922,6 +959,8 @@ export interface ServeHandle {
 
 export interface Toolkit {
   tools(): Tool[]
+  /** As `McpSource.searchTools`, over every tool of the toolkit (MCP and its own). */
+  searchTools(query: string, opts?: SearchToolsOptions): ToolMatch[]
   get(name: string): Tool | undefined
   /** An unknown name resolves to `{ output: "Unknown tool: <name>", isError: true }`. */
   execute(name: string, args?: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>

@@ -138,9 +138,10 @@ function servedTools(tools) {
  * @param {Tool[]} tools
  * @param {McpServerOptions | undefined} cfg
  * @param {unknown} onCall
+ * @param {{ limit: number, always: string[] }} [search]  served searched instead of listed (`toolSearch`)
  * @returns {NativeService}
  */
-function serviceFor(tools, cfg, onCall) {
+function serviceFor(tools, cfg, onCall, search) {
   if (onCall !== undefined && typeof onCall !== "function") {
     throw new TypeError("toolnexus: onCall must be a function")
   }
@@ -149,6 +150,7 @@ function serviceFor(tools, cfg, onCall) {
     cfg?.name ?? "toolnexus",
     cfg?.version ?? "0.1.0",
     /** @type {((call: CallRecord) => void) | undefined} */ (onCall),
+    search,
   )
 }
 

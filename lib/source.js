@@ -6,6 +6,7 @@
 
 const binding = require("../binding.js")
 const options = require("./options.js")
+const { searcher } = require("./search.js")
 const { checkLoad, callOptions } = options
 
 /** @typedef {import("../index").McpSource} McpSource */
@@ -270,6 +271,7 @@ function loadSource(input, opts, hooks) {
     const r = requests(handle)
     const source = /** @type {McpSource} */ ({ tools: toolsOf(handle), status, errors, info, ...r, close: () => handle.close() })
     followTools(source, handle)
+    source.searchTools = searcher(() => source.tools, MCP_TOOL_REF)
     followSurface(source, handle, r)
     Object.defineProperty(source, SOURCE_HANDLE, { value: handle })
     return source

@@ -10,6 +10,7 @@ const { serviceFor, servedTools, runContext, emitWarnings } = require("./serve.j
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./serve-options.js")
+const { searcher, toolSearchOption } = require("./search.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */
@@ -28,6 +29,8 @@ async function createToolkit(opts) {
   const { mcpConfig, extraTools = [], extraResources, extraPrompts } = opts ?? {}
   const { signal, waitFor, onToolsChanged, authorize, tokenStore, builtins } = opts ?? {}
   if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
+  // Served searched instead of listed (search_tools and call_tool), when asked.
+  const search = toolSearchOption(opts?.toolSearch)
   // The toolkit's own resources, templates and prompts, served after its servers' ones.
   const own = servedSurface(extraResources, extraPrompts, runContext, ["extraResources", "extraPrompts"])
   if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
@@ -190,6 +193,7 @@ async function createToolkit(opts) {
   /** @type {Toolkit} */
   const toolkit = {
     tools: () => tools.slice(),
+    searchTools: searcher(() => tools, MCP_TOOL_REF),
     get: (name) => byName.get(name),
     async execute(name, args, ctx) {
       const tool = byName.get(name)
@@ -219,7 +223,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall)
+      const service = serviceFor(tools, cfg, onCall, search)
       const options = serveOptions(serveOpts ?? {})
       // /readyz: ready when every server that is not disabled is connected.
       options.ready = () => {
@@ -246,7 +250,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall)
+      const service = serviceFor(tools, cfg, onCall, search)
       /** @type {Served} */
       const entry = { service, cfg, cache }
       setSurface(entry)

@@ -10,6 +10,7 @@ pub mod load;
 pub mod mcp_tools;
 pub mod options;
 pub mod progress;
+pub mod search;
 pub mod serve;
 pub mod settle;
 #[cfg(unix)]

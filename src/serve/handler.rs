@@ -71,7 +71,11 @@ impl ServerHandler for ToolServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let (ttl, scope) = self.list_hints(ListKind::Tools);
         let sight = Sight::of(&context);
-        let items = visible(&self.current().listed, &sight, Kind::Tool, |t| &t.name);
+        let set = self.current();
+        let items = match self.search_mode() {
+            Some(mode) => super::search::listing(mode, &set, &sight),
+            None => visible(&set.listed, &sight, Kind::Tool, |t| &t.name),
+        };
         Ok(ListToolsResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -261,6 +265,22 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let set = self.current();
+        let mut request = request;
+        if let Some(mode) = self.search_mode() {
+            match request.name.as_ref() {
+                super::search::SEARCH_TOOLS => {
+                    let arguments = request.arguments.unwrap_or_default();
+                    let sight = Sight::of(&context);
+                    let found = super::search::search(mode, &set, &sight, &arguments);
+                    return Ok(CallToolResponse::Complete(found));
+                }
+                super::search::CALL_TOOL => match super::search::unwrap_call(request) {
+                    Ok(inner) => request = inner,
+                    Err(refused) => return Ok(CallToolResponse::Complete(*refused)),
+                },
+                _ => {}
+            }
+        }
         // A tool outside the caller's scopes is answered as one that does not exist.
         let seen = Sight::of(&context).sees(Kind::Tool, &request.name);
         let index = *set

@@ -16,6 +16,7 @@ mod handler;
 pub mod http;
 mod input;
 pub mod rounds;
+pub mod search;
 mod serving;
 pub mod stdio;
 pub mod subscriptions;
@@ -189,6 +190,8 @@ struct Inner {
     on_call: Option<OnCall>,
     /// 2026-07-28 runs waiting for the retry that brings their input.
     parking: Arc<rounds::Parking>,
+    /// Searched instead of listed (`toolSearch`), when set.
+    search: Option<search::SearchMode>,
 }
 
 impl ToolServer {
@@ -203,6 +206,7 @@ impl ToolServer {
                 changes: Default::default(),
                 on_call,
                 parking: Arc::default(),
+                search: None,
             }),
             log_level: SessionLogLevel::default(),
             hooks: None,
@@ -323,6 +327,19 @@ impl ToolServer {
             inner.parking = Arc::new(rounds::Parking::new(limits));
         }
         self
+    }
+
+    /// Serves its tools searched instead of listed (see [`search`]). Only before the server is
+    /// shared (like `with_input_limits`).
+    pub fn with_search(mut self, mode: search::SearchMode) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.shared) {
+            inner.search = Some(mode);
+        }
+        self
+    }
+
+    fn search_mode(&self) -> Option<&search::SearchMode> {
+        self.shared.search.as_ref()
     }
 
     /// How many runs wait for a 2026-07-28 retry now.

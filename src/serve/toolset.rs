@@ -20,6 +20,8 @@ pub(super) struct ToolSet {
     /// Each tool's argument check, by index, made on its first call (so serving a tool costs
     /// no compiled validator until it is called).
     checks: Vec<std::sync::OnceLock<validate::Check>>,
+    /// The search index over `listed`, built on the first `search_tools` (search mode only).
+    pub(super) search_index: std::sync::OnceLock<crate::search::Index>,
 }
 
 impl ToolSet {
@@ -46,6 +48,7 @@ impl ToolSet {
             listed,
             executions,
             checks,
+            search_index: std::sync::OnceLock::new(),
         }
     }
 

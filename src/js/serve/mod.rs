@@ -25,7 +25,7 @@ pub use tools::tool_result_from_mcp;
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(
-    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void"
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode"
 )]
 pub fn create_service(
     env: &Env,
@@ -33,6 +33,7 @@ pub fn create_service(
     name: String,
     version: String,
     on_call: Option<Function<Value, ()>>,
+    search: Option<NativeSearchMode>,
 ) -> Result<NativeService> {
     let served = served_tools(env, tools)?;
     let on_call = match on_call {
@@ -56,10 +57,24 @@ pub fn create_service(
         }
         None => None,
     };
+    let mut server = ToolServer::new(ServerIdentity { name, version }, served, on_call);
+    if let Some(mode) = search {
+        server = server.with_search(serve::search::SearchMode {
+            limit: mode.limit as usize,
+            always: mode.always,
+        });
+    }
     Ok(NativeService {
-        server: ToolServer::new(ServerIdentity { name, version }, served, on_call),
+        server,
         stopped: CancellationToken::new(),
     })
+}
+
+/// A toolkit's `toolSearch`, checked by lib/search.js: matches per search, tools kept listed.
+#[napi(object)]
+pub struct NativeSearchMode {
+    pub limit: u32,
+    pub always: Vec<String>,
 }
 
 /// The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal).
