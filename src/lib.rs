@@ -9,6 +9,7 @@ pub mod config;
 pub mod connect;
 pub mod js;
 pub mod memory;
+pub mod search;
 pub mod serve;
 pub mod surface;
 pub mod tool_result;
