@@ -21,8 +21,6 @@ use serde_json::Value;
 const K1: f64 = 1.2;
 /// BM25 length normalisation.
 const B: f64 = 0.75;
-/// The weight of a synonym of a query word, against 1 for the word itself.
-const SYNONYM_WEIGHT: f64 = 0.4;
 
 /// The fields of a tool, and how much a word in each counts.
 #[derive(Clone, Copy)]
@@ -47,12 +45,12 @@ impl Field {
 
     fn weight(self) -> f64 {
         match self {
-            Field::Name => 3.0,
+            Field::Name => 2.5,
             Field::Title => 2.0,
             Field::ParamName => 0.8,
             Field::Description => 1.0,
             Field::ParamDescription => 0.4,
-            Field::Server => 0.5,
+            Field::Server => 2.0,
         }
     }
 }
@@ -262,17 +260,40 @@ impl Index {
         hits
     }
 
-    /// The query's stems with their weights: 1 for its own words, [`SYNONYM_WEIGHT`] for their
-    /// synonyms; in a fixed order, so that equal queries add up scores identically.
+    /// The query's stems with their weights: 1 for its own words, less for their synonyms
+    /// (see `synonyms`); in a fixed order, so that equal queries add up scores identically.
     fn query_terms(&self, query: &str) -> BTreeMap<String, f64> {
         let mut terms: BTreeMap<String, f64> = BTreeMap::new();
         for token in text::tokens(query) {
-            for other in synonyms::related(&token) {
+            for (other, weight) in synonyms::related(&token) {
                 let w = terms.entry(other.clone()).or_default();
-                *w = w.max(SYNONYM_WEIGHT);
+                *w = w.max(*weight);
             }
             terms.insert(token, 1.0);
         }
+        if names_a_file(query) {
+            let w = terms.entry(text::stem("file")).or_default();
+            *w = w.max(synonyms::SYNONYM_WEIGHT);
+        }
         terms
     }
+}
+
+/// Whether a request names a file by its extension ("notes.txt", "docs/index.md"): then it is
+/// about a file even when it does not say so.
+fn names_a_file(query: &str) -> bool {
+    query.split_whitespace().any(|chunk| {
+        let chunk = chunk.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let Some((stem, ext)) = chunk.rsplit_once('.') else {
+            return false;
+        };
+        let stem_ok = stem
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '*');
+        let ext_ok = (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic());
+        stem_ok && ext_ok
+    })
 }

@@ -18,8 +18,8 @@ struct Request {
     reuses: bool,
 }
 
-/// The docs of every catalog (named `<server>/<tool>`) and the requests, or why there are none.
-fn load() -> Result<(Vec<Doc>, Vec<Request>), String> {
+/// The docs of every catalog, their ids `<server>/<tool>`, and the requests, or why there are none.
+fn load() -> Result<(Vec<Doc>, Vec<String>, Vec<Request>), String> {
     let dir = std::env::var_os("TOOLNEXUS_SEARCH_SET")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/search"));
@@ -34,6 +34,7 @@ fn load() -> Result<(Vec<Doc>, Vec<Request>), String> {
         .collect();
     files.sort();
     let mut docs = Vec::new();
+    let mut ids = Vec::new();
     for path in files {
         let server = path
             .file_stem()
@@ -44,11 +45,8 @@ fn load() -> Result<(Vec<Doc>, Vec<Request>), String> {
         let tools = catalog.get("tools").unwrap_or(&catalog);
         for tool in tools.as_array().into_iter().flatten() {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            docs.push(Doc::from_listing(
-                &format!("{server}/{name}"),
-                Some(&server),
-                tool,
-            ));
+            ids.push(format!("{server}/{name}"));
+            docs.push(Doc::from_listing(name, Some(&server), tool));
         }
     }
     let requests = read(dir.join("requests.json"))?;
@@ -63,7 +61,7 @@ fn load() -> Result<(Vec<Doc>, Vec<Request>), String> {
             reuses: r["reuses"].as_bool().unwrap_or(false),
         })
         .collect();
-    Ok((docs, requests))
+    Ok((docs, ids, requests))
 }
 
 #[derive(Default)]
@@ -94,8 +92,8 @@ impl Tally {
 #[test]
 #[ignore = "reads the retrieval set of bench/search; run with --ignored --nocapture"]
 fn recall() {
-    let (docs, requests) = match load() {
-        Ok(set) if !set.1.is_empty() => set,
+    let (docs, ids, requests) = match load() {
+        Ok(set) if !set.2.is_empty() => set,
         Ok(_) => return println!("no requests in the retrieval set; skipped"),
         Err(e) => return println!("no retrieval set ({e}); skipped"),
     };
@@ -103,7 +101,7 @@ fn recall() {
     let index = Index::new(docs.clone());
     let missing: Vec<&str> = requests
         .iter()
-        .filter(|r| !docs.iter().any(|d| d.name == r.expect))
+        .filter(|r| !ids.contains(&r.expect))
         .map(|r| r.expect.as_str())
         .collect();
     assert!(
@@ -114,13 +112,13 @@ fn recall() {
     let mut tallies: [[Tally; 2]; 2] = Default::default();
     for (i, r) in requests.iter().enumerate() {
         let hits = index.search(&r.request, 3, None);
-        let rank = hits.iter().position(|h| docs[h.index].name == r.expect);
+        let rank = hits.iter().position(|h| ids[h.index] == r.expect);
         let t = &mut tallies[r.reuses as usize][i % 2];
         t.n += 1;
         t.at1 += (rank == Some(0)) as usize;
         t.at3 += rank.is_some() as usize;
         if verbose && rank != Some(0) {
-            let got: Vec<&str> = hits.iter().map(|h| docs[h.index].name.as_str()).collect();
+            let got: Vec<&str> = hits.iter().map(|h| ids[h.index].as_str()).collect();
             println!(
                 "#{i} {:?} → {} at {rank:?}; got {got:?}",
                 r.request, r.expect

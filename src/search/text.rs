@@ -19,11 +19,14 @@ const STOP_WORDS: &[&str] = &[
     "why", "will", "with", "would", "you", "your", "yours",
 ];
 
-/// The tokens of `text`, lowercased, stemmed, without one-letter tokens and stop words.
+/// The tokens of `text`, lowercased, stemmed, without one-letter words, numbers (noise in
+/// requests like "add 17 and 25") and stop words.
 pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_word(text, |word| {
-        if word.chars().nth(1).is_none() || STOP_WORDS.binary_search(&word).is_ok() {
+        let one_letter = word.chars().nth(1).is_none();
+        let number = word.chars().all(|c| c.is_ascii_digit());
+        if one_letter || number || STOP_WORDS.binary_search(&word).is_ok() {
             return;
         }
         out.push(stem(word));
