@@ -13,7 +13,7 @@ mod tests_recall;
 mod text;
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -21,6 +21,8 @@ use serde_json::Value;
 const K1: f64 = 1.2;
 /// BM25 length normalisation.
 const B: f64 = 0.75;
+/// The weight of a query word that names a server ("on GitHub"): how users say where to look.
+const SERVER_MENTION_WEIGHT: f64 = 2.0;
 
 /// The fields of a tool, and how much a word in each counts.
 #[derive(Clone, Copy)]
@@ -106,6 +108,17 @@ impl Doc {
     }
 }
 
+/// The tokens of a field: those of each run, and the whole of a run that splits.
+fn doc_tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text::runs(text) {
+        let parts = text::tokens(run);
+        out.extend(text::compound(run, &parts));
+        out.extend(parts);
+    }
+    out
+}
+
 fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
     parts.collect::<Vec<_>>().join(" ")
 }
@@ -123,6 +136,8 @@ pub struct Index {
     /// The server of each doc, as a position in `servers`.
     doc_server: Vec<Option<u32>>,
     servers: Vec<String>,
+    /// The tokens of the servers' names.
+    server_tokens: HashSet<String>,
     vocab: HashMap<String, u32>,
     idf: Vec<f64>,
     /// Per token: (doc, saturated field-weighted term frequency), docs in increasing order.
@@ -137,7 +152,7 @@ impl Index {
             .map(|d| {
                 Field::ALL
                     .iter()
-                    .map(|&f| text::tokens(&d.field_text(f)))
+                    .map(|&f| doc_tokens(&d.field_text(f)))
                     .collect()
             })
             .collect();
@@ -188,7 +203,9 @@ impl Index {
                 Some(pos as u32)
             })
             .collect();
+        let server_tokens = servers.iter().flat_map(|s| doc_tokens(s)).collect();
         Index {
+            server_tokens,
             names: docs.into_iter().map(|d| d.name).collect(),
             doc_server,
             servers,
@@ -260,16 +277,45 @@ impl Index {
         hits
     }
 
+    /// Each query term's part of the score of `doc` (for tuning).
+    #[cfg(test)]
+    fn explain(&self, query: &str, doc: usize) -> Vec<(String, f64)> {
+        let mut parts = Vec::new();
+        for (token, weight) in self.query_terms(query) {
+            let Some(&id) = self.vocab.get(&token) else {
+                continue;
+            };
+            let postings = &self.postings[id as usize];
+            if let Some(&(_, tf)) = postings.iter().find(|p| p.0 as usize == doc) {
+                parts.push((token, self.idf[id as usize] * weight * tf as f64));
+            }
+        }
+        parts
+    }
+
     /// The query's stems with their weights: 1 for its own words, less for their synonyms
     /// (see `synonyms`); in a fixed order, so that equal queries add up scores identically.
     fn query_terms(&self, query: &str) -> BTreeMap<String, f64> {
         let mut terms: BTreeMap<String, f64> = BTreeMap::new();
-        for token in text::tokens(query) {
+        let tokens = text::runs(query).flat_map(|run| {
+            let parts = text::tokens(run);
+            // A compound the catalog knows whole ("GitHub") is looked for whole, else by parts.
+            match text::compound(run, &parts) {
+                Some(whole) if self.vocab.contains_key(&whole) => vec![whole],
+                _ => parts,
+            }
+        });
+        for token in tokens {
             for (other, weight) in synonyms::related(&token) {
                 let w = terms.entry(other.clone()).or_default();
                 *w = w.max(*weight);
             }
-            terms.insert(token, 1.0);
+            let weight = if self.server_tokens.contains(&token) {
+                SERVER_MENTION_WEIGHT
+            } else {
+                1.0
+            };
+            terms.insert(token, weight);
         }
         if names_a_file(query) {
             let w = terms.entry(text::stem("file")).or_default();

@@ -104,16 +104,7 @@ const GROUPS: &[&[&str]] = &[
     ],
     &["time", "clock", "date", "timezone", "zone", "hour"],
     &["now", "current", "present", "today", "latest", "moment"],
-    &[
-        "memory",
-        "remember",
-        "knowledge",
-        "graph",
-        "entity",
-        "relation",
-        "fact",
-        "recall",
-    ],
+    &["memory", "remember", "knowledge", "recall", "memorize"],
     &[
         "entity", "node", "item", "object", "thing", "person", "people",
     ],

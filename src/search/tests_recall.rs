@@ -117,12 +117,27 @@ fn recall() {
         t.n += 1;
         t.at1 += (rank == Some(0)) as usize;
         t.at3 += rank.is_some() as usize;
-        if verbose && rank != Some(0) {
+        // Only the tuning half is shown, so that the other half stays unseen.
+        if verbose && rank != Some(0) && i % 2 == 0 {
             let got: Vec<&str> = hits.iter().map(|h| ids[h.index].as_str()).collect();
             println!(
                 "#{i} {:?} → {} at {rank:?}; got {got:?}",
                 r.request, r.expect
             );
+            let want = ids
+                .iter()
+                .position(|id| *id == r.expect)
+                .unwrap_or_default();
+            let show = |d: usize| {
+                let parts = index.explain(&r.request, d);
+                let total: f64 = parts.iter().map(|p| p.1).sum();
+                let parts: Vec<String> = parts.iter().map(|(t, s)| format!("{t}:{s:.2}")).collect();
+                println!("    {} {total:.2} = {}", ids[d], parts.join(" "));
+            };
+            show(want);
+            if let Some(top) = hits.first() {
+                show(top.index);
+            }
         }
     }
     println!("{} tools, {} requests", docs.len(), requests.len());

@@ -34,6 +34,19 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// The runs of alphanumerics of `text` ("GitHub", "list", "allowed", "directories" of
+/// "GitHub list_allowed_directories").
+pub(crate) fn runs(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|r| !r.is_empty())
+}
+
+/// The stemmed whole of a run that splits into several tokens ("GitHub" → "github", beside
+/// "git" and "hub"), so that a brand or an identifier written as one word also matches whole.
+pub(crate) fn compound(run: &str, parts: &[String]) -> Option<String> {
+    (parts.len() > 1).then(|| stem(&run.to_lowercase()))
+}
+
 /// Calls `f` with each lowercased word of `text`: runs of alphanumerics, split again at camelCase,
 /// PascalCase acronym ("HTTPServer" → http, server) and letter/digit boundaries.
 fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
