@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use super::text::stem;
 
 /// The weight of a word of the same group as a query word, against 1 for the word itself.
-pub(crate) const SYNONYM_WEIGHT: f64 = 0.5;
+pub(crate) const SYNONYM_WEIGHT: f64 = 0.6;
 /// The weight of the words an abbreviation stands for.
 const EXPANSION_WEIGHT: f64 = 0.9;
 
@@ -29,7 +29,7 @@ const GROUPS: &[&[&str]] = &[
     &[
         "get", "fetch", "read", "retrieve", "obtain", "load", "show", "view", "display", "open",
     ],
-    &["list", "enumerate", "ls", "browse", "all", "show"],
+    &["list", "enumerate", "ls", "browse", "all"],
     &[
         "write",
         "save",
