@@ -5,6 +5,7 @@
 //! Built once per catalog (`Index::new`, linear in the catalog's text); a query touches only the
 //! postings of its own words and their synonyms, so a 10 000-tool catalog answers in microseconds.
 
+mod query;
 mod synonyms;
 #[cfg(test)]
 mod tests;
@@ -297,49 +298,34 @@ impl Index {
     /// (see `synonyms`); in a fixed order, so that equal queries add up scores identically.
     fn query_terms(&self, query: &str) -> BTreeMap<String, f64> {
         let mut terms: BTreeMap<String, f64> = BTreeMap::new();
-        let tokens = text::runs(query).flat_map(|run| {
-            let parts = text::tokens(run);
-            // A compound the catalog knows whole ("GitHub") is looked for whole, else by parts.
-            match text::compound(run, &parts) {
-                Some(whole) if self.vocab.contains_key(&whole) => vec![whole],
-                _ => parts,
+        let mut add = |token: String, weight: f64| {
+            let w = terms.entry(token).or_default();
+            *w = w.max(weight);
+        };
+        for (chunk, is_value) in query::chunks(query) {
+            for run in text::runs(chunk) {
+                let parts = text::tokens(run);
+                // A compound the catalog knows whole ("GitHub") is looked for whole, else by parts.
+                let tokens = match text::compound(run, &parts) {
+                    Some(whole) if self.vocab.contains_key(&whole) => vec![whole],
+                    _ => parts,
+                };
+                for token in tokens {
+                    if is_value {
+                        add(token, query::VALUE_WEIGHT);
+                        continue;
+                    }
+                    for (other, weight) in synonyms::related(&token) {
+                        add(other.clone(), *weight);
+                    }
+                    let server = self.server_tokens.contains(&token);
+                    add(token, if server { SERVER_MENTION_WEIGHT } else { 1.0 });
+                }
             }
-        });
-        for token in tokens {
-            for (other, weight) in synonyms::related(&token) {
-                let w = terms.entry(other.clone()).or_default();
-                *w = w.max(*weight);
-            }
-            let weight = if self.server_tokens.contains(&token) {
-                SERVER_MENTION_WEIGHT
-            } else {
-                1.0
-            };
-            terms.insert(token, weight);
         }
-        if names_a_file(query) {
-            let w = terms.entry(text::stem("file")).or_default();
-            *w = w.max(synonyms::SYNONYM_WEIGHT);
+        if query::names_a_file(query) {
+            add(text::stem("file"), synonyms::SYNONYM_WEIGHT);
         }
         terms
     }
-}
-
-/// Whether a request names a file by its extension ("notes.txt", "docs/index.md"): then it is
-/// about a file even when it does not say so.
-fn names_a_file(query: &str) -> bool {
-    query.split_whitespace().any(|chunk| {
-        let chunk = chunk.trim_end_matches(|c: char| !c.is_alphanumeric());
-        let Some((stem, ext)) = chunk.rsplit_once('.') else {
-            return false;
-        };
-        let stem_ok = stem
-            .chars()
-            .last()
-            .is_some_and(|c| c.is_alphanumeric() || c == '*');
-        let ext_ok = (1..=5).contains(&ext.len())
-            && ext.chars().all(|c| c.is_ascii_alphanumeric())
-            && ext.chars().any(|c| c.is_ascii_alphabetic());
-        stem_ok && ext_ok
-    })
 }
