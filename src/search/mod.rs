@@ -315,10 +315,13 @@ impl Index {
                         add(token, query::VALUE_WEIGHT);
                         continue;
                     }
-                    for (other, weight) in synonyms::related(&token) {
+                    // A server named by a common word ("fetch", "time") is not a brand: the
+                    // word likely means what it says.
+                    let related = synonyms::related(&token);
+                    let server = self.server_tokens.contains(&token) && related.is_empty();
+                    for (other, weight) in related {
                         add(other.clone(), *weight);
                     }
-                    let server = self.server_tokens.contains(&token);
                     add(token, if server { SERVER_MENTION_WEIGHT } else { 1.0 });
                 }
             }

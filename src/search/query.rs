@@ -16,7 +16,7 @@ pub(crate) fn chunks(query: &str) -> Vec<(&str, bool)> {
             open_quote = Some(closing(q));
         }
         let in_quotes = open_quote.is_some();
-        let trimmed = chunk.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_quote(c));
+        let trimmed = chunk.trim_end_matches(|c: char| !c.is_alphanumeric() && !is_quote_mark(c));
         if let Some(q) = open_quote {
             let body = if starts_quote.is_some() {
                 &trimmed[first.map_or(0, char::len_utf8)..]
@@ -34,6 +34,11 @@ pub(crate) fn chunks(query: &str) -> Vec<(&str, bool)> {
 
 fn is_quote(c: char) -> bool {
     matches!(c, '\'' | '"' | '`' | '‘' | '“')
+}
+
+/// An opening or closing quote mark.
+fn is_quote_mark(c: char) -> bool {
+    is_quote(c) || matches!(c, '’' | '”')
 }
 
 fn closing(open: char) -> char {

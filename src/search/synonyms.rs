@@ -105,9 +105,7 @@ const GROUPS: &[&[&str]] = &[
     &["time", "clock", "date", "timezone", "zone", "hour"],
     &["now", "current", "present", "today", "latest", "moment"],
     &["memory", "remember", "knowledge", "recall", "memorize"],
-    &[
-        "entity", "node", "item", "object", "thing", "person", "people",
-    ],
+    &["entity", "item", "object", "thing", "person", "people"],
     &[
         "relation",
         "relationship",

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use super::query::chunks;
 use super::text::{stem, stop_words_sorted, tokens, words};
 use super::{Doc, Hit, Index};
 
@@ -241,6 +242,68 @@ fn unicode_text_is_tokenised_without_panicking() {
     ] {
         index.search(query, 5, None);
     }
+}
+
+#[test]
+fn quoted_text_paths_and_numbers_are_values() {
+    let flags: Vec<(&str, bool)> =
+        chunks("Close ticket #12 as 'won't fix' in src/a.rs, “really” now");
+    assert_eq!(
+        flags,
+        [
+            ("Close", false),
+            ("ticket", false),
+            ("#12", true),
+            ("as", false),
+            ("'won't", true),
+            ("fix'", true),
+            ("in", false),
+            ("src/a.rs,", true),
+            ("“really”", true),
+            ("now", false)
+        ]
+    );
+}
+
+#[test]
+fn the_words_of_a_value_weigh_less_than_the_request_around_it() {
+    let docs = vec![
+        doc("create_issue", "tracker", "Opens a ticket."),
+        doc("close_page", "browser", "Closes the page."),
+    ];
+    assert_eq!(
+        search(&docs, "Open a ticket titled 'close the page'", 5),
+        ["create_issue", "close_page"]
+    );
+    let docs = vec![
+        doc("read_file", "fs", "Reads."),
+        doc("get_page", "web", "Gets a web page."),
+    ];
+    assert_eq!(
+        search(&docs, "show me notes.txt", 1),
+        ["read_file"],
+        "a file name means a file"
+    );
+}
+
+#[test]
+fn a_brand_written_in_camel_case_matches_whole_and_names_its_server() {
+    let docs = vec![
+        doc("git_branch", "git", "List Git branches."),
+        doc(
+            "list_branches",
+            "github",
+            "List branches of a GitHub repository.",
+        ),
+    ];
+    assert_eq!(
+        search(&docs, "branches on GitHub", 5),
+        ["list_branches", "git_branch"]
+    );
+    assert_eq!(
+        search(&docs, "branches in git", 5),
+        ["git_branch", "list_branches"]
+    );
 }
 
 /// A deterministic catalog of `n` tools made of everyday tool-catalog words.

@@ -18,8 +18,11 @@ struct Request {
     reuses: bool,
 }
 
-/// The docs of every catalog, their ids `<server>/<tool>`, and the requests, or why there are none.
-fn load() -> Result<(Vec<Doc>, Vec<String>, Vec<Request>), String> {
+/// The docs of every catalog, their ids `<server>/<tool>`, and the requests.
+type Set = (Vec<Doc>, Vec<String>, Vec<Request>);
+
+/// The retrieval set, or why there is none.
+fn load() -> Result<Set, String> {
     let dir = std::env::var_os("TOOLNEXUS_SEARCH_SET")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/search"));
