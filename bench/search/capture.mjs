@@ -15,6 +15,7 @@
 //     (with PUPPETEER_SKIP_DOWNLOAD=1: no browser is needed to list tools)
 //   python3 -m venv DIR/venv && DIR/venv/bin/pip install mcp-server-time \
 //     mcp-server-fetch mcp-server-git
+//   python3 -m venv DIR/venv-sqlite && DIR/venv-sqlite/bin/pip install mcp-server-sqlite "mcp<2"
 // server-everything is taken from the repo's own node_modules.
 //
 // No server is given a secret: the ones that would need a token (github,
@@ -38,7 +39,6 @@ if (si >= 0) { scratch = argv[si + 1]; argv.splice(si, 2); }
 const only = new Set(argv);
 
 const nodeMods = join(scratch, "node_modules");
-const venvBin = join(scratch, "venv", "bin");
 
 function npmServer(server, pkg, { root = nodeMods, args = () => [], env = {} } = {}) {
   return {
@@ -55,7 +55,8 @@ function npmServer(server, pkg, { root = nodeMods, args = () => [], env = {} } =
   };
 }
 
-function pyServer(server, dist, { args = () => [], env = {} } = {}) {
+function pyServer(server, dist, { venv = "venv", args = () => [], env = {} } = {}) {
+  const venvBin = join(scratch, venv, "bin");
   return {
     server,
     version() {
@@ -83,7 +84,8 @@ const SERVERS = [
   pyServer("time", "mcp-server-time", { args: () => ["--local-timezone", "UTC"] }),
   pyServer("fetch", "mcp-server-fetch"),
   pyServer("git", "mcp-server-git", { args: (d) => ["--repository", d] }),
-  // mcp-server-sqlite 2025.4.25 fails to start against mcp 2.x (Server.list_resources is gone): left out.
+  // mcp-server-sqlite 2025.4.25 does not start against mcp 2.x (Server.list_resources is gone): a venv of its own with mcp<2.
+  pyServer("sqlite", "mcp-server-sqlite", { venv: "venv-sqlite", args: (d) => ["--db-path", join(d, "bench.db")] }),
 ];
 
 async function capture(s) {
