@@ -553,3 +553,22 @@ test("bad auth options are TypeErrors naming the option", T, async () => {
     })
   }
 })
+
+test("an accessLog that throws or rejects is a warning, never a failed request or a crash", T, async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(String(w.message))
+  process.on("warning", onWarning)
+  defer(() => process.off("warning", onWarning))
+  let n = 0
+  const { url } = await startGateway(defer, {
+    auth: { tokens: STATIC },
+    accessLog: async () => {
+      n += 1
+      if (n % 2 === 0) throw new Error("the log database is down")
+      await Promise.reject(new Error("the log database is away"))
+    },
+  })
+  for (let i = 0; i < 2; i++) assert.equal((await fetch(`${url}/healthz`)).status, 200)
+  await waitFor(() => warnings.length === 2, { message: `two warnings, got ${JSON.stringify(warnings)}` })
+  assert.deepEqual(warnings.sort(), ["toolnexus: accessLog threw: the log database is away", "toolnexus: accessLog threw: the log database is down"])
+})
