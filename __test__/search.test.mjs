@@ -562,9 +562,13 @@ test("the demo config's tools/list is much smaller with toolSearch (the README's
     const client = await sdkClient((await serveAndDefer(tk)).url)
     const { tools } = await client.listTools()
     sizes[String(toolSearch)] = { tools: tools.length, bytes: Buffer.byteLength(JSON.stringify({ tools })), catalog: tk.tools().length }
+    if (toolSearch) {
+      const answer = await client.callTool({ name: "search_tools", arguments: { query: "list the entries of a directory" } })
+      sizes.answer = Buffer.byteLength(JSON.stringify(answer.structuredContent))
+    }
   }
   const [full, searched] = [sizes.false, sizes.true]
-  t.diagnostic(`tools/list without toolSearch: ${full.tools} tools, ${full.bytes} bytes (~${Math.round(full.bytes / 4)} tokens); with: ${searched.tools} tools, ${searched.bytes} bytes (~${Math.round(searched.bytes / 4)} tokens)`)
+  t.diagnostic(`tools/list without toolSearch: ${full.tools} tools, ${full.bytes} bytes (~${Math.round(full.bytes / 4)} tokens); with: ${searched.tools} tools, ${searched.bytes} bytes (~${Math.round(searched.bytes / 4)} tokens); one search_tools answer (5 matches): ${sizes.answer} bytes (~${Math.round(sizes.answer / 4)} tokens)`)
   assert.equal(searched.tools, 2)
   assert.equal(full.tools, full.catalog)
   assert.ok(searched.bytes * 10 < full.bytes, JSON.stringify(sizes))
