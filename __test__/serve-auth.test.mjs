@@ -440,6 +440,12 @@ test("toolnexus serve --auth-token-env / --auth-token-file: tokens never in argv
     env: { TN_TOKEN_ONE: TOKEN_A, TN_TOKEN_TWO: TOKEN_B },
   })
   const url = await gw.serving
+  // The servers it started never see its tokens in their environment (--auth-token-env
+  // removes the variable once read).
+  const tasks = fs.readdirSync(`/proc/${gw.child.pid}/task`)
+  const children = tasks.flatMap((t) => fs.readFileSync(`/proc/${gw.child.pid}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean))
+  assert.ok(children.length >= 1, "the config's server runs")
+  for (const pid of children) assertNoSecret(fs.readFileSync(`/proc/${pid}/environ`, "utf8"), [TOKEN_A, TOKEN_B], `the environment of server ${pid}`)
   const cmdline = fs.readFileSync(`/proc/${gw.child.pid}/cmdline`, "utf8")
   assertNoSecret(cmdline, [TOKEN_A, TOKEN_B, FILE_X, FILE_Y], "argv")
   assert.equal((await mcpPost(url)).status, 401)
@@ -546,4 +552,23 @@ test("bad auth options are TypeErrors naming the option", T, async () => {
       return true
     })
   }
+})
+
+test("an accessLog that throws or rejects is a warning, never a failed request or a crash", T, async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(String(w.message))
+  process.on("warning", onWarning)
+  defer(() => process.off("warning", onWarning))
+  let n = 0
+  const { url } = await startGateway(defer, {
+    auth: { tokens: STATIC },
+    accessLog: async () => {
+      n += 1
+      if (n % 2 === 0) throw new Error("the log database is down")
+      await Promise.reject(new Error("the log database is away"))
+    },
+  })
+  for (let i = 0; i < 2; i++) assert.equal((await fetch(`${url}/healthz`)).status, 200)
+  await waitFor(() => warnings.length === 2, { message: `two warnings, got ${JSON.stringify(warnings)}` })
+  assert.deepEqual(warnings.sort(), ["toolnexus: accessLog threw: the log database is away", "toolnexus: accessLog threw: the log database is down"])
 })

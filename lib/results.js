@@ -58,18 +58,23 @@ function errorResult(error) {
 }
 
 /**
- * An app's callback that throws must not break the engine: its error becomes a warning.
+ * An app's callback that throws (or rejects, if async) must not break the engine: its error
+ * becomes a warning.
  * @template {unknown[]} A
  * @param {(...args: A) => unknown} fn
  * @param {string} name
  * @returns {(...args: A) => void}
  */
 function guardCallback(fn, name) {
+  /** @param {unknown} error */
+  const warn = (error) => process.emitWarning(`toolnexus: ${name} threw: ${/** @type {any} */ (error)?.message ?? error}`, "ToolnexusWarning")
   return (...args) => {
     try {
-      fn(...args)
+      const result = /** @type {any} */ (fn(...args))
+      // An async listener's rejection is a warning too, never an unhandled rejection.
+      if (result !== null && typeof result === "object" && typeof result.then === "function") result.then(undefined, warn)
     } catch (error) {
-      process.emitWarning(`toolnexus: ${name} threw: ${/** @type {any} */ (error)?.message ?? error}`, "ToolnexusWarning")
+      warn(error)
     }
   }
 }

@@ -205,6 +205,11 @@ impl ServerHandler for ToolServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if self.search_mode().is_some()
+            && let Some(meta) = super::search::meta_tools().into_iter().find(|t| t.name == name)
+        {
+            return Some(meta);
+        }
         let set = self.current();
         set.by_name.get(name)?;
         set.listed.iter().find(|t| t.name == name).cloned()

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use serde_json::Value;
@@ -206,12 +206,11 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
     let sessions = session_limits(&o);
     let access_log = match o.access_log {
         Some(f) => {
-            let log = Arc::new(js_callback::<Value, ()>(f)?);
+            let log = js_callback::<Value, ()>(f)?;
+            // Queued in order, as the requests ended (lib/serve-options.js guards the function,
+            // so a throw in it never reaches Node as an uncaught exception).
             let sink: serve::http::AccessLog = Arc::new(move |entry| {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    let _ = log.call_async_catch(entry).await;
-                });
+                let _ = log.call(entry, ThreadsafeFunctionCallMode::NonBlocking);
             });
             Some(sink)
         }
