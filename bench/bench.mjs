@@ -3,7 +3,7 @@
 // round in one run against the same raw Python stdio server (bench/servers/raw_server.py).
 // Prints a Markdown table; medians over BENCH_ROUNDS rounds. Not part of `npm test`.
 //
-//   npm run build && npm run bench          # release build; also runs bench/serve.mjs
+//   npm run build && npm run bench          # release build; also runs bench/serve.mjs and bench/search.mjs
 //   BENCH_ONLY=seq,concurrent node bench/bench.mjs
 //   BENCH_ONLY=runtimes node bench/bench.mjs   # the call rows under node, bun and deno
 //   TOOLNEXUS=/path/to/another/checkout node bench/bench.mjs

@@ -111,6 +111,9 @@ const COMMANDS = {
       "oauth-jwks-uri": { type: "string" },
       "no-auth": { type: "boolean" },
       "access-log": { type: "boolean" },
+      "tool-search": { type: "boolean" },
+      "tool-search-limit": { type: "string" },
+      "tool-search-always": { type: "string" },
     },
   },
 }

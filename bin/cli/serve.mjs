@@ -1,6 +1,6 @@
-// `toolnexus serve [<config>] [--addr host:port | --stdio] [--watch] [--tools a,b] [--name n]`:
-// one MCP gateway over every server of a config, served as streamable HTTP (or stdio) until
-// SIGINT/SIGTERM (or the end of stdin).
+// `toolnexus serve [<config>] [--addr host:port | --stdio] [--watch] [--tools a,b] [--name n]
+// [--tool-search …]`: one MCP gateway over every server of a config, served as streamable HTTP
+// (or stdio) until SIGINT/SIGTERM (or the end of stdin).
 import fs from "node:fs"
 import { createRequire } from "node:module"
 import path from "node:path"
@@ -15,6 +15,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--auth-token-env NAME]… [--auth-token-file PATH] [--auth-file PATH]
                        [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log]
+                       [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -78,6 +79,15 @@ Options:
                     use every tool (without auth flags, only loopback addresses serve)
   --access-log      one JSON line per request on stderr (time, principal, method, tool,
                     status, ms; never arguments or tokens)
+  --tool-search     list two tools instead of the whole catalog: search_tools (query,
+                    limit), which answers the best matches' names, descriptions and input
+                    schemas, and call_tool (name, arguments), which calls one of them; every
+                    tool stays callable by its own name, and auth policies still apply
+  --tool-search-limit n
+                    matches search_tools answers when the client names no limit (1 to 50,
+                    default 5)
+  --tool-search-always a,b
+                    tools listed beside search_tools and call_tool (names as above)
   -h, --help        show this help
 
 GET /healthz answers 200 while serving; GET /readyz 200 once every server is connected,
@@ -223,10 +233,37 @@ export function authFromFlags(values) {
   return options
 }
 
+/**
+ * createToolkit's `toolSearch` from --tool-search, --tool-search-limit and
+ * --tool-search-always (undefined without --tool-search), checked as createToolkit checks it.
+ */
+export function toolSearchFromFlags(values) {
+  const limit = values["tool-search-limit"]
+  const always = values["tool-search-always"]
+  if (!values["tool-search"]) {
+    const flag = limit !== undefined ? "tool-search-limit" : always !== undefined ? "tool-search-always" : undefined
+    if (flag !== undefined) throw new ArgumentError(`toolnexus serve: --${flag} needs --tool-search`)
+    return undefined
+  }
+  const option = {}
+  if (limit !== undefined) {
+    if (!/^\d+$/.test(limit) || Number(limit) < 1 || Number(limit) > 50) {
+      throw new ArgumentError(`toolnexus serve: --tool-search-limit must be a whole number from 1 to 50, got "${limit}"`)
+    }
+    option.limit = Number(limit)
+  }
+  if (always !== undefined) {
+    option.always = always.split(",").map((s) => s.trim()).filter(Boolean)
+    if (option.always.length === 0) throw new ArgumentError("toolnexus serve: --tool-search-always must name at least one tool")
+  }
+  return Object.keys(option).length === 0 ? true : option
+}
+
 export async function serve({ positionals, values }) {
   const [config] = positionals
-  // Auth flags first: a usage error is exit 2 before anything starts.
+  // Auth and search flags first: a usage error is exit 2 before anything starts.
   const { auth, accessLog } = authFromFlags(values)
+  const toolSearch = toolSearchFromFlags(values)
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -260,7 +297,7 @@ export async function serve({ positionals, values }) {
 
   let toolkit
   try {
-    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal })
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch })
   } catch (err) {
     if (stopping) return 0
     log(`toolnexus: cannot load ${config ?? "the client configs"}: ${messageOf(err)}`)
@@ -281,6 +318,14 @@ export async function serve({ positionals, values }) {
       if (!all.includes(name)) log(`toolnexus: --tools: no tool named "${name}" (ignored)`)
     }
     const exposed = only === undefined ? all : all.filter((name) => only.includes(name))
+    if (toolSearch !== undefined) {
+      const always = toolSearch === true ? [] : toolSearch.always ?? []
+      for (const name of always) {
+        if (!exposed.includes(name)) log(`toolnexus: --tool-search-always: no tool named "${name}" (ignored)`)
+      }
+      const kept = always.filter((name) => exposed.includes(name))
+      log(`toolnexus: --tool-search: tools/list shows search_tools and call_tool${kept.length > 0 ? ` and ${kept.join(", ")}` : ""}; ${exposed.length} tools searched`)
+    }
     if (!stopping && values.stdio) {
       serving = toolkit.serveStdio({ mcp, onCall })
       log(`toolnexus: serving ${exposed.length} tools over stdio`)
