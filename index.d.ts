@@ -287,7 +287,6 @@ export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSc
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
 }
 
-/** Live tools from `loadMcp`; connections stay open until `close()`. */
 /** `searchTools`' options. */
 export interface SearchToolsOptions {
   /** How many matches at most (1 to 1000). Default 5. */
@@ -308,6 +307,7 @@ export interface ToolMatch {
   score: number
 }
 
+/** Live tools from `loadMcp`; connections stay open until `close()`. */
 export interface McpSource {
   /**
    * The best matches for `query` (plain words: "delete a folder") among `tools`, ranked in Rust

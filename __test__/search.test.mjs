@@ -5,9 +5,7 @@
 // forwards with full fidelity, auth policies apply), the official Python client through it, and
 // `toolnexus serve --tool-search` as a subprocess.
 //
-// server-filesystem and server-memory are published packages: they are read from the repo's
-// node_modules, or from TOOLNEXUS_TEST_MODULES (a node_modules folder, e.g. one made with
-// `npm install --prefix DIR @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory`).
+// server-filesystem and server-memory are published packages, devDependencies of the repo.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
@@ -25,18 +23,10 @@ import { BIN, startCli } from "./lib/idp.mjs"
 const defer = deferredCleanup(afterEach)
 const T = { timeout: 120_000 }
 
-/** A published server's entry point, from the repo's node_modules or TOOLNEXUS_TEST_MODULES. */
-function published(pkg) {
-  const dirs = [path.join(repoRoot, "node_modules"), ...(process.env.TOOLNEXUS_TEST_MODULES ?? "").split(path.delimiter).filter(Boolean)]
-  for (const dir of dirs) {
-    const entry = path.join(dir, "@modelcontextprotocol", pkg, "dist", "index.js")
-    if (fs.existsSync(entry)) return entry
-  }
-  return undefined
-}
+/** A published server's entry point (a devDependency: its absence fails the test, never skips it). */
+const published = (pkg) => path.join(repoRoot, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 const FILESYSTEM = published("server-filesystem")
 const MEMORY = published("server-memory")
-const NO_FS = FILESYSTEM ? false : "needs @modelcontextprotocol/server-filesystem (npm install, or TOOLNEXUS_TEST_MODULES=<dir>/node_modules)"
 
 /** server-filesystem over a fresh folder, as a config entry. */
 const filesystem = () => ({ command: [process.execPath, FILESYSTEM, tmpDir()] })
@@ -49,7 +39,7 @@ const names = (matches) => matches.map((m) => m.name)
 // ---------------------------------------------------------------------------------------------
 // source.searchTools
 
-test("source.searchTools ranks server-filesystem's real tools: clear requests find the right tool first", { ...T, skip: NO_FS }, async () => {
+test("source.searchTools ranks server-filesystem's real tools: clear requests find the right tool first", T, async () => {
   const source = await loadMcp({ fs: filesystem() })
   defer(() => source.close())
   assert.equal(source.status.fs, "connected", JSON.stringify(source.errors))
@@ -99,7 +89,7 @@ test("source.searchTools ranks server-filesystem's real tools: clear requests fi
   assert.deepEqual(source.searchTools(""), [])
 })
 
-test("source.searchTools: limit, the servers filter, and a TypeError for each bad argument", { ...T, skip: NO_FS }, async () => {
+test("source.searchTools: limit, the servers filter, and a TypeError for each bad argument", T, async () => {
   const source = await loadMcp({ fs: filesystem(), everything })
   defer(() => source.close())
   assert.deepEqual(source.status, { fs: "connected", everything: "connected" }, JSON.stringify(source.errors))
@@ -551,11 +541,11 @@ test("toolnexus serve --tool-search: served search over HTTP and stdio; bad flag
 // ---------------------------------------------------------------------------------------------
 // The tokens saved (the README's numbers)
 
-test("the demo config's tools/list is much smaller with toolSearch (the README's numbers)", { ...T, skip: NO_FS || (MEMORY ? false : "needs @modelcontextprotocol/server-memory") }, async (t) => {
+test("the demo config's tools/list is much smaller with toolSearch (the README's numbers)", T, async (t) => {
   const mcpServers = {
     everything,
     filesystem: filesystem(),
-    memory: { command: [process.execPath, /** @type {string} */ (MEMORY)], env: { MEMORY_FILE_PATH: path.join(tmpDir(), "memory.jsonl") } },
+    memory: { command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: path.join(tmpDir(), "memory.jsonl") } },
   }
   const sizes = {}
   for (const toolSearch of [false, true]) {

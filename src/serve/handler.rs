@@ -206,7 +206,9 @@ impl ServerHandler for ToolServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         if self.search_mode().is_some()
-            && let Some(meta) = super::search::meta_tools().into_iter().find(|t| t.name == name)
+            && let Some(meta) = super::search::meta_tools()
+                .into_iter()
+                .find(|t| t.name == name)
         {
             return Some(meta);
         }
