@@ -91,13 +91,15 @@ impl ServerHandler for ToolServer {
             return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Resources);
-        let sight = Sight::of(&context);
-        let items = surface
-            .resources
-            .iter()
-            .filter(|(r, _)| sight.sees(Kind::Resource, &r.uri))
-            .map(|(r, _)| r.clone())
-            .collect();
+        let items = visible(
+            &surface.resources,
+            &Sight::of(&context),
+            Kind::Resource,
+            |(r, _)| &r.uri,
+        )
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
         Ok(ListResourcesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -115,13 +117,15 @@ impl ServerHandler for ToolServer {
             >());
         }
         let (ttl, scope) = surface.hints(ListKind::Templates);
-        let sight = Sight::of(&context);
-        let items = surface
-            .templates
-            .iter()
-            .filter(|(t, _)| sight.sees(Kind::Resource, &t.uri_template))
-            .map(|(t, _)| t.clone())
-            .collect();
+        let items = visible(
+            &surface.templates,
+            &Sight::of(&context),
+            Kind::Resource,
+            |(t, _)| &t.uri_template,
+        )
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
         Ok(ListResourceTemplatesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
@@ -137,13 +141,15 @@ impl ServerHandler for ToolServer {
             return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Prompts);
-        let sight = Sight::of(&context);
-        let items = surface
-            .prompts
-            .iter()
-            .filter(|(p, _, _)| sight.sees(Kind::Prompt, &p.name))
-            .map(|(p, _, _)| p.clone())
-            .collect();
+        let items = visible(
+            &surface.prompts,
+            &Sight::of(&context),
+            Kind::Prompt,
+            |(p, _, _)| &p.name,
+        )
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .collect();
         Ok(ListPromptsResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))
