@@ -73,6 +73,12 @@ pub struct ServeOptions {
     pub access_log: Option<AccessLog>,
     /// Whether the servers behind it are connected (`/readyz`); None: always ready.
     pub ready: Option<Readiness>,
+    /// The key replicas share to continue each other's work (sealed `requestState`, portable
+    /// handshake-era sessions); None: state stays in this process.
+    pub state_key: Option<Arc<crate::serve::seal::StateKey>>,
+    /// The URL other replicas reach this one at (`http://host:port`), for answers to its
+    /// requests that reach them; None: the address it is bound to.
+    pub replica_url: Option<String>,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -246,6 +252,7 @@ pub async fn serve_http(
         endpoint,
         gate,
         access_log: options.access_log.take(),
+        state_key: options.state_key.clone(),
     });
     let task = tokio::spawn(async move {
         accept_loop(listener, front, rx, &stopping).await;
@@ -276,6 +283,7 @@ struct Front {
     endpoint: Endpoint,
     gate: Gate,
     access_log: Option<AccessLog>,
+    state_key: Option<Arc<crate::serve::seal::StateKey>>,
 }
 
 async fn accept_loop(
@@ -377,6 +385,9 @@ async fn serve_connection(
                     }
                     if let Some(caller) = caller {
                         parts.extensions.insert(caller);
+                    }
+                    if let Some(key) = &front.state_key {
+                        parts.extensions.insert(key.clone());
                     }
                     let tee = entry.as_ref().map(access_log::Entry::tee);
                     front

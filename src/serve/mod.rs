@@ -16,6 +16,7 @@ mod handler;
 pub mod http;
 mod input;
 pub mod rounds;
+pub mod seal;
 pub mod search;
 mod serving;
 pub mod stdio;

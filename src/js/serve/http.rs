@@ -38,6 +38,10 @@ pub struct HttpServeOptions<'a> {
     /// Whether the servers behind the endpoint are connected, for `/readyz`.
     #[napi(ts_type = "() => { ready: boolean; servers: Record<string, string> }")]
     pub ready: Option<Function<'a, (), JsonValue>>,
+    /// The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals).
+    pub state_key: Option<Vec<Buffer>>,
+    /// The URL other replicas reach this one at.
+    pub replica_url: Option<String>,
 }
 
 /// `opts.auth` as lib/options.js normalises it.
@@ -235,6 +239,16 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         auth: auth_of(o.auth)?,
         access_log,
         ready,
+        state_key: match o.state_key {
+            Some(keys) => {
+                let secrets: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
+                let key = serve::seal::StateKey::new(&secrets)
+                    .map_err(|e| Error::new(Status::InvalidArg, format!("toolnexus: {e}")))?;
+                Some(Arc::new(key))
+            }
+            None => None,
+        },
+        replica_url: o.replica_url,
     })
 }
 

@@ -1,0 +1,288 @@
+//! Sealed state: what a served endpoint hands a client so that any replica sharing its state
+//! key can carry on (a 2026-07-28 `requestState`, a portable handshake-era `Mcp-Session-Id`, the
+//! id of a request sent to the client on a session's stream).
+//!
+//! Sealing is AES-256-GCM from aws-lc-rs (already in the tree through rustls): a random 96-bit
+//! nonce per seal, and what the sealed text is for (its [`Purpose`]) as associated data, so a
+//! session id is never accepted as a `requestState` or the other way round. A key is derived
+//! from each configured secret with SHA-256 under a label; the first key seals and every key
+//! opens, so keys rotate by putting the new one first and dropping the old one once no client
+//! can still hold state it sealed.
+
+use std::sync::Arc;
+
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rmcp::service::{RequestContext, RoleServer};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+/// The shortest secret accepted (bytes).
+pub const MIN_SECRET: usize = 16;
+/// How many secrets (keys in rotation) one endpoint may hold.
+pub const MAX_KEYS: usize = 16;
+/// The longest sealed text opened (what a client sends back is refused beyond it).
+pub const MAX_SEALED: usize = 1 << 20;
+
+/// What a sealed text is for: opened only as that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A 2026-07-28 input-required round's `requestState`.
+    RequestState,
+    /// A portable handshake-era session id.
+    Session,
+    /// The id of a request sent to the client on a portable session's stream.
+    RequestId,
+}
+
+impl Purpose {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Self::RequestState => b"toolnexus requestState v1",
+            Self::Session => b"toolnexus session v1",
+            Self::RequestId => b"toolnexus request id v1",
+        }
+    }
+}
+
+/// The state key of an endpoint: the keys replicas share (the first seals, all open).
+pub struct StateKey {
+    keys: Vec<LessSafeKey>,
+}
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StateKey({} keys)", self.keys.len())
+    }
+}
+
+impl StateKey {
+    /// The key of `secrets` (first seals). Each must be at least [`MIN_SECRET`] bytes.
+    pub fn new(secrets: &[Vec<u8>]) -> Result<Self, String> {
+        if secrets.is_empty() {
+            return Err("stateKey has no key".into());
+        }
+        if secrets.len() > MAX_KEYS {
+            return Err(format!(
+                "stateKey has {} keys; at most {MAX_KEYS} can be in rotation",
+                secrets.len()
+            ));
+        }
+        let mut keys = Vec::with_capacity(secrets.len());
+        for (i, secret) in secrets.iter().enumerate() {
+            if secret.len() < MIN_SECRET {
+                return Err(format!(
+                    "stateKey key {} is {} bytes; a key must be at least {MIN_SECRET} bytes \
+                     (32 random bytes are best, e.g. `openssl rand -base64 32`)",
+                    i + 1,
+                    secret.len()
+                ));
+            }
+            let mut hash = Sha256::new();
+            hash.update(b"toolnexus state key v1\0");
+            hash.update(secret);
+            let bytes = hash.finalize();
+            let key = UnboundKey::new(&AES_256_GCM, &bytes)
+                .map_err(|_| "stateKey could not be made into a key".to_string())?;
+            keys.push(LessSafeKey::new(key));
+        }
+        Ok(Self { keys })
+    }
+
+    /// `plain` sealed for `purpose` with the first key: URL-safe text.
+    pub fn seal(&self, purpose: Purpose, plain: &[u8]) -> String {
+        let mut nonce = [0u8; NONCE_LEN];
+        random(&mut nonce);
+        let mut sealed = plain.to_vec();
+        // Sealing in place with a valid key and a fresh nonce cannot fail but for a message
+        // over GCM's 64 GiB limit, which nothing here comes near.
+        let _ = self.keys[0].seal_in_place_append_tag(
+            Nonce::assume_unique_for_key(nonce),
+            Aad::from(purpose.label()),
+            &mut sealed,
+        );
+        let mut out = Vec::with_capacity(NONCE_LEN + sealed.len());
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        URL_SAFE_NO_PAD.encode(out)
+    }
+
+    /// What `sealed` holds, when one of the keys sealed it for `purpose`; None for anything
+    /// changed, foreign, too long or sealed for another purpose.
+    pub fn open(&self, purpose: Purpose, sealed: &str) -> Option<Vec<u8>> {
+        if sealed.len() > MAX_SEALED {
+            return None;
+        }
+        let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
+        if bytes.len() < NONCE_LEN {
+            return None;
+        }
+        let (nonce, body) = bytes.split_at(NONCE_LEN);
+        let nonce: [u8; NONCE_LEN] = nonce.try_into().ok()?;
+        self.keys.iter().find_map(|key| {
+            let mut body = body.to_vec();
+            let plain = key
+                .open_in_place(
+                    Nonce::assume_unique_for_key(nonce),
+                    Aad::from(purpose.label()),
+                    &mut body,
+                )
+                .ok()?;
+            Some(plain.to_vec())
+        })
+    }
+
+    /// `value` as JSON, sealed.
+    pub fn seal_json<T: Serialize>(&self, purpose: Purpose, value: &T) -> String {
+        self.seal(purpose, &serde_json::to_vec(value).unwrap_or_default())
+    }
+
+    /// A sealed JSON value, when it opens and has the shape of `T`.
+    pub fn open_json<T: DeserializeOwned>(&self, purpose: Purpose, sealed: &str) -> Option<T> {
+        serde_json::from_slice(&self.open(purpose, sealed)?).ok()
+    }
+}
+
+/// The state key of the endpoint the request `context` answers came through, if it has one.
+pub fn key_of(context: &RequestContext<RoleServer>) -> Option<Arc<StateKey>> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Arc<StateKey>>()
+        .cloned()
+}
+
+/// SHA-256 of `bytes`, hex.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Seconds since the Unix epoch (0 before it).
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn random(bytes: &mut [u8]) {
+    if getrandom::fill(bytes).is_err() {
+        // No system randomness: aws-lc's own generator.
+        let _ = aws_lc_rs::rand::fill(bytes);
+    }
+}
+
+/// `value` as canonical JSON (object keys sorted, at every depth), so two spellings of the same
+/// arguments hash the same.
+pub fn canonical(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(key.clone()).to_string());
+                    out.push(':');
+                    write(&map[key], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(secret: &str) -> StateKey {
+        StateKey::new(&[secret.as_bytes().to_vec()]).unwrap()
+    }
+
+    #[test]
+    fn seals_and_opens_for_its_purpose_only() {
+        let k = key("0123456789abcdef0123456789abcdef");
+        let sealed = k.seal(Purpose::RequestState, b"hello");
+        assert_eq!(k.open(Purpose::RequestState, &sealed).unwrap(), b"hello");
+        assert!(k.open(Purpose::Session, &sealed).is_none());
+        // Two seals of the same text differ (fresh nonce).
+        assert_ne!(sealed, k.seal(Purpose::RequestState, b"hello"));
+    }
+
+    #[test]
+    fn a_flipped_byte_or_another_key_opens_nothing() {
+        let k = key("0123456789abcdef0123456789abcdef");
+        let sealed = k.seal(Purpose::RequestState, b"hello world");
+        let mut bytes = URL_SAFE_NO_PAD.decode(&sealed).unwrap();
+        for i in 0..bytes.len() {
+            bytes[i] ^= 1;
+            let changed = URL_SAFE_NO_PAD.encode(&bytes);
+            assert!(
+                k.open(Purpose::RequestState, &changed).is_none(),
+                "byte {i}"
+            );
+            bytes[i] ^= 1;
+        }
+        let other = key("another key of thirty-two bytes!");
+        assert!(other.open(Purpose::RequestState, &sealed).is_none());
+        assert!(
+            k.open(Purpose::RequestState, "not base64 at all!")
+                .is_none()
+        );
+        assert!(k.open(Purpose::RequestState, "").is_none());
+    }
+
+    #[test]
+    fn rotation_the_first_seals_and_all_open() {
+        let old = key("the old key, sixteen+ bytes");
+        let sealed_old = old.seal(Purpose::Session, b"s");
+        let both = StateKey::new(&[
+            b"the new key, sixteen+ bytes".to_vec(),
+            b"the old key, sixteen+ bytes".to_vec(),
+        ])
+        .unwrap();
+        assert_eq!(both.open(Purpose::Session, &sealed_old).unwrap(), b"s");
+        let sealed_new = both.seal(Purpose::Session, b"t");
+        assert!(old.open(Purpose::Session, &sealed_new).is_none());
+    }
+
+    #[test]
+    fn short_or_missing_keys_are_refused_in_words() {
+        let e = StateKey::new(&[b"short".to_vec()]).unwrap_err();
+        assert!(e.contains("at least 16 bytes"), "{e}");
+        assert_eq!(StateKey::new(&[]).unwrap_err(), "stateKey has no key");
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a = serde_json::json!({"b": 1, "a": {"y": [1, {"q": 2, "p": 1}], "x": "s"}});
+        assert_eq!(
+            canonical(&a),
+            r#"{"a":{"x":"s","y":[1,{"p":1,"q":2}]},"b":1}"#
+        );
+    }
+}
