@@ -225,6 +225,10 @@ export interface HttpServeOptions {
   accessLog?: (entry: import("./index").AccessLogEntry) => void
   /** Whether the servers behind the endpoint are connected, for `/readyz`. */
   ready?: () => { ready: boolean; servers: Record<string, string> }
+  /** The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals). */
+  stateKey?: Array<Buffer>
+  /** The URL other replicas reach this one at. */
+  replicaUrl?: string
 }
 
 /** One tool to index (internal): a loadMcp tool's handle, or an own tool's fields. */

@@ -112,6 +112,9 @@ pub const SERVE_MIN_TRIM_GAP: Duration = Duration::from_secs(1);
 pub const SERVE_MAX_PARKED: usize = 1024;
 /// How long such a run waits for its retry before it is dropped (and its `run` aborted).
 pub const SERVE_PARK_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most a sealed `requestState` carries of a call's earlier answers (serialized bytes): a
+/// call whose answers outgrow it can be continued only by the replica that holds its run.
+pub const SERVE_STATE_MAX_ANSWERS: usize = 256 * 1024;
 /// How many incoming messages of an SDK transport may wait for the server before `push`
 /// refuses more.
 pub const SERVE_BRIDGE_BACKLOG: usize = 1024;

@@ -303,13 +303,19 @@ impl ServerHandler for ToolServer {
             .ok_or_else(|| {
                 ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
             })?;
+        let arguments = request.arguments.unwrap_or_default();
+        let mut responses = request.input_responses.unwrap_or_default();
+        let mut round = 0;
         if let Some(state) = &request.request_state {
-            let responses = request.input_responses.clone().unwrap_or_default();
-            return self.resume(&request.name, state, responses, context).await;
+            let kind = rounds::SubjectKind::Tool;
+            match self.retry(kind, &request.name, state, &arguments, &responses, &context)? {
+                rounds::Retry::Parked(run) => return self.drive(*run, responses).await,
+                // Run again from the start, with every answer given so far.
+                rounds::Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+            }
         }
         let started = std::time::Instant::now();
         let tool = set.tools[index].clone();
-        let arguments = request.arguments.unwrap_or_default();
         let subject = rounds::Subject {
             kind: rounds::SubjectKind::Tool,
             name: tool.name.clone(),
@@ -329,8 +335,8 @@ impl ServerHandler for ToolServer {
                 true,
             )));
         }
-        let responses = request.input_responses.unwrap_or_default();
-        let run = self.start(subject, tool.caller.clone(), arguments, context);
+        let mut run = self.start(subject, tool.caller.clone(), arguments, context);
+        run.round = round;
         self.drive(run, responses).await
     }
 }

@@ -32,6 +32,8 @@ mod tests;
 #[cfg(test)]
 mod tests_gateway;
 #[cfg(test)]
+mod tests_replicas;
+#[cfg(test)]
 mod tests_rounds;
 #[cfg(test)]
 mod tests_surface;

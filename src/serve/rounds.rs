@@ -7,9 +7,14 @@
 //! retry comes, and the retry resumes the same run. Parked runs are bounded in number and in
 //! time, so a client that never retries costs a slot for a while, not forever.
 //!
-//! The state is a random handle to this process's memory (a changed or foreign one is simply
-//! unknown), so a retry must reach the process that parked the run: behind a load balancer
-//! that needs affinity for the call's retries.
+//! Without a state key the `requestState` is a random handle to this process's memory (a
+//! changed or foreign one is simply unknown), so a retry must reach the process that parked the
+//! run. With one (`serve(addr, { stateKey })`) it is sealed ([`super::seal`]): it names the
+//! subject, a digest of the arguments and of the principal, the round, an expiry, the handle
+//! of the parked run, and every answer the run has been given. A retry that reaches a replica
+//! without the parked run runs it again from the start with those answers (and the retry's),
+//! so each question already answered is answered at once and the run reaches the next one or
+//! its end; see [`Retry`].
 
 #![allow(deprecated)] // sampling and roots are deprecated by SEP-2577 but still served.
 
@@ -18,21 +23,25 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{InputRequiredResult, InputResponses};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::AbortOnDrop;
 use super::context::CallContext;
 use super::input::Pending;
+use super::seal::{self, Purpose, StateKey};
 
+use crate::bounds::SERVE_STATE_MAX_ANSWERS as MAX_ANSWERS;
 pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
 
 mod drive;
-pub use drive::Driven;
 pub(super) use drive::refused_capability;
+pub use drive::{Driven, Retry};
 
 /// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SubjectKind {
     Tool,
     Prompt,
@@ -69,6 +78,14 @@ pub struct Running {
     pub ctx: CallContext,
     pub pending: Vec<Pending>,
     pub started: Instant,
+    /// Every answer the run has been given so far, by key (sealed into the next state, so
+    /// another replica can run it again up to where it is).
+    pub answered: Map<String, Value>,
+    /// How many input-required results the call has had.
+    pub round: u32,
+    /// A digest of what the call was made with (tool arguments, prompt arguments, a URI), when
+    /// its state is to be sealed.
+    pub digest: Option<String>,
 }
 
 impl Running {
@@ -84,10 +101,16 @@ impl Running {
                 ask.key = format!("{key}-{n}");
             }
             let ask = match responses.get(&ask.key) {
-                Some(response) => match ask.accept(response) {
-                    Ok(()) => continue,
-                    Err(ask) => ask,
-                },
+                Some(response) => {
+                    let key = ask.key.clone();
+                    match ask.accept(response) {
+                        Ok(()) => {
+                            self.answered.insert(key, response.clone());
+                            continue;
+                        }
+                        Err(ask) => ask,
+                    }
+                }
                 None => ask,
             };
             self.pending.push(ask);
@@ -139,12 +162,19 @@ impl Parking {
     }
 
     /// Parks `run` until its retry and answers the call with what it waits on.
-    pub fn park(self: &Arc<Self>, run: Running) -> Result<InputRequiredResult, String> {
+    pub fn park(self: &Arc<Self>, mut run: Running) -> Result<InputRequiredResult, String> {
         let mut requests = Map::new();
         for pending in &run.pending {
             requests.insert(pending.key.clone(), pending.request());
         }
-        let state = new_state();
+        run.round += 1;
+        let handle = new_state();
+        let state = match seal::key_of(&run.ctx.request()) {
+            Some(key) => Sealed::of(&run, &handle, self.limits.timeout).seal(&key),
+            None => handle.clone(),
+        };
+        let state_out = state;
+        let state = handle;
         {
             let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
             let timeout = self.limits.timeout;
@@ -174,7 +204,7 @@ impl Parking {
         serde_json::from_value(json!({
             "resultType": "input_required",
             "inputRequests": requests,
-            "requestState": state,
+            "requestState": state_out,
         }))
         .map_err(|e| format!("input requests could not be sent: {e}"))
     }
@@ -214,6 +244,65 @@ impl Parking {
         let runs = std::mem::take(&mut *self.runs.lock().unwrap_or_else(|e| e.into_inner()));
         drop(runs);
     }
+}
+
+/// A sealed `requestState` (with a state key): what any replica sharing the key needs to
+/// continue the call.
+#[derive(Serialize, Deserialize)]
+pub struct Sealed {
+    /// What the call is of.
+    pub kind: SubjectKind,
+    pub name: String,
+    /// Digest of its arguments (a retry must bring the same ones).
+    pub args: String,
+    /// Digest of the principal it belongs to (None without auth).
+    pub owner: Option<String>,
+    pub round: u32,
+    /// Milliseconds since the epoch after which it is refused.
+    pub expires: u64,
+    /// The parked run on the replica that sealed it.
+    pub handle: String,
+    /// Every answer given so far; None when they outgrew [`MAX_ANSWERS`].
+    pub answers: Option<Map<String, Value>>,
+}
+
+impl Sealed {
+    fn of(run: &Running, handle: &str, timeout: Duration) -> Self {
+        let size = serde_json::to_vec(&run.answered).map_or(usize::MAX, |v| v.len());
+        Self {
+            kind: run.subject.kind,
+            name: run.subject.name.clone(),
+            args: run.digest.clone().unwrap_or_default(),
+            owner: run.ctx.owner().map(|o| seal::digest(o.as_bytes())),
+            round: run.round,
+            expires: seal::now_millis() + timeout.as_millis() as u64,
+            handle: handle.to_string(),
+            answers: (size <= MAX_ANSWERS).then(|| run.answered.clone()),
+        }
+    }
+
+    fn seal(&self, key: &StateKey) -> String {
+        key.seal_json(Purpose::RequestState, self)
+    }
+
+    /// The state `text` holds, when `key` sealed it.
+    pub fn open(key: &StateKey, text: &str) -> Option<Self> {
+        key.open_json(Purpose::RequestState, text)
+    }
+
+    pub fn expired(&self) -> bool {
+        seal::now_millis() > self.expires
+    }
+}
+
+/// The digest a sealed state keeps of what a call was made with: a resource read's URI, a
+/// tool's or prompt's arguments.
+pub fn call_digest(kind: SubjectKind, name: &str, arguments: &Map<String, Value>) -> String {
+    let made_with = match kind {
+        SubjectKind::Resource => Value::String(name.to_string()),
+        SubjectKind::Tool | SubjectKind::Prompt => Value::Object(arguments.clone()),
+    };
+    seal::digest(seal::canonical(&made_with).as_bytes())
 }
 
 /// 128 random bits, hex: unguessable, so a changed state names nothing.

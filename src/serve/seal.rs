@@ -163,11 +163,11 @@ pub fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Seconds since the Unix epoch (0 before it).
-pub fn now_secs() -> u64 {
+/// Milliseconds since the Unix epoch (0 before it).
+pub fn now_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn random(bytes: &mut [u8]) {

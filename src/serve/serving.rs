@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::auth::Kind;
 use super::caller::Sight;
-use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
+use super::rounds::{Driven, Retry, Running, Subject, SubjectKind, refused_capability};
 use super::surface::{Owner, Surface, Upstream};
 use super::{CallContext, ToolCaller, ToolServer};
 use crate::surface::{completion, prompt_result, read_result};
@@ -164,10 +164,18 @@ impl ToolServer {
         if !Sight::of(&context).sees(Kind::Resource, &uri) {
             return Err(not_found(&uri));
         }
-        let responses = request.input_responses.clone().unwrap_or_default();
-        let run = if let Some(state) = &request.request_state {
-            self.resume_run(SubjectKind::Resource, &uri, state, &responses, context)
-                .await?
+        let mut responses = request.input_responses.clone().unwrap_or_default();
+        let mut round = 0;
+        let mut parked = None;
+        if let Some(state) = &request.request_state {
+            let kind = SubjectKind::Resource;
+            match self.retry(kind, &uri, state, &Map::new(), &responses, &context)? {
+                Retry::Parked(run) => parked = Some(*run),
+                Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+            }
+        }
+        let run = if let Some(run) = parked {
+            run
         } else {
             let (caller, source, vars): (Arc<dyn ToolCaller>, String, _) =
                 match surface.resolve(&uri) {
@@ -188,7 +196,9 @@ impl ToolServer {
                 name: uri.clone(),
                 source,
             };
-            self.start(subject, caller, arguments, context)
+            let mut run = self.start(subject, caller, arguments, context);
+            run.round = round;
+            run
         };
         match self.drive_item(run, responses).await? {
             Err(input_required) => Ok(ReadResourceResponse::InputRequired(input_required)),
@@ -216,10 +226,19 @@ impl ToolServer {
         if !Sight::of(&context).sees(Kind::Prompt, &name) {
             return Err(unknown_prompt(&name));
         }
-        let responses = request.input_responses.clone().unwrap_or_default();
-        let run = if let Some(state) = &request.request_state {
-            self.resume_run(SubjectKind::Prompt, &name, state, &responses, context)
-                .await?
+        let mut responses = request.input_responses.clone().unwrap_or_default();
+        let mut round = 0;
+        let mut parked = None;
+        if let Some(state) = &request.request_state {
+            let kind = SubjectKind::Prompt;
+            let arguments = request.arguments.clone().unwrap_or_default();
+            match self.retry(kind, &name, state, &arguments, &responses, &context)? {
+                Retry::Parked(run) => parked = Some(*run),
+                Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+            }
+        }
+        let run = if let Some(run) = parked {
+            run
         } else {
             let Some((prompt, owner, original)) = surface.prompt(&name) else {
                 return Err(unknown_prompt(&name));
@@ -261,7 +280,9 @@ impl ToolServer {
                 name: name.clone(),
                 source,
             };
-            self.start(subject, caller, arguments, context)
+            let mut run = self.start(subject, caller, arguments, context);
+            run.round = round;
+            run
         };
         match self.drive_item(run, responses).await? {
             Err(input_required) => Ok(GetPromptResponse::InputRequired(input_required)),

@@ -14,7 +14,20 @@ use serde_json::{Map, Value, json};
 use super::super::context::CallContext;
 use super::super::input;
 use super::super::{AbortOnDrop, CallRecord, ToolCaller, ToolServer, text_result, to_call_result};
-use super::{Running, Subject, SubjectKind};
+use super::{Running, Sealed, Subject, SubjectKind, call_digest};
+use crate::serve::seal;
+
+/// What a 2026-07-28 retry continues.
+pub enum Retry {
+    /// The run parked on this replica, resumed with the retry's answers.
+    Parked(Box<Running>),
+    /// No such run here (another replica parked it, or it ended): the call is run again from
+    /// the start with every answer given so far, the round it reached.
+    Again(InputResponses, u32),
+}
+
+const NOT_ISSUED: &str =
+    "requestState is not one this server issued, or its call waited too long and ended";
 
 /// How one drive of a run ended.
 pub enum Driven {
@@ -39,6 +52,8 @@ impl ToolServer {
         arguments: Map<String, Value>,
         request: RequestContext<RoleServer>,
     ) -> Running {
+        let digest = (input::is_modern(&request) && seal::key_of(&request).is_some())
+            .then(|| call_digest(subject.kind, &subject.name, &arguments));
         let (ctx, asks) = CallContext::new(request, self.log_level.clone());
         let run_ctx = ctx.clone();
         let task = AbortOnDrop(tokio::spawn(async move {
@@ -51,6 +66,9 @@ impl ToolServer {
             ctx,
             pending: Vec::new(),
             started: Instant::now(),
+            answered: Map::new(),
+            round: 0,
+            digest,
         }
     }
 
@@ -151,54 +169,92 @@ impl ToolServer {
         }
     }
 
-    /// A 2026-07-28 retry: the parked run named by `state` resumes with the client's answers.
-    pub(in crate::serve) async fn resume_run(
+    /// A 2026-07-28 retry of a call of `kind` `name` made with `arguments`: the run parked
+    /// under `state` (resumed with the client's answers), or, with a state key, the answers to
+    /// run it again with when this replica has no such run.
+    pub(in crate::serve) fn retry(
         &self,
         kind: SubjectKind,
         name: &str,
         state: &str,
+        arguments: &Map<String, Value>,
         responses: &InputResponses,
-        request: RequestContext<RoleServer>,
-    ) -> Result<Running, ErrorData> {
+        request: &RequestContext<RoleServer>,
+    ) -> Result<Retry, ErrorData> {
         // A retry from another principal finds no run: the state is not theirs to resume.
-        let owner = crate::serve::caller::owner_of(&request);
-        let run = match self
+        let owner = crate::serve::caller::owner_of(request);
+        let refused = |why: String| Err(ErrorData::invalid_params(why, None));
+        let Some(key) = seal::key_of(request) else {
+            return match self
+                .shared
+                .parking
+                .take(state, kind, name, owner.as_deref())
+            {
+                Ok(run) => Ok(Retry::Parked(Box::new(
+                    self.resumed(run, responses, request),
+                ))),
+                Err(None) => refused(NOT_ISSUED.into()),
+                Err(Some(other)) => refused(format!("requestState belongs to {other}")),
+            };
+        };
+        let Some(sealed) = Sealed::open(&key, state) else {
+            return refused(NOT_ISSUED.into());
+        };
+        if sealed.owner != owner.map(|o| seal::digest(o.as_bytes())) {
+            return refused(NOT_ISSUED.into());
+        }
+        if sealed.kind != kind || sealed.name != name {
+            return refused(format!(
+                "requestState belongs to {} \"{}\"",
+                sealed.kind.call_of(),
+                sealed.name
+            ));
+        }
+        if sealed.expired() {
+            return refused("requestState has expired: make the call again".into());
+        }
+        if sealed.args != call_digest(kind, name, arguments) {
+            return refused(
+                "requestState belongs to a call with other arguments: a retry must repeat the \
+                 call's arguments"
+                    .into(),
+            );
+        }
+        let owner = crate::serve::caller::owner_of(request);
+        match self
             .shared
             .parking
-            .take(state, kind, name, owner.as_deref())
+            .take(&sealed.handle, kind, name, owner.as_deref())
         {
-            Ok(run) => run,
-            Err(None) => {
-                return Err(ErrorData::invalid_params(
-                    "requestState is not one this server issued, or its call waited too long and ended",
-                    None,
-                ));
+            Ok(run) => Ok(Retry::Parked(Box::new(
+                self.resumed(run, responses, request),
+            ))),
+            Err(_) => {
+                let Some(mut answers) = sealed.answers else {
+                    return refused(
+                        "requestState's earlier answers were too large to carry to another \
+                         replica, and this one does not hold the call: make the call again"
+                            .into(),
+                    );
+                };
+                for (key, response) in responses {
+                    answers.insert(key.clone(), response.clone());
+                }
+                Ok(Retry::Again(answers.into_iter().collect(), sealed.round))
             }
-            Err(Some(other)) => {
-                return Err(ErrorData::invalid_params(
-                    format!("requestState belongs to {other}"),
-                    None,
-                ));
-            }
-        };
-        let mut run = run;
-        run.ctx.follow(request);
-        run.answer(responses);
-        Ok(run)
+        }
     }
 
-    /// A 2026-07-28 retry of a tool call.
-    pub(in crate::serve) async fn resume(
+    /// A parked run that its retry resumes: it reports to the retry's response from now on.
+    fn resumed(
         &self,
-        tool: &str,
-        state: &str,
-        responses: InputResponses,
-        request: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let run = self
-            .resume_run(SubjectKind::Tool, tool, state, &responses, request)
-            .await?;
-        self.drive(run, responses).await
+        mut run: Running,
+        responses: &InputResponses,
+        request: &RequestContext<RoleServer>,
+    ) -> Running {
+        run.ctx.follow(request.clone());
+        run.answer(responses);
+        run
     }
 }
 
