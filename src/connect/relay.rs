@@ -28,6 +28,17 @@ pub trait Front: Send + Sync {
         &self,
         params: CreateMessageRequestParams,
     ) -> BoxFuture<'static, Option<CreateMessageResult>>;
+    /// Where a call run again (by another replica) resumes upstream: the upstream's last
+    /// input-required result, when the run that was continued had reached one.
+    fn resume_point(&self) -> Option<rmcp::model::InputRequiredResult> {
+        None
+    }
+    /// The upstream answered this call input-required: a replica that runs the call again
+    /// resumes from here instead of calling it afresh.
+    fn reached(&self, _result: &rmcp::model::InputRequiredResult) {}
+    /// Resuming from [`Front::resume_point`] failed (the upstream did not take its state): the
+    /// call is made afresh, its questions numbered from the start again.
+    fn restart(&self) {}
 }
 
 /// The fronts of one connection's calls in flight.

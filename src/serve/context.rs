@@ -44,6 +44,9 @@ pub struct CallContext {
     /// An input request refused because the client lacks its capability.
     refused: Arc<Mutex<Option<InputKind>>>,
     asked: Arc<AtomicU64>,
+    /// A gateway call's upstream round, for a replica that runs the call again (see
+    /// [`CallContext::checkpoint`]).
+    checkpoint: Arc<Mutex<Option<Value>>>,
 }
 
 fn severity(level: LoggingLevel) -> u8 {
@@ -77,6 +80,7 @@ impl CallContext {
             rounds,
             refused: Arc::default(),
             asked: Arc::default(),
+            checkpoint: Arc::default(),
         };
         (ctx, asks)
     }
@@ -102,6 +106,22 @@ impl CallContext {
     /// Who the call belongs to (a retry must come from the same principal).
     pub fn owner(&self) -> Option<String> {
         super::caller::owner_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Where the call stands upstream (a forwarded call whose upstream asked for input): the
+    /// upstream's input-required result and how many questions this call had asked by then.
+    /// Sealed into the call's `requestState`, so a replica that runs the call again resumes
+    /// the upstream's round instead of calling it afresh.
+    pub fn checkpoint(&self) -> Option<Value> {
+        self.checkpoint
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A call run again from a sealed state starts where the state says the upstream was.
+    pub fn resume_from(&self, checkpoint: Option<Value>) {
+        *self.checkpoint.lock().unwrap_or_else(|e| e.into_inner()) = checkpoint;
     }
 
     /// The capability an input request of this call was refused for, if any.
@@ -304,6 +324,29 @@ impl CallContext {
 impl crate::connect::relay::Front for Relay {
     fn meta(&self) -> Option<serde_json::Map<String, Value>> {
         super::caller::trace_meta(&self.ctx.request())
+    }
+
+    fn resume_point(&self) -> Option<rmcp::model::InputRequiredResult> {
+        let point = self.ctx.checkpoint()?;
+        let result = serde_json::from_value(point.get("result")?.clone()).ok()?;
+        // The questions asked from here are numbered as they were on the replica that asked.
+        let asked = point.get("asked").and_then(Value::as_u64).unwrap_or(0);
+        self.ctx.asked.store(asked, Ordering::Relaxed);
+        Some(result)
+    }
+
+    fn reached(&self, result: &rmcp::model::InputRequiredResult) {
+        if !self.ctx.modern() {
+            return;
+        }
+        let asked = self.ctx.asked.load(Ordering::Relaxed);
+        let point = serde_json::json!({ "result": result, "asked": asked });
+        self.ctx.resume_from(Some(point));
+    }
+
+    fn restart(&self) {
+        self.ctx.asked.store(0, Ordering::Relaxed);
+        self.ctx.resume_from(None);
     }
 
     fn progress(&self, param: ProgressNotificationParam) {

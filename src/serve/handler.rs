@@ -305,13 +305,16 @@ impl ServerHandler for ToolServer {
             })?;
         let arguments = request.arguments.unwrap_or_default();
         let mut responses = request.input_responses.unwrap_or_default();
-        let mut round = 0;
+        let mut again = None;
         if let Some(state) = &request.request_state {
             let kind = rounds::SubjectKind::Tool;
             match self.retry(kind, &request.name, state, &arguments, &responses, &context)? {
                 rounds::Retry::Parked(run) => return self.drive(*run, responses).await,
                 // Run again from the start, with every answer given so far.
-                rounds::Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+                rounds::Retry::Again(resume) => {
+                    responses = resume.answers.clone();
+                    again = Some(resume);
+                }
             }
         }
         let started = std::time::Instant::now();
@@ -336,7 +339,9 @@ impl ServerHandler for ToolServer {
             )));
         }
         let mut run = self.start(subject, tool.caller.clone(), arguments, context);
-        run.round = round;
+        if let Some(resume) = &again {
+            resume.apply(&mut run);
+        }
         self.drive(run, responses).await
     }
 }

@@ -37,7 +37,7 @@ pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PA
 
 mod drive;
 pub(super) use drive::refused_capability;
-pub use drive::{Driven, Retry};
+pub use drive::{Driven, Resume, Retry};
 
 /// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -264,11 +264,15 @@ pub struct Sealed {
     pub handle: String,
     /// Every answer given so far; None when they outgrew [`MAX_ANSWERS`].
     pub answers: Option<Map<String, Value>>,
+    /// A forwarded call's upstream round (see [`CallContext::checkpoint`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
 }
 
 impl Sealed {
     fn of(run: &Running, handle: &str, timeout: Duration) -> Self {
-        let size = serde_json::to_vec(&run.answered).map_or(usize::MAX, |v| v.len());
+        let upstream = run.ctx.checkpoint();
+        let size = serde_json::to_vec(&(&run.answered, &upstream)).map_or(usize::MAX, |v| v.len());
         Self {
             kind: run.subject.kind,
             name: run.subject.name.clone(),
@@ -278,6 +282,7 @@ impl Sealed {
             expires: seal::now_millis() + timeout.as_millis() as u64,
             handle: handle.to_string(),
             answers: (size <= MAX_ANSWERS).then(|| run.answered.clone()),
+            upstream: upstream.filter(|_| size <= MAX_ANSWERS),
         }
     }
 

@@ -165,13 +165,16 @@ impl ToolServer {
             return Err(not_found(&uri));
         }
         let mut responses = request.input_responses.clone().unwrap_or_default();
-        let mut round = 0;
+        let mut again = None;
         let mut parked = None;
         if let Some(state) = &request.request_state {
             let kind = SubjectKind::Resource;
             match self.retry(kind, &uri, state, &Map::new(), &responses, &context)? {
                 Retry::Parked(run) => parked = Some(*run),
-                Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+                Retry::Again(resume) => {
+                    responses = resume.answers.clone();
+                    again = Some(resume);
+                }
             }
         }
         let run = if let Some(run) = parked {
@@ -197,7 +200,9 @@ impl ToolServer {
                 source,
             };
             let mut run = self.start(subject, caller, arguments, context);
-            run.round = round;
+            if let Some(resume) = &again {
+                resume.apply(&mut run);
+            }
             run
         };
         match self.drive_item(run, responses).await? {
@@ -227,14 +232,17 @@ impl ToolServer {
             return Err(unknown_prompt(&name));
         }
         let mut responses = request.input_responses.clone().unwrap_or_default();
-        let mut round = 0;
+        let mut again = None;
         let mut parked = None;
         if let Some(state) = &request.request_state {
             let kind = SubjectKind::Prompt;
             let arguments = request.arguments.clone().unwrap_or_default();
             match self.retry(kind, &name, state, &arguments, &responses, &context)? {
                 Retry::Parked(run) => parked = Some(*run),
-                Retry::Again(answers, reached) => (responses, round) = (answers, reached),
+                Retry::Again(resume) => {
+                    responses = resume.answers.clone();
+                    again = Some(resume);
+                }
             }
         }
         let run = if let Some(run) = parked {
@@ -281,7 +289,9 @@ impl ToolServer {
                 source,
             };
             let mut run = self.start(subject, caller, arguments, context);
-            run.round = round;
+            if let Some(resume) = &again {
+                resume.apply(&mut run);
+            }
             run
         };
         match self.drive_item(run, responses).await? {

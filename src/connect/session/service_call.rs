@@ -35,13 +35,37 @@ impl LiveServer {
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         // The caller's trace context travels on (rmcp adds its progress token beside it).
         params.meta = front.as_ref().and_then(|f| f.meta()).map(Into::into);
+        // A call run again by another replica resumes where the upstream last asked for input.
+        let mut resumed = front.as_ref().and_then(|f| f.resume_point());
+        let fresh = params.clone();
+        let mut from_point = false;
         for _ in 0..=MAX_INPUT_ROUNDS {
-            let result = self
-                .call_once(params.clone(), timeout, (cancel, closed), front.clone())
-                .await?;
+            let result = if let Some(point) = resumed.take() {
+                from_point = true;
+                ServerResult::InputRequiredResult(point)
+            } else {
+                let sent = self
+                    .call_once(params.clone(), timeout, (cancel, closed), front.clone())
+                    .await;
+                match (sent, std::mem::take(&mut from_point)) {
+                    // The upstream did not take the state it gave another replica's call (it
+                    // was that connection's memory): the call is made afresh.
+                    (Err(NoResult::Refused(_)), true) => {
+                        if let Some(front) = &front {
+                            front.restart();
+                        }
+                        params = fresh.clone();
+                        continue;
+                    }
+                    (sent, _) => sent?,
+                }
+            };
             let ServerResult::InputRequiredResult(input_required) = result else {
                 return Ok(map_result(result, started));
             };
+            if let Some(front) = &front {
+                front.reached(&input_required);
+            }
             let requests = input_required.input_requests.unwrap_or_default();
             let responses = self
                 .client

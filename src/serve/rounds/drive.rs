@@ -22,8 +22,24 @@ pub enum Retry {
     /// The run parked on this replica, resumed with the retry's answers.
     Parked(Box<Running>),
     /// No such run here (another replica parked it, or it ended): the call is run again from
-    /// the start with every answer given so far, the round it reached.
-    Again(InputResponses, u32),
+    /// the start with every answer given so far.
+    Again(Resume),
+}
+
+/// How a call run again continues the one a sealed state was given for.
+pub struct Resume {
+    /// Every answer given so far, the retry's included.
+    pub answers: InputResponses,
+    round: u32,
+    upstream: Option<Value>,
+}
+
+impl Resume {
+    /// The new run of the call carries on the old one's round count and upstream round.
+    pub fn apply(&self, run: &mut Running) {
+        run.round = self.round;
+        run.ctx.resume_from(self.upstream.clone());
+    }
 }
 
 const NOT_ISSUED: &str =
@@ -240,7 +256,11 @@ impl ToolServer {
                 for (key, response) in responses {
                     answers.insert(key.clone(), response.clone());
                 }
-                Ok(Retry::Again(answers.into_iter().collect(), sealed.round))
+                Ok(Retry::Again(Resume {
+                    answers: answers.into_iter().collect(),
+                    round: sealed.round,
+                    upstream: sealed.upstream,
+                }))
             }
         }
     }
