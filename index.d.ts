@@ -945,6 +945,25 @@ export interface ServeOptions {
    * entry instead; a throw in it is a `ToolnexusWarning`. Default: no access log.
    */
   accessLog?: boolean | ((entry: AccessLogEntry) => void)
+  /**
+   * The secret replicas of one endpoint share, so that any replica serves any request behind a
+   * round-robin load balancer even when a tool's `run` asks for input (`ctx.elicit`,
+   * `ctx.sample`): a 2026-07-28 input-required result's `requestState` is sealed with it, and a
+   * retry that reaches a replica without the waiting `run` runs it again from the start, each
+   * input whose answer the retry carries returning at once; in the handshake era the
+   * `Mcp-Session-Id` is sealed, so any replica accepts it. A string (taken as UTF-8) or bytes,
+   * at least 16 bytes each (32 random bytes are best: `openssl rand -base64 32`); or a list of
+   * up to 16, the first sealing and every one opening, so a key rotates by putting the new one
+   * first and dropping the old one later. Without it, state stays in the process that made it.
+   */
+  stateKey?: string | Uint8Array | Array<string | Uint8Array>
+  /**
+   * The `http://` or `https://` origin (no path) other replicas reach this one at, e.g.
+   * `http://10.0.0.5:8808`: the answer to a request this replica sent a handshake-era client
+   * may arrive at another replica, which forwards it here. Needs `stateKey`. Default: the
+   * address it is bound to.
+   */
+  replicaUrl?: string
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

@@ -31,6 +31,8 @@ test("serve options: auth and accessLog are normalised into what the native serv
     maxSessions: undefined,
     auth: undefined,
     accessLog: undefined,
+    stateKey: undefined,
+    replicaUrl: undefined,
   })
   assert.deepEqual(serveOptions({ auth: "none" }).auth, { none: true })
   assert.equal(serveOptions({ auth: null, accessLog: false }).auth, undefined)

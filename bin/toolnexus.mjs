@@ -34,6 +34,7 @@ Commands:
       get one prompt of one server and print its messages
   serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
         [--auth-token-env NAME] [--oauth-issuer URL] [--no-auth] [--access-log]
+        [--state-key-file PATH] [--replica-url URL]
       serve every server's tools as one MCP server (streamable HTTP or stdio)
   auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
       authorise a remote server by OAuth once; list or forget stored credentials
@@ -111,6 +112,9 @@ const COMMANDS = {
       "oauth-jwks-uri": { type: "string" },
       "no-auth": { type: "boolean" },
       "access-log": { type: "boolean" },
+      "state-key-file": { type: "string" },
+      "state-key-env": { type: "string", multiple: true },
+      "replica-url": { type: "string" },
       "tool-search": { type: "boolean" },
       "tool-search-limit": { type: "string" },
       "tool-search-always": { type: "string" },

@@ -34,7 +34,7 @@ function stringsOption(name, value) {
  * @typedef {{ clientId: string, clientSecret: string, endpoint?: string }} BindingIntrospection
  * @typedef {{ issuer: string, audience?: string, requiredScopes?: string[], jwksUri?: string, introspection?: BindingIntrospection, clockSkew?: number }} BindingOAuth
  * @typedef {{ none: true } | { tokens?: BindingToken[], verify?: (token: string) => Promise<BindingPrincipal | null>, oauth?: BindingOAuth, tools?: BindingRule[], prompts?: BindingRule[], resources?: BindingRule[] }} BindingAuth
- * @typedef {import("../binding").HttpServeOptions & { auth?: BindingAuth, accessLog?: (entry: import("../index").AccessLogEntry) => void }} ServeBinding
+ * @typedef {import("../binding").HttpServeOptions & { auth?: BindingAuth, accessLog?: (entry: import("../index").AccessLogEntry) => void, stateKey?: Buffer[], replicaUrl?: string }} ServeBinding
  * What the native `serveHttp` is handed (the "binding shape" of issue 22's design).
  */
 
@@ -329,6 +329,68 @@ function accessLogOption(value) {
   throw new TypeError(`toolnexus: accessLog must be true, false or a function (entry) => void, got ${kindOf(value)}`)
 }
 
+/** The shortest state key accepted, in bytes (src/serve/seal.rs refuses shorter ones too). */
+const MIN_STATE_KEY = 16
+/** Keys in rotation at most. */
+const MAX_STATE_KEYS = 16
+const STATE_KEY_ADVICE = "32 random bytes are best: openssl rand -base64 32"
+
+/**
+ * `stateKey`: one key (a string, taken as UTF-8, or bytes) or a list of them, the first sealing
+ * and every one opening, so keys rotate by putting the new one first. Copied into Buffers, as the
+ * native server takes them. The messages give lengths, never a key.
+ * @param {unknown} value
+ * @returns {Buffer[] | undefined}
+ */
+function stateKeyOption(value) {
+  if (value === undefined || value === null) return undefined
+  /** @param {unknown} v @returns {v is string | Uint8Array} */
+  const one = (v) => typeof v === "string" || v instanceof Uint8Array
+  if (!one(value) && !Array.isArray(value)) {
+    throw new TypeError(
+      `toolnexus: stateKey must be a string, a Buffer or Uint8Array, or an array of them (the first seals, all open), got ${kindOf(value)}`,
+    )
+  }
+  const list = Array.isArray(value) ? value : [value]
+  if (list.length === 0) throw new TypeError("toolnexus: stateKey must hold at least one key (an empty array)")
+  if (list.length > MAX_STATE_KEYS) {
+    throw new TypeError(`toolnexus: stateKey holds ${list.length} keys; at most ${MAX_STATE_KEYS} can be in rotation`)
+  }
+  return list.map((key, i) => {
+    const path = Array.isArray(value) ? `stateKey[${i}]` : "stateKey"
+    if (!one(key)) throw new TypeError(`toolnexus: ${path} must be a string, a Buffer or a Uint8Array, got ${kindOf(key)}`)
+    // A copy either way: changing the caller's bytes later changes nothing served.
+    const bytes = typeof key === "string" ? Buffer.from(key, "utf8") : Buffer.from(key)
+    if (bytes.length < MIN_STATE_KEY) {
+      throw new TypeError(`toolnexus: ${path} must be at least ${MIN_STATE_KEY} bytes, got ${bytes.length} (${STATE_KEY_ADVICE})`)
+    }
+    return bytes
+  })
+}
+
+/**
+ * `replicaUrl`: the http(s) origin other replicas reach this one at, without a trailing slash.
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function replicaUrlOption(value) {
+  if (value === undefined || value === null) return undefined
+  const words = "toolnexus: replicaUrl must be an http:// or https:// URL other replicas reach this one at (e.g. http://10.0.0.5:8808)"
+  if (typeof value !== "string") throw new TypeError(`${words}, got ${kindOf(value)}`)
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    throw new TypeError(`${words}, got a string that is not a URL`)
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${words}, got ${url.protocol}//${url.host}`)
+  if (url.username !== "" || url.password !== "") throw new TypeError("toolnexus: replicaUrl must not hold a user name or password")
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || /[?#]/.test(value)) {
+    throw new TypeError(`toolnexus: replicaUrl must be an origin with no path, query or fragment (e.g. http://10.0.0.5:8808, not …/mcp), got ${url.protocol}//${url.host} with more after it`)
+  }
+  return value.endsWith("/") ? value.slice(0, -1) : value
+}
+
 /**
  * `toolkit.serve(addr, opts)`'s options for the native HTTP server (lib/toolkit.js adds `ready`).
  * @param {any} o
@@ -338,6 +400,11 @@ function serveOptions(o) {
   if (o.stateless !== undefined && o.stateless !== null && typeof o.stateless !== "boolean") {
     throw new TypeError(`toolnexus: stateless must be a boolean, got ${typeof o.stateless}`)
   }
+  const stateKey = stateKeyOption(o.stateKey)
+  const replicaUrl = replicaUrlOption(o.replicaUrl)
+  if (replicaUrl !== undefined && stateKey === undefined) {
+    throw new TypeError("toolnexus: replicaUrl needs stateKey (replicas hand each other answers only when they share a state key)")
+  }
   return {
     stateless: o.stateless ?? undefined,
     allowedHosts: stringsOption("allowedHosts", o.allowedHosts),
@@ -346,6 +413,8 @@ function serveOptions(o) {
     maxSessions: boundedNumber("maxSessions", o.maxSessions, "a whole number from 1 to 1e9", 1, 1e9, true),
     auth: authOption(o.auth),
     accessLog: accessLogOption(o.accessLog),
+    stateKey,
+    replicaUrl,
   }
 }
 

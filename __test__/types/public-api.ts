@@ -24,6 +24,7 @@ import {
   type McpSource,
   type ServerInfo,
   type McpStatus,
+  type ServeOptions,
   type Tool,
   type ToolInfo,
   type ToolResult,
@@ -213,6 +214,10 @@ export async function surface(): Promise<void> {
   const toolkit: Toolkit = await createToolkit(kitOptions)
   toolkit.resourceUpdated("memo://x")
   await toolkit.serve("127.0.0.1:0", { mcp: { cache } })
+  // Replicas sharing a state key: one key, or keys in rotation (the first seals).
+  const replica: ServeOptions = { stateless: true, stateKey: "a-state-key-of-32-bytes-or-more!", replicaUrl: "http://10.0.0.5:8808" }
+  const rotated: ServeOptions = { stateKey: [Buffer.alloc(32, 1), new Uint8Array(32), "an-older-key-still-opening-state"] }
+  void [replica, rotated]
   await toolkit.close()
 
   // defineTool's listing fields.

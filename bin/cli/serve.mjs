@@ -15,6 +15,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--auth-token-env NAME]… [--auth-token-file PATH] [--auth-file PATH]
                        [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log]
+                       [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
 
 Connects to every enabled server of <config> (without it, of the client configs
@@ -79,6 +80,20 @@ Options:
                     use every tool (without auth flags, only loopback addresses serve)
   --access-log      one JSON line per request on stderr (time, principal, method, tool,
                     status, ms; never arguments or tokens)
+  --state-key-file PATH
+                    the state key replicas share, so that any replica serves any request
+                    (with --stateless, behind a load balancer with no affinity) even when a
+                    tool asks the client for input: each line of PATH is one key (at least
+                    16 bytes; \`openssl rand -base64 32\`), the first sealing and every one
+                    opening, so a key rotates by putting the new one first; blank lines and
+                    # comments are ignored. Keys are never taken from the command line
+  --state-key-env NAME
+                    the state key held by the environment variable NAME (removed from the
+                    environment of the servers this command starts); repeatable, the first
+                    sealing
+  --replica-url URL the http(s) origin other replicas reach this one at (e.g.
+                    http://10.0.0.5:8808), so an answer to its request that reaches another
+                    replica is handed to it; needs a state key
   --tool-search     list two tools instead of the whole catalog: search_tools (query,
                     limit), which answers the best matches' names, descriptions and input
                     schemas, and call_tool (name, arguments), which calls one of them; every
@@ -233,6 +248,63 @@ export function authFromFlags(values) {
   return options
 }
 
+const STATE_KEY_FLAGS = ["state-key-file", "state-key-env", "replica-url"]
+const MIN_STATE_KEY = 16
+const KEY_ADVICE = "a key must be at least 16 bytes (32 random bytes are best: openssl rand -base64 32)"
+
+/**
+ * serve's `stateKey` and `replicaUrl` from --state-key-file, --state-key-env and --replica-url
+ * (both undefined without them), checked as toolkit.serve checks them. No key is ever part of
+ * a message, and an --state-key-env variable is removed from the environment once read.
+ */
+export function stateKeyFromFlags(values) {
+  const given = STATE_KEY_FLAGS.filter((flag) => values[flag] !== undefined)
+  if (values.stdio && given.length > 0) throw new ArgumentError(`toolnexus serve: --${given[0]} is for HTTP serving, not --stdio`)
+  const file = values["state-key-file"]
+  const names = values["state-key-env"] ?? []
+  if (file !== undefined && names.length > 0) {
+    throw new ArgumentError("toolnexus serve: --state-key-file and --state-key-env cannot be combined (keep every key in one place, the sealing one first)")
+  }
+  const keys = []
+  if (file !== undefined) {
+    readFlagFile("--state-key-file", file)
+      .split(/\r?\n/)
+      .forEach((raw, i) => {
+        const line = raw.trim()
+        if (line === "" || line.startsWith("#")) return
+        const bytes = Buffer.byteLength(line, "utf8")
+        if (bytes < MIN_STATE_KEY) throw new UsageError(`toolnexus serve: --state-key-file ${file}: the key on line ${i + 1} is ${bytes} bytes; ${KEY_ADVICE}`)
+        keys.push(line)
+      })
+    if (keys.length === 0) {
+      throw new UsageError(`toolnexus serve: --state-key-file ${file} holds no key (one per line, the sealing one first; blank lines and # comments are ignored)`)
+    }
+  }
+  for (const name of names) {
+    const value = process.env[name]
+    if (value === undefined) throw new UsageError(`toolnexus serve: --state-key-env ${name}: the environment variable ${name} is not set`)
+    const key = value.trim()
+    if (key === "") throw new UsageError(`toolnexus serve: --state-key-env ${name}: the environment variable ${name} is empty`)
+    const bytes = Buffer.byteLength(key, "utf8")
+    if (bytes < MIN_STATE_KEY) throw new UsageError(`toolnexus serve: --state-key-env ${name}: the key is ${bytes} bytes; ${KEY_ADVICE}`)
+    keys.push(key)
+    // The servers this command starts inherit its environment: the key is not theirs.
+    delete process.env[name]
+  }
+  const stateKey = keys.length > 0 ? keys : undefined
+  const replicaUrl = values["replica-url"]
+  if (replicaUrl !== undefined && stateKey === undefined) {
+    throw new ArgumentError("toolnexus serve: --replica-url needs a state key (--state-key-file or --state-key-env)")
+  }
+  try {
+    createRequire(import.meta.url)("../../lib/serve-options.js").serveOptions({ stateKey, replicaUrl })
+  } catch (err) {
+    const words = messageOf(err).replace(/^toolnexus: replicaUrl/, "--replica-url").replace(/^toolnexus: stateKey/, "the state key").replace(/^toolnexus: /, "")
+    throw new UsageError(`toolnexus serve: ${words}`)
+  }
+  return { stateKey, replicaUrl }
+}
+
 /**
  * createToolkit's `toolSearch` from --tool-search, --tool-search-limit and
  * --tool-search-always (undefined without --tool-search), checked as createToolkit checks it.
@@ -263,6 +335,7 @@ export async function serve({ positionals, values }) {
   const [config] = positionals
   // Auth and search flags first: a usage error is exit 2 before anything starts.
   const { auth, accessLog } = authFromFlags(values)
+  const { stateKey, replicaUrl } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
@@ -339,6 +412,8 @@ export async function serve({ positionals, values }) {
         maxSessions: values["max-sessions"],
         auth,
         accessLog,
+        stateKey,
+        replicaUrl,
         onCall,
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)

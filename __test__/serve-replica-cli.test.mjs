@@ -1,0 +1,124 @@
+// `toolnexus serve`'s state-key flags (issue 25): --state-key-file (one key a line, the first
+// sealing), --state-key-env (read, then removed from the environment the config's servers
+// inherit) and --replica-url. A key is never taken from argv and never printed; a bad source is
+// exit 2 in words before any server starts.
+import { test, afterEach } from "node:test"
+import assert from "node:assert/strict"
+import fs from "node:fs"
+import path from "node:path"
+import { deferredCleanup, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
+import { assertNoSecret, mcpPost, startCli } from "./lib/idp.mjs"
+
+const T = { timeout: 60000 }
+const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
+const defer = deferredCleanup(afterEach)
+
+const KEY_ONE = "sk-SECRET-one-4f2a9c7e1b3d5f60"
+const KEY_TWO = "sk-SECRET-two-0a1b2c3d4e5f6789"
+const USAGE = "Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8808 | --stdio] [--watch]\nRun `toolnexus serve --help` for details.\n"
+const ADVICE = "a key must be at least 16 bytes (32 random bytes are best: openssl rand -base64 32)"
+
+const serveCli = (args, { env = {}, cwd = repoRoot } = {}) =>
+  runNode(BIN, { args: ["serve", ...args], env: { ...process.env, ...env }, cwd, timeout: 25000 })
+
+/** The environments of `pid`'s child processes. */
+function childEnvironments(pid) {
+  const tasks = fs.readdirSync(`/proc/${pid}/task`)
+  const children = tasks.flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean))
+  return children.map((child) => ({ pid: child, environ: fs.readFileSync(`/proc/${child}/environ`, "utf8") }))
+}
+
+test("toolnexus serve: a bad state-key flag is exit 2 in words, before any server starts, never printing a key", T, async () => {
+  const dir = tmpDir()
+  const file = (name, text) => {
+    const p = path.join(dir, name)
+    fs.writeFileSync(p, text)
+    return p
+  }
+  const config = file("mcp.json", JSON.stringify({ mcpServers: {} }))
+  const blank = file("blank.txt", "# the replicas' key goes here\n\n   \n")
+  const empty = file("empty.txt", "")
+  const short = file("short.txt", `# rotated in July\n${KEY_ONE}\n\nSECRET-short\n`)
+  const many = file("many.txt", Array.from({ length: 17 }, (_, i) => `${KEY_ONE}-${i}`).join("\n"))
+  const good = file("good.txt", `${KEY_ONE}\n`)
+  const missing = path.join(dir, "missing.txt")
+
+  const cases = [
+    [["--state-key-file", missing], `toolnexus serve: cannot read --state-key-file ${missing}: no such file\n`],
+    [["--state-key-file", dir], `toolnexus serve: cannot read --state-key-file ${dir}: it is a folder\n`],
+    [["--state-key-file", blank], `toolnexus serve: --state-key-file ${blank} holds no key (one per line, the sealing one first; blank lines and # comments are ignored)\n`],
+    [["--state-key-file", empty], `toolnexus serve: --state-key-file ${empty} holds no key (one per line, the sealing one first; blank lines and # comments are ignored)\n`],
+    [["--state-key-file", short], `toolnexus serve: --state-key-file ${short}: the key on line 4 is 12 bytes; ${ADVICE}\n`],
+    [["--state-key-file", many], "toolnexus serve: the state key holds 17 keys; at most 16 can be in rotation\n"],
+    [["--state-key-env", "TN_KEY_NOT_SET"], "toolnexus serve: --state-key-env TN_KEY_NOT_SET: the environment variable TN_KEY_NOT_SET is not set\n"],
+    [["--state-key-env", "TN_KEY_EMPTY"], "toolnexus serve: --state-key-env TN_KEY_EMPTY: the environment variable TN_KEY_EMPTY is empty\n"],
+    [["--state-key-env", "TN_KEY_ONE", "--state-key-env", "TN_KEY_SHORT"], `toolnexus serve: --state-key-env TN_KEY_SHORT: the key is 12 bytes; ${ADVICE}\n`],
+    [["--state-key-file", good, "--state-key-env", "TN_KEY_ONE"], `toolnexus serve: --state-key-file and --state-key-env cannot be combined (keep every key in one place, the sealing one first)\n${USAGE}`],
+    [["--replica-url", "http://10.0.0.5:8808"], `toolnexus serve: --replica-url needs a state key (--state-key-file or --state-key-env)\n${USAGE}`],
+    [["--state-key-file", good, "--replica-url", "http://10.0.0.5:8808/mcp"], "toolnexus serve: --replica-url must be an origin with no path, query or fragment (e.g. http://10.0.0.5:8808, not …/mcp), got http://10.0.0.5:8808 with more after it\n"],
+    [["--state-key-file", good, "--replica-url", "10.0.0.5:8808"], "toolnexus serve: --replica-url must be an http:// or https:// URL other replicas reach this one at (e.g. http://10.0.0.5:8808), got a string that is not a URL\n"],
+    [["--stdio", "--state-key-file", good], `toolnexus serve: --state-key-file is for HTTP serving, not --stdio\n${USAGE}`],
+    [["--stdio", "--replica-url", "http://10.0.0.5:8808"], `toolnexus serve: --replica-url is for HTTP serving, not --stdio\n${USAGE}`],
+    // A key on argv is impossible by design: there is no such flag, and the value is not echoed.
+    [["--state-key", KEY_ONE], `toolnexus serve: Unknown option '--state-key'\n${USAGE}`],
+  ]
+  const env = { TN_KEY_ONE: KEY_ONE, TN_KEY_EMPTY: " \n", TN_KEY_SHORT: "SECRET-short" }
+  const runs = await Promise.all(cases.map(([args]) => serveCli([config, "--addr", "127.0.0.1:0", ...args], { env })))
+  runs.forEach(({ code, stdout, stderr }, i) => {
+    const [args, expected] = cases[i]
+    assert.deepEqual({ code, stdout, stderr }, { code: 2, stdout: "", stderr: expected }, args.join(" "))
+    assertNoSecret(stderr, [KEY_ONE, KEY_TWO, "SECRET-short"], `stderr of ${args[0]}`)
+  })
+
+  // A server in the config is never started when the flags are wrong.
+  const pidFile = tmpFile("server.pid")
+  const withServer = tmpConfig({ mcpServers: { s: { command: nodeFixture("stdio-server", "--tools", "echo"), env: { PID_FILE: pidFile } } } })
+  const run = await serveCli([withServer, "--addr", "127.0.0.1:0", "--state-key-file", short])
+  assert.equal(run.code, 2)
+  assert.equal(readPid(pidFile), null, "the config's server was started")
+})
+
+test("toolnexus serve --state-key-env: it serves with the keys, which never reach the config's servers, argv or output", T, async () => {
+  const config = tmpConfig({ mcpServers: { up: { command: nodeFixture("stdio-server", "--tools", "add") } } })
+  const gw = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--stateless", "--state-key-env", "TN_KEY_NEW", "--state-key-env", "TN_KEY_OLD", "--replica-url", "http://127.0.0.1:9/"], {
+    env: { TN_KEY_NEW: `  ${KEY_ONE}\n`, TN_KEY_OLD: KEY_TWO },
+  })
+  const url = await gw.serving
+  const environments = childEnvironments(gw.child.pid)
+  assert.ok(environments.length >= 1, "the config's server runs")
+  for (const { pid, environ } of environments) {
+    assertNoSecret(environ, [KEY_ONE, KEY_TWO], `the environment of server ${pid}`)
+    assert.ok(!environ.includes("TN_KEY_NEW=") && !environ.includes("TN_KEY_OLD="), `server ${pid} inherited a key variable`)
+  }
+  assertNoSecret(fs.readFileSync(`/proc/${gw.child.pid}/cmdline`, "utf8"), [KEY_ONE, KEY_TWO], "argv")
+  const init = await mcpPost(url)
+  assert.equal(init.status, 200, init.text)
+  const res = await mcpPost(url, { headers: { "mcp-protocol-version": init.json.result.protocolVersion }, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 20, b: 22 } } } })
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.json.result.content, [{ type: "text", text: "42" }])
+  gw.child.kill("SIGTERM")
+  const end = await gw.exited
+  assert.equal(end.code, 0, end.stderr)
+  assertNoSecret(end.stdout + end.stderr, [KEY_ONE, KEY_TWO], "toolnexus serve's output")
+})
+
+test("toolnexus serve --state-key-file: keys one a line (comments and blank lines skipped) serve", T, async () => {
+  const config = tmpConfig({ mcpServers: { up: { command: nodeFixture("stdio-server", "--tools", "add") } } })
+  const keys = tmpFile("state-keys.txt")
+  fs.writeFileSync(keys, `# sealing key first\r\n${KEY_ONE}\r\n\r\n${KEY_TWO}\r\n`)
+  const gw = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--stateless", "--state-key-file", keys])
+  const url = await gw.serving
+  assert.equal((await fetch(`${url}/healthz`)).status, 200)
+  gw.child.kill("SIGTERM")
+  const end = await gw.exited
+  assert.equal(end.code, 0, end.stderr)
+  assertNoSecret(end.stdout + end.stderr, [KEY_ONE, KEY_TWO], "toolnexus serve's output")
+})
+
+test("toolnexus serve --help names the state-key flags", T, async () => {
+  const { code, stdout } = await serveCli(["--help"], { cwd: tmpDir() })
+  assert.equal(code, 0)
+  for (const flag of ["[--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]", "  --state-key-file PATH\n", "  --state-key-env NAME\n", "  --replica-url URL "]) {
+    assert.ok(stdout.includes(flag), flag)
+  }
+})
