@@ -245,6 +245,34 @@ test("three `toolnexus serve --stateless --state-key-file` gateways over an upst
   await stopAll(gateways)
 })
 
+test("three gateways over one 2026-07-28 upstream, behind nginx: a round whose retry reaches another gateway resumes the upstream's own round, so each call runs upstream once", T, async () => {
+  const upstream = startServing([fixture("replica.mjs")], { REPLICA_NAME: "upstream", REPLICA_STATE_KEY: "", REPLICA_LOG_STARTS: "1" })
+  const config = tmpConfig({ mcpServers: { up: { type: "streamable-http", url: `${await upstream.url}/mcp`, protocol: "2026-07-28" } } })
+  const keys = tmpFile("state-keys.txt")
+  fs.writeFileSync(keys, `${KEY}\n`)
+  const gateways = [1, 2, 3].map(() => startServing([BIN, "serve", config, "--addr", "127.0.0.1:0", "--stateless", "--state-key-file", keys, "--name", "gw"]))
+  const nginx = await startNginx(await Promise.all(gateways.map((g) => g.url)))
+  let logged = 0
+  for (const [mode, version] of PORTABLE_ERAS) {
+    const { report, stderr } = await replicaClient(nginx.front, mode, CALLS, "up_confirm", { item: "x" })
+    assert.equal(report.fatal, undefined, `${mode}: ${stderr}`)
+    assert.equal(report.protocolVersion, version)
+    assert.deepEqual(report.outputs, Array.from({ length: CALLS }, (_, i) => ({ tool: "up_confirm", i, text: "x: ok=true by Ada (upstream)", isError: false })), mode)
+    assert.deepEqual(report.elicitations, Array(CALLS).fill("Confirm x?"), mode)
+    const { hits, lines } = nginx.hits(logged)
+    logged += lines
+    for (const [addr, n] of Object.entries(hits)) assert.ok(n > 0, `${mode}: gateway ${addr} got no POST: ${JSON.stringify(hits)}`)
+  }
+  await nginx.stop()
+  await stopAll(gateways)
+  upstream.child.kill("SIGTERM")
+  const end = await upstream.exited
+  assert.equal(end.code, 0, end.stderr)
+  // One run upstream for each call: none was made afresh by the gateway its retry reached.
+  const starts = end.stderr.split("\n").filter((l) => l === "started confirm x").length
+  assert.equal(starts, CALLS * PORTABLE_ERAS.length, end.stderr)
+})
+
 /** A 2026-07-28 `tools/call` of `confirm` POSTed to `url` + "/mcp" (`extra` joins its params); resolves the JSON-RPC message. */
 let rpcId = 0
 async function confirmCall(url, extra = {}) {
