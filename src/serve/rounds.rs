@@ -131,11 +131,20 @@ impl Running {
     }
 }
 
-/// The runs waiting for their retry, keyed by the `requestState` they went out with.
+/// The runs waiting for their retry, keyed by the `requestState` they went out with (with a
+/// state key, by the handle sealed in it).
 #[derive(Default)]
 pub struct Parking {
-    runs: Mutex<HashMap<String, (Instant, Running)>>,
+    runs: Mutex<HashMap<String, Parked>>,
     limits: Limits,
+}
+
+/// A waiting run: since when, and whether another replica (or this one, running it again) could
+/// continue its call without it, from its sealed state.
+struct Parked {
+    since: Instant,
+    run: Running,
+    portable: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -169,23 +178,43 @@ impl Parking {
         }
         run.round += 1;
         let handle = new_state();
-        let state = match seal::key_of(&run.ctx.request()) {
-            Some(key) => Sealed::of(&run, &handle, self.limits.timeout).seal(&key),
-            None => handle.clone(),
+        let (state_out, portable) = match seal::key_of(&run.ctx.request()) {
+            Some(key) => {
+                let sealed = Sealed::of(&run, &handle, self.limits.timeout);
+                (sealed.seal(&key), sealed.answers.is_some())
+            }
+            None => (handle.clone(), false),
         };
-        let state_out = state;
         let state = handle;
         {
             let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
             let timeout = self.limits.timeout;
-            runs.retain(|_, (parked, _)| parked.elapsed() < timeout);
+            runs.retain(|_, parked| parked.since.elapsed() < timeout);
             if runs.len() >= self.limits.max {
-                return Err(format!(
-                    "{} calls are already waiting for their clients' input; try again later",
-                    runs.len()
-                ));
+                // A run whose call its sealed state can continue is only a shortcut: the
+                // oldest such makes room (its retry runs the call again). Behind a balancer
+                // most retries reach another replica and leave their run here unclaimed.
+                let oldest = runs
+                    .iter()
+                    .filter(|(_, parked)| parked.portable)
+                    .min_by_key(|(_, parked)| parked.since)
+                    .map(|(handle, _)| handle.clone());
+                match oldest {
+                    Some(oldest) => drop(runs.remove(&oldest)),
+                    None => {
+                        return Err(format!(
+                            "{} calls are already waiting for their clients' input; try again later",
+                            runs.len()
+                        ));
+                    }
+                }
             }
-            runs.insert(state.clone(), (Instant::now(), run));
+            let parked = Parked {
+                since: Instant::now(),
+                run,
+                portable,
+            };
+            runs.insert(state.clone(), parked);
         }
         // A client that never retries: the run is dropped (aborted) when its time is up.
         let parking: Weak<Self> = Arc::downgrade(self);
@@ -219,9 +248,9 @@ impl Parking {
         owner: Option<&str>,
     ) -> Result<Running, Option<String>> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        match runs.get(state) {
-            Some((_, run)) if run.ctx.owner().as_deref() != owner => return Err(None),
-            Some((_, run)) if run.subject.kind != kind || run.subject.name != name => {
+        match runs.get(state).map(|parked| &parked.run) {
+            Some(run) if run.ctx.owner().as_deref() != owner => return Err(None),
+            Some(run) if run.subject.kind != kind || run.subject.name != name => {
                 let of = &run.subject;
                 return Err(Some(format!("{} \"{}\"", of.kind.call_of(), of.name)));
             }
@@ -229,7 +258,7 @@ impl Parking {
             None => return Err(None),
         }
         match runs.remove(state) {
-            Some((parked, run)) if parked.elapsed() < self.limits.timeout => Ok(run),
+            Some(parked) if parked.since.elapsed() < self.limits.timeout => Ok(parked.run),
             _ => Err(None),
         }
     }
