@@ -128,6 +128,16 @@ pub const SERVE_MAX_COMPILED_PROPERTIES: usize = 1000;
 /// How long a forwarded call's result waits for the upstream's progress and logs, relayed before
 /// it, to reach the client (a client that stopped reading cannot hold the result back).
 pub const SERVE_RELAY_FLUSH: Duration = Duration::from_secs(5);
+/// A portable handshake-era session id (serving with a state key) is accepted this long after
+/// it was issued, on any replica sharing the key.
+pub const SERVE_PORTABLE_SESSION_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+/// How many sessions ended by DELETE one replica keeps refusing (other replicas accept their
+/// ids until the lifetime ends).
+pub const SERVE_PORTABLE_DENIED: usize = 4096;
+/// How many opened session states (and fresh sessions' handshakes) wait for rmcp at once.
+pub const SERVE_PORTABLE_PENDING: usize = 1024;
+/// A client's answer forwarded to the replica whose request it answers.
+pub const SERVE_FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a served HTTP server's `close()` waits for its endpoint to stop.
 pub const SERVE_STOP_BOUND: Duration = Duration::from_secs(10);
 

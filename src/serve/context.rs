@@ -234,7 +234,13 @@ impl CallContext {
                 continue;
             }
             match &self.rounds {
-                None => answers.push(Box::pin(ask_peer(request.peer.clone(), ask))),
+                None => {
+                    // Portable sessions (serving with a state key): the ask names its call,
+                    // so rmcp sends it on the call's own stream, which reaches the client
+                    // whichever replica answers the call.
+                    let origin = super::seal::key_of(&request).map(|_| request.id.clone());
+                    answers.push(Box::pin(ask_peer(request.peer.clone(), ask, origin)))
+                }
                 Some(_) => {
                     let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
                     let key = ask
@@ -258,7 +264,14 @@ impl CallContext {
 }
 
 /// A handshake-era input request, sent to the client as a request of its own.
-async fn ask_peer(peer: Peer<RoleServer>, ask: InputAsk) -> Result<Value, String> {
+async fn ask_peer(
+    peer: Peer<RoleServer>,
+    ask: InputAsk,
+    origin: Option<rmcp::model::RequestId>,
+) -> Result<Value, String> {
+    if let Some(origin) = origin {
+        return ask_on_call_stream(peer, ask, origin).await;
+    }
     let failed = |e: rmcp::ServiceError| format!("{} failed: {e}", ask.kind.capability());
     let answer = match ask.kind {
         InputKind::Elicit => {
@@ -272,6 +285,44 @@ async fn ask_peer(peer: Peer<RoleServer>, ask: InputAsk) -> Result<Value, String
             serde_json::to_value(peer.create_message(params).await.map_err(failed)?)
         }
         InputKind::Roots => serde_json::to_value(peer.list_roots().await.map_err(failed)?),
+    };
+    answer.map_err(|e| e.to_string())
+}
+
+/// A handshake-era input request marked as asked by the call `origin` (rmcp's typed methods
+/// would send it unmarked from the call's task, and rmcp would put it on the GET stream).
+async fn ask_on_call_stream(
+    peer: Peer<RoleServer>,
+    ask: InputAsk,
+    origin: rmcp::model::RequestId,
+) -> Result<Value, String> {
+    use rmcp::model::{ClientResult, GetExtensions, Request, RequestNoParam, ServerRequest};
+    let failed = |e: rmcp::ServiceError| format!("{} failed: {e}", ask.kind.capability());
+    let mut request = match ask.kind {
+        InputKind::Elicit => {
+            let params: ElicitRequestParams =
+                serde_json::from_value(ask.params).map_err(|e| e.to_string())?;
+            ServerRequest::ElicitRequest(Request::new(params))
+        }
+        InputKind::Sample => {
+            let params: CreateMessageRequestParams =
+                serde_json::from_value(ask.params).map_err(|e| e.to_string())?;
+            params.validate()?;
+            ServerRequest::CreateMessageRequest(Request::new(params))
+        }
+        InputKind::Roots => ServerRequest::ListRootsRequest(RequestNoParam {
+            method: Default::default(),
+            extensions: Default::default(),
+        }),
+    };
+    request
+        .extensions_mut()
+        .insert(rmcp::service::OriginatingRequestId(origin));
+    let answer = match peer.send_request(request).await.map_err(failed)? {
+        ClientResult::ElicitResult(result) => serde_json::to_value(result),
+        ClientResult::CreateMessageResult(result) => serde_json::to_value(result),
+        ClientResult::ListRootsResult(result) => serde_json::to_value(result),
+        _ => return Err(failed(rmcp::ServiceError::UnexpectedResponse)),
     };
     answer.map_err(|e| e.to_string())
 }

@@ -40,6 +40,7 @@ mod access_log;
 mod body;
 mod gate;
 mod limits;
+mod portable;
 pub(super) mod sessions;
 
 /// Who may use an endpoint.
@@ -163,7 +164,9 @@ fn rmcp_config(
         origins.extend(extra.iter().cloned());
     }
     let mut config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(!options.stateless)
+        // With a state key, handshake-era sessions are portable (whether or not `stateless`):
+        // rmcp's sessions, restored on any replica.
+        .with_legacy_session_mode(!options.stateless || options.state_key.is_some())
         .with_max_request_body_bytes(MAX_BODY)
         .with_cancellation_token(stopping);
     config = if hosts.iter().any(|h| h == "*") {
@@ -214,8 +217,15 @@ pub async fn serve_http(
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let stopping = CancellationToken::new();
-    let config = rmcp_config(local, &options, stopping.clone())?;
+    let mut config = rmcp_config(local, &options, stopping.clone())?;
     let url = url_for(local);
+    let portable = options.state_key.clone().map(|key| {
+        let replica = options.replica_url.clone().unwrap_or_else(|| url.clone());
+        Arc::new(portable::Portable::new(key, &replica))
+    });
+    if let Some(portable) = &portable {
+        config.session_store = Some(portable.store());
+    }
     let guard = match std::mem::take(&mut options.auth) {
         Auth::Required(auth) => Some(Arc::new(
             crate::serve::auth::Guard::new(*auth, &format!("{url}/mcp")).await?,
@@ -228,14 +238,18 @@ pub async fn serve_http(
         sessions: None,
     };
     let served = server.clone();
-    let endpoint = if options.stateless {
+    let endpoint = if options.stateless && portable.is_none() {
         Endpoint::Stateless(StreamableHttpService::new(
             move || Ok(served.for_session()),
             Arc::new(NeverSessionManager::default()),
             config,
         ))
     } else {
-        let sessions = Arc::new(Sessions::new(server.clone(), options.sessions));
+        let mut sessions = Sessions::new(server.clone(), options.sessions);
+        if let Some(portable) = &portable {
+            sessions = sessions.with_portable(portable.clone());
+        }
+        let sessions = Arc::new(sessions);
         tokio::spawn(sessions.clone().sweep_until(stopping.clone()));
         let handlers = sessions.clone();
         gate.sessions = Some(sessions.clone());
@@ -253,6 +267,7 @@ pub async fn serve_http(
         gate,
         access_log: options.access_log.take(),
         state_key: options.state_key.clone(),
+        portable,
     });
     let task = tokio::spawn(async move {
         accept_loop(listener, front, rx, &stopping).await;
@@ -284,6 +299,8 @@ struct Front {
     gate: Gate,
     access_log: Option<AccessLog>,
     state_key: Option<Arc<crate::serve::seal::StateKey>>,
+    /// Serving with a state key: portable handshake-era sessions.
+    portable: Option<Arc<portable::Portable>>,
 }
 
 async fn accept_loop(
@@ -418,8 +435,33 @@ async fn serve_connection(
 }
 
 impl Front {
-    /// rmcp's answer at `/mcp`, or the direct road's.
+    /// The answer at `/mcp`: with portable sessions, a sealed session id is opened on the way
+    /// in and a fresh one sealed on the way out (see `portable`).
     async fn answer(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+        let Some(portable) = self
+            .portable
+            .as_ref()
+            .filter(|_| req.method() != http::Method::OPTIONS)
+        else {
+            return self.answer_here(req).await;
+        };
+        let sent = req.headers().clone();
+        let owner = portable::owner_of(req.extensions());
+        let local = match portable.inbound(req.headers_mut(), owner.as_deref()) {
+            portable::Inbound::Plain => None,
+            portable::Inbound::Local(local) => Some(local),
+            portable::Inbound::Refused(reply) => return reply,
+        };
+        let mut reply = portable::with_client_headers(sent, self.answer_here(req)).await;
+        portable.outbound(&mut reply, owner);
+        if let Some(local) = local {
+            portable.settled(&local);
+        }
+        reply
+    }
+
+    /// rmcp's answer at `/mcp`, or the direct road's.
+    async fn answer_here(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
         let json_body = is_json(req.headers());
         let delete = req.method() == http::Method::DELETE;
         // Where a call answered on the sessions' direct road leaves its answer.

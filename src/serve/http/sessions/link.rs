@@ -31,6 +31,15 @@ impl Link {
         handshake_era && !self.ended.is_cancelled()
     }
 
+    /// Whether the session's client declared it can be asked for input (elicitation, sampling
+    /// or roots).
+    pub fn client_can_be_asked(&self) -> bool {
+        self.peer.peer_info().is_some_and(|info| {
+            let c = &info.capabilities;
+            c.elicitation.is_some() || c.sampling.is_some() || c.roots.is_some()
+        })
+    }
+
     pub fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }

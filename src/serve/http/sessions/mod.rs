@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::portable::{Answer, Portable};
 use crate::serve::ToolServer;
 use crate::serve::caller::Caller;
 use direct::{JsonAnswer, SessionTag};
@@ -52,10 +53,15 @@ enum Road {
 impl Road {
     /// The one place the road is chosen: the direct one for a call it can answer (see
     /// [`direct::answerable`]) of a session whose handshake is done, rmcp's for the rest.
-    fn for_request(message: ClientJsonRpcMessage, busy: Option<&Busy>) -> Self {
+    ///
+    /// A portable session (`portable`) whose client can be asked for input takes rmcp's road
+    /// for every call: what a call asks rides the call's own stream, which reaches the client
+    /// whichever replica answers it (the GET stream may be held by another).
+    fn for_request(message: ClientJsonRpcMessage, busy: Option<&Busy>, portable: bool) -> Self {
         let link = busy
             .and_then(Busy::link)
-            .filter(|link| link.open_for_calls());
+            .filter(|link| link.open_for_calls())
+            .filter(|link| !(portable && link.client_can_be_asked()));
         match (link, direct::answerable(&message), message) {
             (Some(link), Some(answer), ClientJsonRpcMessage::Request(request)) => {
                 Road::Direct(request, link.clone(), answer)
@@ -72,6 +78,8 @@ pub struct Sessions {
     ledger: Arc<Ledger>,
     /// Sessions ended (expired or evicted) since the last sweep.
     ended: AtomicUsize,
+    /// Serving with a state key: sessions any replica can carry on.
+    portable: Option<Arc<Portable>>,
 }
 
 impl Sessions {
@@ -87,7 +95,33 @@ impl Sessions {
             server,
             ledger: Arc::new(Ledger::new(limits)),
             ended: AtomicUsize::new(0),
+            portable: None,
         }
+    }
+
+    /// Its sessions made portable (see `http::portable`).
+    pub fn with_portable(mut self, portable: Arc<Portable>) -> Self {
+        self.portable = Some(portable);
+        self
+    }
+
+    /// `stream` with the ids of the server's requests on it sealed, when portable.
+    fn sealing<S>(
+        &self,
+        id: &SessionId,
+        stream: S,
+    ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + use<S>
+    where
+        S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    {
+        let portable = self.portable.clone();
+        let id = id.clone();
+        stream.map(move |mut sse| {
+            if let Some(portable) = &portable {
+                sse.message = sse.message.map(|m| portable.seal_request(&id, m));
+            }
+            sse
+        })
     }
 
     /// The handler of a new session, which links itself into the table once the client's
@@ -189,7 +223,7 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let busy = self.ledger.begin(id);
-        match Road::for_request(message, busy.as_ref()) {
+        match Road::for_request(message, busy.as_ref(), self.portable.is_some()) {
             Road::Direct(request, link, answer) => {
                 direct::answer(&self.server, request, link, answer).await;
                 // With no answer left, what rmcp gives then: a stream that ends without one.
@@ -209,6 +243,7 @@ impl SessionManager for Sessions {
                     }
                     sse
                 });
+                let stream = self.sealing(id, stream);
                 Ok(Ledger::hold(busy, stream).right_stream())
             }
         }
@@ -220,7 +255,17 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.ledger.touch(id);
-        self.worker.accept_message(id, message).await
+        let Some(portable) = &self.portable else {
+            return self.worker.accept_message(id, message).await;
+        };
+        match portable.answer(id, message) {
+            Answer::Here(message) => self.worker.accept_message(id, message).await,
+            Answer::Elsewhere(replica, message) => {
+                portable.forward(&replica, &message).await;
+                Ok(())
+            }
+            Answer::Drop => Ok(()),
+        }
     }
 
     async fn create_standalone_stream(
@@ -228,6 +273,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let stream = self.worker.create_standalone_stream(id).await?;
+        let stream = self.sealing(id, stream);
         Ok(Ledger::hold(self.ledger.begin(id), stream))
     }
 
@@ -237,6 +283,7 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let stream = self.worker.resume(id, last_event_id).await?;
+        let stream = self.sealing(id, stream);
         Ok(Ledger::hold(self.ledger.begin(id), stream))
     }
 
@@ -244,6 +291,14 @@ impl SessionManager for Sessions {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.worker.restore_session(id).await
+        // Another replica's session, carried on here (rmcp then replays its handshake): in the
+        // ledger like a session opened here.
+        let outcome = self.worker.restore_session(id.clone()).await?;
+        if let RestoreOutcome::Restored(_) = &outcome {
+            for idlest in self.ledger.open(&id) {
+                self.end(&idlest).await;
+            }
+        }
+        Ok(outcome)
     }
 }

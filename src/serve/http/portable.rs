@@ -1,0 +1,385 @@
+//! Portable handshake-era sessions: what lets any replica sharing the endpoint's state key
+//! carry on a session another replica opened, behind a load balancer without affinity.
+//!
+//! rmcp restores a session it does not know from a [`SessionStore`] (it replays the client's
+//! `initialize` and `notifications/initialized` on a fresh worker). Here the store is the
+//! session id itself: the id a client sees is sealed ([`Purpose::Session`]) and holds the local
+//! id rmcp gave the session, the client's `initialize` parameters, its owner and when it was
+//! issued. The HTTP front opens it on the way in (a request is then rmcp's with the local id,
+//! and the opened state waits for [`SessionStore::load`]), and seals the local id of a fresh
+//! session on the way out (the parameters wait there from [`SessionStore::store`]).
+//!
+//! A request the server sends the client on a session's stream gets a sealed id too
+//! ([`Purpose::RequestId`]): which replica sent it, for which session, under which id. The
+//! client's answer may reach any replica: the one that sent the request gets the original id
+//! back, another forwards the client's POST there (once: a forwarded POST is never forwarded
+//! again).
+//!
+//! An id that does not open, is older than the lifetime, or was ended by DELETE on this replica
+//! is answered as an unknown session (404); one opened by another principal is refused (403).
+//! Other replicas accept a DELETEd id until its lifetime ends.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use rmcp::model::{ClientJsonRpcMessage, InitializeRequestParams, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::SessionId;
+use rmcp::transport::streamable_http_server::session::store::{
+    SessionState, SessionStore, SessionStoreError,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::bounds;
+use crate::serve::caller::Caller;
+use crate::serve::seal::{Purpose, StateKey, now_secs};
+
+type Body = BoxBody<Bytes, Infallible>;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+/// Marks a client's POST one replica forwarded to another.
+pub const FORWARDED_HEADER: &str = "x-toolnexus-forwarded";
+/// The client's headers a forwarded POST carries.
+const FORWARDED_HEADERS: [&str; 6] = [
+    "mcp-session-id",
+    "authorization",
+    "mcp-protocol-version",
+    "host",
+    "content-type",
+    "accept",
+];
+
+tokio::task_local! {
+    /// The headers of the client's request being answered, as it sent them (for a forward).
+    static CLIENT_HEADERS: HeaderMap;
+}
+
+/// `answer` run with the client's headers at hand for a forward.
+pub async fn with_client_headers<F: Future>(headers: HeaderMap, answer: F) -> F::Output {
+    CLIENT_HEADERS.scope(headers, answer).await
+}
+
+/// What a sealed session id holds.
+#[derive(Serialize, Deserialize)]
+struct SealedSession {
+    /// The local id rmcp gave the session where it was opened.
+    #[serde(rename = "l")]
+    local: String,
+    /// The client's `initialize` parameters (version, capabilities, clientInfo).
+    #[serde(rename = "p")]
+    params: InitializeRequestParams,
+    /// The principal that opened it (its key), when opened with a token.
+    #[serde(rename = "o")]
+    owner: Option<String>,
+    /// When it was issued (seconds since the epoch).
+    #[serde(rename = "t")]
+    issued: u64,
+}
+
+/// What a sealed request id holds.
+#[derive(Serialize, Deserialize)]
+struct SealedRequest {
+    /// The URL of the replica that sent the request.
+    #[serde(rename = "r")]
+    replica: String,
+    /// The local id of the session it was sent on.
+    #[serde(rename = "s")]
+    session: String,
+    /// Its id there.
+    #[serde(rename = "i")]
+    id: RequestId,
+}
+
+/// A small map that forgets its oldest entries past a bound.
+struct Bounded<V> {
+    max: usize,
+    map: HashMap<String, V>,
+    order: VecDeque<String>,
+}
+
+impl<V> Bounded<V> {
+    fn new(max: usize) -> Self {
+        Self {
+            max,
+            map: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    fn insert(&mut self, key: String, value: V) {
+        if self.map.insert(key.clone(), value).is_none() {
+            self.order.push_back(key);
+        }
+        while self.map.len() > self.max.max(1) {
+            match self.order.pop_front() {
+                Some(old) => {
+                    self.map.remove(&old);
+                }
+                None => break,
+            }
+        }
+        // Keys taken meanwhile linger in the order: drop them once they outnumber the live.
+        if self.order.len() > 2 * self.max.max(1) {
+            let map = &self.map;
+            self.order.retain(|k| map.contains_key(k));
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<V> {
+        self.map.remove(key)
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The portable sessions of one endpoint (see the module's documentation).
+pub struct Portable {
+    key: Arc<StateKey>,
+    /// This replica's URL (no trailing slash), named in the ids of its requests.
+    replica: String,
+    lifetime: Duration,
+    /// Fresh sessions' `initialize` parameters by local id, from `store` to the front.
+    fresh: Mutex<Bounded<InitializeRequestParams>>,
+    /// Opened session states by local id, from the front to `load`.
+    opened: Mutex<Bounded<SessionState>>,
+    /// Local ids ended by DELETE here.
+    denied: Mutex<Bounded<()>>,
+    client: reqwest::Client,
+}
+
+/// What becomes of a request, as far as its session id goes.
+pub enum Inbound {
+    /// It names no session.
+    Plain,
+    /// It named a sealed session, now its local id.
+    Local(String),
+    /// Answered here.
+    Refused(Response<Body>),
+}
+
+/// What to do with a client's answer to a request of the server.
+pub enum Answer {
+    /// It answers a request of this replica's session: on to the session's worker.
+    Here(ClientJsonRpcMessage),
+    /// It answers a request of another replica: the client's POST goes there.
+    Elsewhere(String, ClientJsonRpcMessage),
+    /// Nothing to do with it.
+    Drop,
+}
+
+impl Portable {
+    pub fn new(key: Arc<StateKey>, replica: &str) -> Self {
+        let client = reqwest::Client::builder()
+            .timeout(bounds::SERVE_FORWARD_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        Self {
+            key,
+            replica: replica.trim_end_matches('/').to_string(),
+            lifetime: bounds::SERVE_PORTABLE_SESSION_LIFETIME,
+            fresh: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_PENDING)),
+            opened: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_PENDING)),
+            denied: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_DENIED)),
+            client,
+        }
+    }
+
+    /// The session store rmcp restores sessions from.
+    pub fn store(self: &Arc<Self>) -> Arc<dyn SessionStore> {
+        Arc::new(Store(self.clone()))
+    }
+
+    /// A request's sealed session id opened: its header rewritten to the local id, the state
+    /// left for `load`. An id that does not open, has expired or was ended here is answered
+    /// 404; a session of another principal 403.
+    /// `caller` is the principal key the request came in as (None without auth).
+    pub fn inbound(&self, headers: &mut HeaderMap, caller: Option<&str>) -> Inbound {
+        let Some(value) = headers.get(SESSION_HEADER) else {
+            return Inbound::Plain;
+        };
+        let sealed = value
+            .to_str()
+            .ok()
+            .and_then(|v| self.key.open_json::<SealedSession>(Purpose::Session, v));
+        let Some(sealed) = sealed else {
+            return Inbound::Refused(session_not_found());
+        };
+        let age = now_secs().saturating_sub(sealed.issued);
+        let expired = age >= self.lifetime.as_secs();
+        if expired || lock(&self.denied).contains(&sealed.local) {
+            return Inbound::Refused(session_not_found());
+        }
+        if let Some(owner) = &sealed.owner
+            && caller != Some(owner.as_str())
+        {
+            let denial = crate::serve::auth::Denial::other_session();
+            return Inbound::Refused(denial.response().map(|b| Full::new(b).boxed()));
+        }
+        let Ok(local) = HeaderValue::from_str(&sealed.local) else {
+            return Inbound::Refused(session_not_found());
+        };
+        headers.insert(SESSION_HEADER, local);
+        lock(&self.opened).insert(sealed.local.clone(), SessionState::new(sealed.params));
+        Inbound::Local(sealed.local)
+    }
+
+    /// The request that named `local` is answered: its state, if rmcp did not need it, goes.
+    pub fn settled(&self, local: &str) {
+        lock(&self.opened).take(local);
+    }
+
+    /// A fresh session's local id in `reply` replaced by its sealed id.
+    pub fn outbound(&self, reply: &mut Response<Body>, owner: Option<String>) {
+        let Some(local) = reply
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+        else {
+            return;
+        };
+        let Some(params) = lock(&self.fresh).take(&local) else {
+            return;
+        };
+        let sealed = SealedSession {
+            local,
+            params,
+            owner,
+            issued: now_secs(),
+        };
+        let sealed = self.key.seal_json(Purpose::Session, &sealed);
+        if let Ok(value) = HeaderValue::from_str(&sealed) {
+            reply.headers_mut().insert(SESSION_HEADER, value);
+        }
+    }
+
+    /// A request of the server to the client on `session`'s stream, with its id sealed.
+    pub fn seal_request(
+        &self,
+        session: &SessionId,
+        message: Arc<ServerJsonRpcMessage>,
+    ) -> Arc<ServerJsonRpcMessage> {
+        let ServerJsonRpcMessage::Request(request) = &*message else {
+            return message;
+        };
+        let sealed = SealedRequest {
+            replica: self.replica.clone(),
+            session: session.to_string(),
+            id: request.id.clone(),
+        };
+        let mut request = request.clone();
+        request.id = RequestId::String(self.key.seal_json(Purpose::RequestId, &sealed).into());
+        Arc::new(ServerJsonRpcMessage::Request(request))
+    }
+
+    /// Where a client's answer (a response or an error) on `session` goes; any other message
+    /// is the worker's as it is.
+    pub fn answer(&self, session: &SessionId, mut message: ClientJsonRpcMessage) -> Answer {
+        let id = match &mut message {
+            ClientJsonRpcMessage::Response(response) => &mut response.id,
+            ClientJsonRpcMessage::Error(error) => match error.id.as_mut() {
+                Some(id) => id,
+                None => return Answer::Drop,
+            },
+            _ => return Answer::Here(message),
+        };
+        let RequestId::String(sealed) = &*id else {
+            return Answer::Drop;
+        };
+        let Some(sealed) = self
+            .key
+            .open_json::<SealedRequest>(Purpose::RequestId, sealed)
+        else {
+            return Answer::Drop;
+        };
+        if sealed.replica != self.replica {
+            return Answer::Elsewhere(sealed.replica, message);
+        }
+        if sealed.session != session.as_ref() {
+            return Answer::Drop;
+        }
+        *id = sealed.id;
+        Answer::Here(message)
+    }
+
+    /// The client's POST of `message` (its answer, id still sealed) sent on to `replica`, with
+    /// the client's headers; not when it was forwarded already. Failures are dropped, as an
+    /// answer to an unknown request is.
+    pub async fn forward(&self, replica: &str, message: &ClientJsonRpcMessage) {
+        let Ok(headers) = CLIENT_HEADERS.try_with(HeaderMap::clone) else {
+            return;
+        };
+        if headers.contains_key(FORWARDED_HEADER) {
+            return;
+        }
+        let Ok(body) = serde_json::to_vec(message) else {
+            return;
+        };
+        let mut request = self.client.post(format!("{replica}/mcp")).body(body);
+        for name in FORWARDED_HEADERS {
+            for value in headers.get_all(name) {
+                request = request.header(name, value);
+            }
+        }
+        let request = request.header(FORWARDED_HEADER, "1");
+        if let Err(e) = request.send().await {
+            let _ = e; // dropped, as an answer to an unknown request is
+        }
+    }
+
+    #[cfg(test)]
+    fn with_lifetime(mut self, lifetime: Duration) -> Self {
+        self.lifetime = lifetime;
+        self
+    }
+}
+
+/// The principal key of the request's caller, when it came in with a token.
+pub fn owner_of(extensions: &http::Extensions) -> Option<String> {
+    extensions
+        .get::<Arc<Caller>>()
+        .map(|caller| caller.principal.key())
+}
+
+/// rmcp's own answer to a request naming an unknown session.
+fn session_not_found() -> Response<Body> {
+    let mut reply =
+        Response::new(Full::new(Bytes::from_static(b"Not Found: Session not found")).boxed());
+    *reply.status_mut() = StatusCode::NOT_FOUND;
+    reply
+}
+
+/// The session store rmcp sees: the states the front opened, the handshakes it seals.
+struct Store(Arc<Portable>);
+
+#[async_trait::async_trait]
+impl SessionStore for Store {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        Ok(lock(&self.0.opened).take(session_id))
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        lock(&self.0.fresh).insert(session_id.to_string(), state.initialize_params.clone());
+        Ok(())
+    }
+
+    /// DELETE ended the session: this replica refuses its id from now on.
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        lock(&self.0.denied).insert(session_id.to_string(), ());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "portable_tests.rs"]
+mod tests;
