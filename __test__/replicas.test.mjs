@@ -27,8 +27,6 @@ const ERAS = [
   ["legacy", "2025-11-25"],
   ["2026-07-28", "2026-07-28"],
 ]
-// Portable handshake-era sessions land next; until then only the 2026-07-28 era is run here.
-const PORTABLE_ERAS = ERAS.slice(1)
 const NOT_ISSUED = "requestState is not one this server issued, or its call waited too long and ended"
 
 const defer = deferredCleanup(afterEach)
@@ -201,7 +199,7 @@ test("three replicas sharing a state key behind nginx round-robin: 24 of 24 call
   const replicas = names.map((name) => startReplica(name, KEY))
   const nginx = await startNginx(await Promise.all(replicas.map((r) => r.url)))
   let logged = 0
-  for (const [mode, version] of PORTABLE_ERAS) {
+  for (const [mode, version] of ERAS) {
     const { report, stderr } = await replicaClient(nginx.front, mode, CALLS)
     assert.equal(report.fatal, undefined, `${mode}: ${stderr}`)
     assert.equal(report.protocolVersion, version)
@@ -229,7 +227,7 @@ test("three `toolnexus serve --stateless --state-key-file` gateways over an upst
   const nginx = await startNginx(await Promise.all(gateways.map((g) => g.url)))
   const answered = JSON.stringify({ action: "accept", content: { ok: true, by: "Ada", name: "Ada Lovelace" } })
   let logged = 0
-  for (const [mode, version] of PORTABLE_ERAS) {
+  for (const [mode, version] of ERAS) {
     const { report, stderr } = await replicaClient(nginx.front, mode, CALLS, "up_raw-elicit", { mode: "form" })
     assert.equal(report.fatal, undefined, `${mode}: ${stderr}`)
     assert.equal(report.protocolVersion, version)
@@ -253,7 +251,7 @@ test("three gateways over one 2026-07-28 upstream, behind nginx: a round whose r
   const gateways = [1, 2, 3].map(() => startServing([BIN, "serve", config, "--addr", "127.0.0.1:0", "--stateless", "--state-key-file", keys, "--name", "gw"]))
   const nginx = await startNginx(await Promise.all(gateways.map((g) => g.url)))
   let logged = 0
-  for (const [mode, version] of PORTABLE_ERAS) {
+  for (const [mode, version] of ERAS) {
     const { report, stderr } = await replicaClient(nginx.front, mode, CALLS, "up_confirm", { item: "x" })
     assert.equal(report.fatal, undefined, `${mode}: ${stderr}`)
     assert.equal(report.protocolVersion, version)
@@ -270,7 +268,7 @@ test("three gateways over one 2026-07-28 upstream, behind nginx: a round whose r
   assert.equal(end.code, 0, end.stderr)
   // One run upstream for each call: none was made afresh by the gateway its retry reached.
   const starts = end.stderr.split("\n").filter((l) => l === "started confirm x").length
-  assert.equal(starts, CALLS * PORTABLE_ERAS.length, end.stderr)
+  assert.equal(starts, CALLS * ERAS.length, end.stderr)
 })
 
 /** A 2026-07-28 `tools/call` of `confirm` POSTed to `url` + "/mcp" (`extra` joins its params); resolves the JSON-RPC message. */

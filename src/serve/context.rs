@@ -318,7 +318,13 @@ async fn ask_on_call_stream(
     request
         .extensions_mut()
         .insert(rmcp::service::OriginatingRequestId(origin));
-    let answer = match peer.send_request(request).await.map_err(failed)? {
+    // Sent from a task of its own: rmcp marks a request sent inside one of its handlers as
+    // that handler's (a task-local), over the marker set here, and a gateway's relay asks from
+    // inside the upstream client's handler, whose request the front session does not know.
+    let sent = tokio::spawn(async move { peer.send_request(request).await })
+        .await
+        .map_err(|_| format!("{} failed: the request was dropped", ask.kind.capability()))?;
+    let answer = match sent.map_err(failed)? {
         ClientResult::ElicitResult(result) => serde_json::to_value(result),
         ClientResult::CreateMessageResult(result) => serde_json::to_value(result),
         ClientResult::ListRootsResult(result) => serde_json::to_value(result),

@@ -163,6 +163,11 @@ pub fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Seconds since the Unix epoch (0 before it).
+pub fn now_secs() -> u64 {
+    now_millis() / 1000
+}
+
 /// Milliseconds since the Unix epoch (0 before it).
 pub fn now_millis() -> u64 {
     std::time::SystemTime::now()
