@@ -93,7 +93,10 @@ test("toolnexus serve --state-key-env: it serves with the keys, which never reac
   assertNoSecret(fs.readFileSync(`/proc/${gw.child.pid}/cmdline`, "utf8"), [KEY_ONE, KEY_TWO], "argv")
   const init = await mcpPost(url)
   assert.equal(init.status, 200, init.text)
-  const res = await mcpPost(url, { headers: { "mcp-protocol-version": init.json.result.protocolVersion }, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 20, b: 22 } } } })
+  // With a key, the handshake era gets a portable session: its id is sealed (not a local uuid).
+  const session = init.headers.get("mcp-session-id")
+  assert.match(session ?? "", /^[A-Za-z0-9_-]{100,}$/)
+  const res = await mcpPost(url, { headers: { "mcp-protocol-version": init.json.result.protocolVersion, "mcp-session-id": session }, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 20, b: 22 } } } })
   assert.equal(res.status, 200, res.text)
   assert.deepEqual(res.json.result.content, [{ type: "text", text: "42" }])
   gw.child.kill("SIGTERM")

@@ -219,6 +219,14 @@ pub async fn serve_http(
     let stopping = CancellationToken::new();
     let mut config = rmcp_config(local, &options, stopping.clone())?;
     let url = url_for(local);
+    if options.state_key.is_some() && options.replica_url.is_none() && local.ip().is_unspecified() {
+        // Every replica bound to 0.0.0.0 would name itself 127.0.0.1:<port> to the others, so
+        // an answer could be taken for another replica's question.
+        return Err(format!(
+            "serving on {local} with a stateKey needs replicaUrl (--replica-url): the URL the \
+             other replicas reach this one at"
+        ));
+    }
     let portable = options.state_key.clone().map(|key| {
         let replica = options.replica_url.clone().unwrap_or_else(|| url.clone());
         Arc::new(portable::Portable::new(key, &replica))
