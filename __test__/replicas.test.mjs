@@ -11,15 +11,14 @@ import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { execFile, spawn } from "node:child_process"
 import fs from "node:fs"
-import net from "node:net"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { PYTHON, deferredCleanup, descendants, describePids, fixture, isAlive, nodeFixture, repoRoot, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
+import { startNginx as startNginxOn } from "./lib/nginx.mjs"
+import { PYTHON, deferredCleanup, descendants, describePids, fixture, isAlive, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const T = { timeout: 180000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
-const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => fs.existsSync(p)) ?? "nginx"
 const KEY = "replicas-SECRET-key-0123456789abcdef"
 const OTHER_KEY = "another-SECRET-key-fedcba9876543210"
 const CALLS = 12
@@ -59,104 +58,24 @@ function startServing(argv, env = {}) {
 /** A replica of __test__/fixtures/replica.mjs named `name`, with `key` (none when undefined). */
 const startReplica = (name, key) => startServing([fixture("replica.mjs")], { REPLICA_NAME: name, REPLICA_STATE_KEY: key ?? "" })
 
-/** A port free right now on 127.0.0.1 (nginx cannot listen on port 0 and report it). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.on("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-const accepts = (port) =>
-  new Promise((resolve) => {
-    const s = net.connect(port, "127.0.0.1", () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.on("error", () => resolve(false))
-  })
-
 /**
- * nginx round-robin over `urls` (no affinity), as scaleout.test.mjs runs it; resolves
- * { front, hits(), stop() }: the URL clients use, each upstream's POSTs from the access log
- * (asserting every POST succeeded), and a stop that waits for nginx's exit.
+ * nginx round-robin over `urls` (lib/nginx.mjs) with `hits(from)`: each replica's POSTs since
+ * line `from` of the access log (asserting every POST succeeded and went to a replica).
  */
 async function startNginx(urls) {
-  const upstreams = urls.map((u) => new URL(u).host)
-  const dir = tmpDir()
-  const port = await freePort()
-  const accessLog = path.join(dir, "access.log")
-  const conf = path.join(dir, "nginx.conf")
-  fs.writeFileSync(
-    conf,
-    `
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 256; }
-http {
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  log_format upstream '$upstream_addr $status $request_method';
-  access_log ${accessLog} upstream;
-  upstream toolnexus {
-${upstreams.map((u) => `    server ${u};`).join("\n")}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location /mcp {
-      proxy_pass http://toolnexus;
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_read_timeout 120s;
-    }
-  }
-}
-`,
-  )
-  const nginx = spawn(NGINX, ["-c", conf, "-p", dir], { stdio: ["ignore", "ignore", "pipe"] })
-  let nginxErr = ""
-  nginx.stderr.setEncoding("utf8").on("data", (d) => (nginxErr += d))
-  const nginxExit = new Promise((resolve) => nginx.on("exit", (code, signal) => resolve({ code, signal })))
-  defer(async () => {
-    if (nginx.exitCode === null && nginx.signalCode === null) nginx.kill("SIGKILL")
-    await nginxExit
-  })
-  // Ready once it accepts connections on its port.
-  const deadline = Date.now() + 20000
-  while (!(await accepts(port))) {
-    if (nginx.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${nginxErr}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
+  const nginx = await startNginxOn(defer, urls)
   return {
-    front: `http://127.0.0.1:${port}/mcp`,
-    /** POSTs per upstream since `from` lines (every one answered 200 or 202). */
+    ...nginx,
     hits(from = 0) {
-      const lines = fs.readFileSync(accessLog, "utf8").trim().split("\n").slice(from)
-      const hits = new Map(upstreams.map((u) => [u, 0]))
-      for (const line of lines) {
-        const [addr, status, method] = line.split(" ")
+      const entries = nginx.log(from)
+      const hits = new Map(nginx.upstreams.map((u) => [u, 0]))
+      for (const { addr, status, method, line } of entries) {
         if (method !== "POST") continue
         assert.match(status, /^20[02]$/, `every proxied POST succeeded: ${line}`)
         assert.ok(hits.has(addr), `a POST went to ${addr}, not one of the replicas: ${line}`)
         hits.set(addr, hits.get(addr) + 1)
       }
-      return { hits: Object.fromEntries(hits), lines: lines.length }
-    },
-    async stop() {
-      nginx.kill("SIGTERM")
-      await nginxExit
+      return { hits: Object.fromEntries(hits), lines: entries.length }
     },
   }
 }

@@ -4,14 +4,12 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
-import fs from "node:fs"
-import net from "node:net"
 import path from "node:path"
-import { deferredCleanup, descendants, describePids, isAlive, nodeFixture, pythonClient, repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
+import { startNginx } from "./lib/nginx.mjs"
+import { deferredCleanup, descendants, describePids, isAlive, nodeFixture, pythonClient, repoRoot, tmpConfig } from "./helpers.mjs"
 
 const T = { timeout: 120000 }
 const bin = path.join(repoRoot, "bin", "toolnexus.mjs")
-const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => fs.existsSync(p)) ?? "nginx"
 
 const defer = deferredCleanup(afterEach)
 
@@ -35,82 +33,13 @@ function startReplica(config) {
   return { child, url, exited }
 }
 
-/** A port free right now on 127.0.0.1 (nginx cannot listen on port 0 and report it). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.on("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
 test("three stateless replicas behind nginx: every Python-client list and call succeeds, in both eras, on all three replicas", T, async () => {
   const config = tmpConfig({ mcpServers: { calc: { command: nodeFixture("stdio-server", "--tools", "add,echo") } } })
   const replicas = [startReplica(config), startReplica(config), startReplica(config)]
   for (const r of replicas) defer(() => r.child.kill("SIGKILL"))
   const urls = await Promise.all(replicas.map((r) => r.url))
-  const upstreams = urls.map((u) => new URL(u).host)
-
-  const dir = tmpDir()
-  const port = await freePort()
-  const accessLog = path.join(dir, "access.log")
-  const conf = path.join(dir, "nginx.conf")
-  fs.writeFileSync(
-    conf,
-    `
-worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 256; }
-http {
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  log_format upstream '$upstream_addr $status';
-  access_log ${accessLog} upstream;
-  upstream toolnexus {
-${upstreams.map((u) => `    server ${u};`).join("\n")}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location /mcp {
-      proxy_pass http://toolnexus;
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-`,
-  )
-  const nginx = spawn(NGINX, ["-c", conf, "-p", dir], { stdio: ["ignore", "ignore", "pipe"] })
-  let nginxErr = ""
-  nginx.stderr.setEncoding("utf8").on("data", (d) => (nginxErr += d))
-  defer(() => nginx.kill("SIGKILL"))
-  const nginxExit = new Promise((resolve) => nginx.on("exit", (code, signal) => resolve({ code, signal })))
-  // Ready once it accepts connections on its port.
-  const deadline = Date.now() + 20000
-  for (;;) {
-    const ok = await new Promise((resolve) => {
-      const s = net.connect(port, "127.0.0.1", () => {
-        s.destroy()
-        resolve(true)
-      })
-      s.on("error", () => resolve(false))
-    })
-    if (ok) break
-    if (nginx.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${nginxErr}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-
-  const front = `http://127.0.0.1:${port}/mcp`
+  const nginx = await startNginx(defer, urls)
+  const { front, upstreams } = nginx
   const CALLS = 9
   const expected = Array.from({ length: CALLS }, (_, i) => ({ text: String(i + 1), isError: false }))
   for (const [mode, version] of [
@@ -124,18 +53,15 @@ ${upstreams.map((u) => `    server ${u};`).join("\n")}
     assert.deepEqual(report.outputs, expected, mode)
   }
 
-  const lines = fs.readFileSync(accessLog, "utf8").trim().split("\n")
   const hits = new Map(upstreams.map((u) => [u, 0]))
-  for (const line of lines) {
-    const [addr, status] = line.split(" ")
+  for (const { addr, status, line } of nginx.log()) {
     assert.match(status, /^20[02]$/, `every proxied request succeeded: ${line}`)
     hits.set(addr, (hits.get(addr) ?? 0) + 1)
   }
   for (const [u, n] of hits) assert.ok(n > 0, `replica ${u} got no request: ${JSON.stringify([...hits])}`)
   assert.equal(hits.size, 3, `only the three replicas were used: ${JSON.stringify([...hits])}`)
 
-  nginx.kill("SIGTERM")
-  await nginxExit
+  await nginx.stop()
   const trees = replicas.flatMap((r) => [r.child.pid, ...descendants(r.child.pid)])
   for (const r of replicas) r.child.kill("SIGTERM")
   for (const r of replicas) {

@@ -85,6 +85,12 @@ test("toolkit.serve refuses a short stateKey before it listens, and serves with 
   const toolkit = await createToolkit({ builtins: false })
   try {
     await assert.rejects(toolkit.serve("127.0.0.1:0", { stateKey: "too-short" }), TE(`toolnexus: stateKey must be at least 16 bytes, got 9 ${ADVICE}`))
+    // Every replica bound to 0.0.0.0 would name itself 127.0.0.1 to the others: refused before
+    // anything is bound.
+    await assert.rejects(
+      toolkit.serve("0.0.0.0:0", { auth: "none", allowedHosts: ["*"], stateKey: KEY }),
+      { message: "toolnexus: serving on 0.0.0.0:0 with a stateKey needs replicaUrl (--replica-url): the URL the other replicas reach this one at" },
+    )
     const handle = await toolkit.serve("127.0.0.1:0", { stateless: true, stateKey: [KEY, Buffer.alloc(32, 1)], replicaUrl: "http://127.0.0.1:1/" })
     try {
       assert.match(handle.url, /^http:\/\/127\.0\.0\.1:\d+$/)

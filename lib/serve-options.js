@@ -103,12 +103,7 @@ function fetchUrl(value, path) {
   const words = `toolnexus: ${path} must be an https:// URL (http:// only for localhost, 127.0.0.1 or [::1])`
   if (typeof value !== "string") throw new TypeError(`${words}, got ${kindOf(value)}`)
   // The value is never quoted whole: a misplaced secret, or one in a query, stays out of it.
-  let url
-  try {
-    url = new URL(value)
-  } catch {
-    throw new TypeError(`${words}, got a string that is not a URL`)
-  }
+  const url = parsedUrl(value, words)
   if (url.username !== "" || url.password !== "") throw new TypeError(`toolnexus: ${path} must not hold a user name or password`)
   const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)
   if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
@@ -369,6 +364,20 @@ function stateKeyOption(value) {
 }
 
 /**
+ * `value` as a URL, or a TypeError saying `words` (never quoting the value).
+ * @param {string} value
+ * @param {string} words
+ * @returns {URL}
+ */
+function parsedUrl(value, words) {
+  try {
+    return new URL(value)
+  } catch {
+    throw new TypeError(`${words}, got a string that is not a URL`)
+  }
+}
+
+/**
  * `replicaUrl`: the http(s) origin other replicas reach this one at, without a trailing slash.
  * @param {unknown} value
  * @returns {string | undefined}
@@ -377,12 +386,7 @@ function replicaUrlOption(value) {
   if (value === undefined || value === null) return undefined
   const words = "toolnexus: replicaUrl must be an http:// or https:// URL other replicas reach this one at (e.g. http://10.0.0.5:8808)"
   if (typeof value !== "string") throw new TypeError(`${words}, got ${kindOf(value)}`)
-  let url
-  try {
-    url = new URL(value)
-  } catch {
-    throw new TypeError(`${words}, got a string that is not a URL`)
-  }
+  const url = parsedUrl(value, words)
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${words}, got ${url.protocol}//${url.host}`)
   if (url.username !== "" || url.password !== "") throw new TypeError("toolnexus: replicaUrl must not hold a user name or password")
   if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || /[?#]/.test(value)) {

@@ -24,12 +24,7 @@ pub struct Caller {
 impl Caller {
     /// The caller of the request `context` answers, when it came through an auth gate.
     pub fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
-        context
-            .extensions
-            .get::<http::request::Parts>()?
-            .extensions
-            .get::<Arc<Caller>>()
-            .cloned()
+        from_front(context)
     }
 
     fn allows(&self, kind: Kind, name: &str) -> bool {
@@ -112,6 +107,19 @@ impl Sight {
             .as_ref()
             .is_none_or(|caller| caller.guard.policy().is_open(kind))
     }
+}
+
+/// What the HTTP front put in the request's parts for the handler (its caller, its endpoint's
+/// state key), if the request came through it.
+pub fn from_front<T: Clone + Send + Sync + 'static>(
+    context: &RequestContext<RoleServer>,
+) -> Option<T> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<T>()
+        .cloned()
 }
 
 /// The principal of the request `context` answers, if it has one.

@@ -321,7 +321,11 @@ async fn ask_on_call_stream(
     // Sent from a task of its own: rmcp marks a request sent inside one of its handlers as
     // that handler's (a task-local), over the marker set here, and a gateway's relay asks from
     // inside the upstream client's handler, whose request the front session does not know.
-    let sent = tokio::spawn(async move { peer.send_request(request).await })
+    // Aborted when the call ends (dropped) before the client answers.
+    let mut task = super::AbortOnDrop(tokio::spawn(
+        async move { peer.send_request(request).await },
+    ));
+    let sent = (&mut task.0)
         .await
         .map_err(|_| format!("{} failed: the request was dropped", ask.kind.capability()))?;
     let answer = match sent.map_err(failed)? {
@@ -393,7 +397,8 @@ impl crate::connect::relay::Front for Relay {
     }
 
     fn reached(&self, result: &rmcp::model::InputRequiredResult) {
-        if !self.ctx.modern() {
+        // Only a state that will be sealed carries the upstream's round.
+        if !self.ctx.modern() || super::seal::key_of(&self.ctx.request()).is_none() {
             return;
         }
         let asked = self.ctx.asked.load(Ordering::Relaxed);

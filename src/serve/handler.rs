@@ -305,17 +305,18 @@ impl ServerHandler for ToolServer {
             })?;
         let arguments = request.arguments.unwrap_or_default();
         let mut responses = request.input_responses.unwrap_or_default();
-        let mut again = None;
-        if let Some(state) = &request.request_state {
-            let kind = rounds::SubjectKind::Tool;
-            match self.retry(kind, &request.name, state, &arguments, &responses, &context)? {
-                rounds::Retry::Parked(run) => return self.drive(*run, responses).await,
-                // Run again from the start, with every answer given so far.
-                rounds::Retry::Again(resume) => {
-                    responses = resume.answers.clone();
-                    again = Some(resume);
-                }
-            }
+        let state = request.request_state.as_deref();
+        let kind = rounds::SubjectKind::Tool;
+        let (parked, again) = self.reopen(
+            kind,
+            &request.name,
+            state,
+            &arguments,
+            &mut responses,
+            &context,
+        )?;
+        if let Some(run) = parked {
+            return self.drive(run, responses).await;
         }
         let started = std::time::Instant::now();
         let tool = set.tools[index].clone();

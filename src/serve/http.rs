@@ -210,6 +210,17 @@ pub async fn serve_http(
     server: ToolServer,
     mut options: ServeOptions,
 ) -> Result<ServeHandle, String> {
+    let unspecified = addr
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_unspecified());
+    if options.state_key.is_some() && options.replica_url.is_none() && unspecified {
+        // Every replica bound to 0.0.0.0 would name itself 127.0.0.1:<port> to the others, so
+        // an answer could be taken for another replica's question. Refused before binding.
+        return Err(format!(
+            "serving on {addr} with a stateKey needs replicaUrl (--replica-url): the URL the \
+             other replicas reach this one at"
+        ));
+    }
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -219,14 +230,6 @@ pub async fn serve_http(
     let stopping = CancellationToken::new();
     let mut config = rmcp_config(local, &options, stopping.clone())?;
     let url = url_for(local);
-    if options.state_key.is_some() && options.replica_url.is_none() && local.ip().is_unspecified() {
-        // Every replica bound to 0.0.0.0 would name itself 127.0.0.1:<port> to the others, so
-        // an answer could be taken for another replica's question.
-        return Err(format!(
-            "serving on {local} with a stateKey needs replicaUrl (--replica-url): the URL the \
-             other replicas reach this one at"
-        ));
-    }
     let portable = options.state_key.clone().map(|key| {
         let replica = options.replica_url.clone().unwrap_or_else(|| url.clone());
         Arc::new(portable::Portable::new(key, &replica))

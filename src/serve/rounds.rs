@@ -105,7 +105,11 @@ impl Running {
                     let key = ask.key.clone();
                     match ask.accept(response) {
                         Ok(()) => {
-                            self.answered.insert(key, response.clone());
+                            // Kept only for a state that will be sealed (a digest is made
+                            // only then).
+                            if self.digest.is_some() {
+                                self.answered.insert(key, response.clone());
+                            }
                             continue;
                         }
                         Err(ask) => ask,

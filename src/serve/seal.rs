@@ -147,12 +147,7 @@ impl StateKey {
 
 /// The state key of the endpoint the request `context` answers came through, if it has one.
 pub fn key_of(context: &RequestContext<RoleServer>) -> Option<Arc<StateKey>> {
-    context
-        .extensions
-        .get::<http::request::Parts>()?
-        .extensions
-        .get::<Arc<StateKey>>()
-        .cloned()
+    super::caller::from_front(context)
 }
 
 /// SHA-256 of `bytes`, hex.

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::auth::Kind;
 use super::caller::Sight;
-use super::rounds::{Driven, Retry, Running, Subject, SubjectKind, refused_capability};
+use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
 use super::surface::{Owner, Surface, Upstream};
 use super::{CallContext, ToolCaller, ToolServer};
 use crate::surface::{completion, prompt_result, read_result};
@@ -165,18 +165,15 @@ impl ToolServer {
             return Err(not_found(&uri));
         }
         let mut responses = request.input_responses.clone().unwrap_or_default();
-        let mut again = None;
-        let mut parked = None;
-        if let Some(state) = &request.request_state {
-            let kind = SubjectKind::Resource;
-            match self.retry(kind, &uri, state, &Map::new(), &responses, &context)? {
-                Retry::Parked(run) => parked = Some(*run),
-                Retry::Again(resume) => {
-                    responses = resume.answers.clone();
-                    again = Some(resume);
-                }
-            }
-        }
+        let state = request.request_state.as_deref();
+        let (parked, again) = self.reopen(
+            SubjectKind::Resource,
+            &uri,
+            state,
+            &Map::new(),
+            &mut responses,
+            &context,
+        )?;
         let run = if let Some(run) = parked {
             run
         } else {
@@ -232,19 +229,16 @@ impl ToolServer {
             return Err(unknown_prompt(&name));
         }
         let mut responses = request.input_responses.clone().unwrap_or_default();
-        let mut again = None;
-        let mut parked = None;
-        if let Some(state) = &request.request_state {
-            let kind = SubjectKind::Prompt;
-            let arguments = request.arguments.clone().unwrap_or_default();
-            match self.retry(kind, &name, state, &arguments, &responses, &context)? {
-                Retry::Parked(run) => parked = Some(*run),
-                Retry::Again(resume) => {
-                    responses = resume.answers.clone();
-                    again = Some(resume);
-                }
-            }
-        }
+        let state = request.request_state.as_deref();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let (parked, again) = self.reopen(
+            SubjectKind::Prompt,
+            &name,
+            state,
+            &arguments,
+            &mut responses,
+            &context,
+        )?;
         let run = if let Some(run) = parked {
             run
         } else {

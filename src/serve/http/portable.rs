@@ -179,10 +179,19 @@ pub enum Answer {
 
 impl Portable {
     pub fn new(key: Arc<StateKey>, replica: &str) -> Self {
+        // Straight to the replica the sealed id names: never through an environment proxy
+        // (the client's Authorization travels on), never to where a redirect points.
         let client = reqwest::Client::builder()
             .timeout(bounds::SERVE_FORWARD_TIMEOUT)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
             .build()
-            .unwrap_or_default();
+            .unwrap_or_else(|_| {
+                reqwest::Client::builder()
+                    .no_proxy()
+                    .build()
+                    .unwrap_or_default()
+            });
         Self {
             key,
             replica: replica.trim_end_matches('/').to_string(),

@@ -265,6 +265,30 @@ impl ToolServer {
         }
     }
 
+    /// What a call that may be a retry (`state`) continues: the run parked here (resumed), or
+    /// nothing (a first call, or a retry to run again: then `responses` becomes every answer
+    /// given so far, and the [`Resume`] is applied to the new run).
+    pub(in crate::serve) fn reopen(
+        &self,
+        kind: SubjectKind,
+        name: &str,
+        state: Option<&str>,
+        arguments: &Map<String, Value>,
+        responses: &mut InputResponses,
+        request: &RequestContext<RoleServer>,
+    ) -> Result<(Option<Running>, Option<Resume>), ErrorData> {
+        let Some(state) = state else {
+            return Ok((None, None));
+        };
+        match self.retry(kind, name, state, arguments, responses, request)? {
+            Retry::Parked(run) => Ok((Some(*run), None)),
+            Retry::Again(resume) => {
+                *responses = resume.answers.clone();
+                Ok((None, Some(resume)))
+            }
+        }
+    }
+
     /// A parked run that its retry resumes: it reports to the retry's response from now on.
     fn resumed(
         &self,
