@@ -111,13 +111,16 @@ impl LiveServer {
                 .relays
                 .register(handle.progress_token.clone(), front)
         });
+        // Biased: a caller's abort (or a closed source) wins over an answer that is ready in the
+        // same poll, so an already-aborted signal always aborts, however fast the server is.
         let result = tokio::select! {
-            result = handle.await_response() => result,
+            biased;
             _ = cancel.cancelled() => {
                 self.send_cancelled(id, "aborted by the caller").await;
                 return Err(NoResult::Aborted);
             }
             _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+            result = handle.await_response() => result,
         };
         // rmcp hands each notification to its own task, queued before the answer that followed
         // it: one yield lets the last progress notifications reach the front while it is still
