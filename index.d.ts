@@ -526,6 +526,15 @@ export interface DefineToolOptions extends Pick<ToolInfo, "title" | "annotations
   /** Defaults to `"native"`. */
   source?: string
   /**
+   * Serve `run` as a task (listed with `execution.taskSupport`): `"optional"` when the client
+   * asks for one (2025-11-25: a task-augmented `tools/call`; 2026-07-28: a client that
+   * declared the `io.modelcontextprotocol/tasks` extension), `"required"` always (a client
+   * that cannot take a task is refused). The call is answered with a task at once; `run`
+   * keeps going, `ctx.signal` fires on `tasks/cancel` or when the task expires, and a throw
+   * ends the task `failed` (an `isError` result ends it `completed`).
+   */
+  task?: "optional" | "required"
+  /**
    * May return (or resolve to) a string (kept), a `ToolResult` (kept), an MCP
    * `CallToolResult` (`{ content, structuredContent?, isError? }`, served as is) or any other
    * value (JSON-stringified; `undefined` gives `""`). A throw becomes

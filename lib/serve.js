@@ -4,7 +4,7 @@
 "use strict"
 
 const binding = require("../binding.js")
-const { exposedMcpTools } = require("./tools.js")
+const { exposedMcpTools, THROWN } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 
@@ -124,7 +124,12 @@ function servedTools(tools) {
         pending.set(call.id, controller)
         const ctx = runContext(call.id, controller.signal, call.principal)
         try {
-          return await tool.execute(call.args, /** @type {any} */ (ctx))
+          const result = await tool.execute(call.args, /** @type {any} */ (ctx))
+          // A task tool's throw: the call failed rather than answered.
+          if (result !== null && typeof result === "object" && THROWN.has(result)) {
+            throw new Error(/** @type {{ output: string }} */ (result).output)
+          }
+          return result
         } finally {
           pending.delete(call.id)
         }

@@ -8,6 +8,9 @@ const { toToolResult, errorResult } = require("./results.js")
 /** @typedef {import("../index").DefineToolOptions} DefineToolOptions */
 /** @typedef {import("../index").ToolInfo} ToolInfo */
 
+/** The results of task tools' throws (see servedTools). @type {WeakSet<object>} */
+const THROWN = new WeakSet()
+
 /**
  * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`
  * (kept) or any other value (JSON-stringified; `undefined` gives `""`); a throw or rejection
@@ -20,8 +23,9 @@ function defineTool(opts) {
     throw new TypeError("toolnexus: defineTool needs an options object")
   }
   // The listing's other fields are passed on when given (as a loadMcp tool has them).
-  const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta } =
+  const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta, task } =
     /** @type {DefineToolOptions & Partial<Pick<ToolInfo, "title" | "annotations" | "outputSchema" | "icons" | "_meta">>} */ (opts)
+  let { execution } = /** @type {DefineToolOptions} */ (opts)
   if (typeof name !== "string" || name.length === 0) {
     throw new TypeError("toolnexus: defineTool: name must be a non-empty string")
   }
@@ -31,9 +35,13 @@ function defineTool(opts) {
   if (typeof description !== "string") {
     throw new TypeError(`toolnexus: defineTool "${name}": description must be a string`)
   }
+  if (task !== undefined && task !== "optional" && task !== "required") {
+    throw new TypeError(`toolnexus: defineTool "${name}": task must be "optional" or "required"`)
+  }
+  if (task !== undefined) execution = { ...(execution ?? {}), taskSupport: task }
   const schema = { type: "object", properties: {}, ...(inputSchema ?? {}) }
   const listing = Object.fromEntries(
-    Object.entries({ title, annotations, outputSchema, icons, _meta }).filter(([, v]) => v !== undefined),
+    Object.entries({ title, annotations, outputSchema, icons, execution, _meta }).filter(([, v]) => v !== undefined),
   )
   return {
     name,
@@ -45,7 +53,10 @@ function defineTool(opts) {
       try {
         return toToolResult(await run(args ?? {}, ctx ?? {}))
       } catch (error) {
-        return errorResult(error)
+        const result = errorResult(error)
+        // Served as a task, a throw fails the task (an isError result completes it).
+        if (task !== undefined) THROWN.add(result)
+        return result
       }
     },
   }
@@ -67,4 +78,4 @@ function exposedMcpTools(tools, cfg) {
   return tools.filter((tool) => wanted.has(tool.name))
 }
 
-module.exports = { defineTool, exposedMcpTools }
+module.exports = { THROWN, defineTool, exposedMcpTools }

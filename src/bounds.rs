@@ -112,6 +112,15 @@ pub const SERVE_MIN_TRIM_GAP: Duration = Duration::from_secs(1);
 pub const SERVE_MAX_PARKED: usize = 1024;
 /// How long such a run waits for its retry before it is dropped (and its `run` aborted).
 pub const SERVE_PARK_TIMEOUT: Duration = Duration::from_secs(600);
+/// How many tasks a served server keeps at once (running or ended, not yet expired), across all
+/// clients.
+pub const SERVE_MAX_TASKS: usize = 1024;
+/// A task's ttl when its client asks for none...
+pub const SERVE_TASK_DEFAULT_TTL: Duration = Duration::from_secs(600);
+/// ...and the most it may ask for (a task is removed when its ttl passes).
+pub const SERVE_TASK_MAX_TTL: Duration = Duration::from_secs(3600);
+/// How often a served task's client is asked to poll it.
+pub const SERVE_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The most a sealed `requestState` carries of a call's earlier answers (serialized bytes): a
 /// call whose answers outgrow it can be continued only by the replica that holds its run.
 pub const SERVE_STATE_MAX_ANSWERS: usize = 256 * 1024;

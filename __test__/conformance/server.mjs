@@ -455,6 +455,76 @@ export function conformanceTools() {
         return `Hello, ${answer.content?.name}!`
       },
     }),
+    // The tasks extension's scenarios (io.modelcontextprotocol/tasks): tools served as tasks.
+    defineTool({
+      name: "greet",
+      description: "Greets by name (never a task)",
+      inputSchema: { type: "object", properties: { name: { type: "string" } } },
+      run: ({ name }) => `Hello, ${name}!`,
+    }),
+    defineTool({
+      name: "slow_compute",
+      description: "Sleeps `seconds` seconds, then answers; a cancel ends it",
+      inputSchema: { type: "object", properties: { seconds: { type: "number" }, label: { type: "string" } } },
+      task: "optional",
+      async run({ seconds = 0, label = "" }, ctx) {
+        await sleepUnlessAborted(seconds * 1000, ctx.signal)
+        return `computed ${label} after ${seconds}s`
+      },
+    }),
+    defineTool({
+      name: "failing_job",
+      description: "Runs a moment, then reports a tool error",
+      inputSchema: noArgs,
+      task: "required",
+      async run(_args, ctx) {
+        await sleepUnlessAborted(500, ctx.signal)
+        return { output: "the job failed", isError: true }
+      },
+    }),
+    defineTool({
+      name: "protocol_error_job",
+      description: "Fails rather than answers",
+      inputSchema: noArgs,
+      task: "optional",
+      async run() {
+        throw new Error("the job broke")
+      },
+    }),
+    defineTool({
+      name: "confirm_delete",
+      description: "Asks the user to confirm before deleting a file",
+      inputSchema: { type: "object", properties: { filename: { type: "string" } } },
+      task: "optional",
+      async run({ filename = "" }, ctx) {
+        const answer = await capability(ctx, "elicit")(confirmation(), { key: "confirm" })
+        return answer.action === "accept" ? `deleted ${filename}` : `kept ${filename}`
+      },
+    }),
+    defineTool({
+      name: "multi_input",
+      description: "Asks two questions at once",
+      inputSchema: noArgs,
+      task: "optional",
+      async run(_args, ctx) {
+        const elicit = capability(ctx, "elicit")
+        const [a, b] = await Promise.all([
+          elicit(askName("First name?"), { key: "first" }),
+          elicit(askName("Last name?"), { key: "last" }),
+        ])
+        return `${a.content?.name} ${b.content?.name}`
+      },
+    }),
+    defineTool({
+      name: "test_tool_with_task",
+      description: "Asks for a name, then answers as a task",
+      inputSchema: noArgs,
+      task: "required",
+      async run(_args, ctx) {
+        const answer = await capability(ctx, "elicit")(askName("What is your name?"), { key: "user_name" })
+        return `Hello, ${answer.content?.name}!`
+      },
+    }),
     defineTool({
       name: "test_logging_tool",
       description: "Logs while it runs; nothing is sent unless the request set a log level",
@@ -465,6 +535,15 @@ export function conformanceTools() {
       },
     }),
   ]
+}
+
+/** Waits `ms`, or until `signal` fires (then rejects with its reason). */
+function sleepUnlessAborted(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true })
+  })
 }
 
 export { conformancePrompts, conformanceResources }

@@ -47,6 +47,9 @@ pub struct CallContext {
     /// A gateway call's upstream round, for a replica that runs the call again (see
     /// [`CallContext::checkpoint`]).
     checkpoint: Arc<Mutex<Option<Value>>>,
+    /// Why the run failed rather than answered (a throw, an upstream's protocol error): a
+    /// task of it ends `failed`, not `completed`.
+    failure: Arc<Mutex<Option<String>>>,
 }
 
 fn severity(level: LoggingLevel) -> u8 {
@@ -81,6 +84,7 @@ impl CallContext {
             refused: Arc::default(),
             asked: Arc::default(),
             checkpoint: Arc::default(),
+            failure: Arc::default(),
         };
         (ctx, asks)
     }
@@ -122,6 +126,16 @@ impl CallContext {
     /// A call run again from a sealed state starts where the state says the upstream was.
     pub fn resume_from(&self, checkpoint: Option<Value>) {
         *self.checkpoint.lock().unwrap_or_else(|e| e.into_inner()) = checkpoint;
+    }
+
+    /// The run failed rather than answered (its result is then an error result about it).
+    pub fn fail(&self, why: impl Into<String>) {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.into());
+    }
+
+    /// Why the run failed, when it did (see [`CallContext::fail`]).
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The capability an input request of this call was refused for, if any.

@@ -19,7 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::auth::Kind;
 use super::caller::Sight;
 use super::surface::ListKind;
-use super::{ToolServer, changes, rounds, text_result};
+use super::{ToolServer, changes, input, rounds, task_calls, text_result};
 
 /// The items of a listing `sight` sees (all of them, uncopied, when it sees every one).
 fn visible<T: Clone>(items: &[T], sight: &Sight, kind: Kind, name: impl Fn(&T) -> &str) -> Vec<T> {
@@ -57,6 +57,12 @@ impl ServerHandler for ToolServer {
         }
         if caps.completions {
             capabilities.completions = Some(Default::default());
+        }
+        if self.serves_tasks() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), Default::default());
         }
         ServerConfig::new(capabilities).with_server_info(Implementation::new(
             identity.name.clone(),
@@ -339,10 +345,57 @@ impl ServerHandler for ToolServer {
                 true,
             )));
         }
+        let as_task = match task_calls::support(&set, &tool.name) {
+            None => false,
+            Some(support) if input::is_modern(&context) => {
+                // 2026-07-28: the server decides; a client that declared the extension gets a
+                // task, one that did not an ordinary call (or, when the tool needs a task,
+                // MissingRequiredClientCapability).
+                let declared = task_calls::declared(&context);
+                if !declared && support == task_calls::Support::Required {
+                    return Err(task_calls::tasks_required());
+                }
+                declared
+            }
+            Some(_) => false,
+        };
+        if as_task {
+            let context = ToolServer::task_context(context);
+            let mut run = self.start(subject, tool.caller.clone(), arguments, context.clone());
+            if let Some(resume) = &again {
+                resume.apply(&mut run);
+            }
+            run.answer(&responses);
+            return self.answer_with_task(run, &context);
+        }
         let mut run = self.start(subject, tool.caller.clone(), arguments, context);
         if let Some(resume) = &again {
             resume.apply(&mut run);
         }
         self.drive(run, responses).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_get(&request.task_id, &context)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(&request.task_id, request.input_responses, &context)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(&request.task_id, &context)
     }
 }

@@ -19,9 +19,11 @@ pub mod rounds;
 pub mod seal;
 pub mod search;
 mod serving;
+mod task_calls;
 pub mod stdio;
 pub mod subscriptions;
 pub mod surface;
+pub mod tasks;
 mod toolset;
 pub mod upstream;
 mod validate;
@@ -195,6 +197,8 @@ struct Inner {
     parking: Arc<rounds::Parking>,
     /// Searched instead of listed (`toolSearch`), when set.
     search: Option<search::SearchMode>,
+    /// Calls run as tasks.
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl ToolServer {
@@ -210,6 +214,7 @@ impl ToolServer {
                 on_call,
                 parking: Arc::default(),
                 search: None,
+                tasks: Arc::default(),
             }),
             log_level: SessionLogLevel::default(),
             hooks: None,
@@ -332,6 +337,19 @@ impl ToolServer {
         self
     }
 
+    /// Other bounds on tasks (tests use small ones). Only before the server is shared.
+    pub fn with_task_limits(mut self, limits: tasks::Limits) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.shared) {
+            inner.tasks = Arc::new(tasks::Tasks::new(limits));
+        }
+        self
+    }
+
+    /// How many tasks exist now (running or ended, not yet expired).
+    pub fn task_count(&self) -> usize {
+        self.shared.tasks.count()
+    }
+
     /// Serves its tools searched instead of listed (see [`search`]). Only before the server is
     /// shared (like `with_input_limits`).
     pub fn with_search(mut self, mode: search::SearchMode) -> Self {
@@ -375,6 +393,7 @@ impl ToolServer {
     /// Ends the runs waiting for a 2026-07-28 retry (an endpoint is stopping, so none can come).
     pub fn end_parked(&self) {
         self.shared.parking.clear();
+        self.shared.tasks.clear();
     }
 
     pub fn identity(&self) -> &ServerIdentity {

@@ -344,7 +344,7 @@ pub fn call_digest(kind: SubjectKind, name: &str, arguments: &Map<String, Value>
 }
 
 /// 128 random bits, hex: unguessable, so a changed state names nothing.
-fn new_state() -> String {
+pub(super) fn new_state() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         // No system randomness: still unique, though guessable.

@@ -82,7 +82,7 @@ impl ToolCaller for JsTool {
         CONTEXTS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id as u64, ctx);
+            .insert(id as u64, ctx.clone());
         let guard = AbortOnDrop {
             abort: self.abort.clone(),
             id,
@@ -100,6 +100,10 @@ impl ToolCaller for JsTool {
                 Err(e) => Err(e.reason.clone()),
             };
             guard.finished = true;
+            if let Err(why) = &outcome {
+                // Threw rather than answered: a task of this call ends `failed`.
+                ctx.fail(why.clone());
+            }
             map(outcome)
         }
         .boxed()

@@ -1,0 +1,157 @@
+//! `tools/call` of a tool that supports tasks, answered with a task, and the task methods of
+//! the 2026-07-28 extension (`io.modelcontextprotocol/tasks`) over [`super::tasks`].
+
+use std::time::Instant;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, CreateTaskResult, GetTaskResult, InputResponses,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+
+use super::rounds::{Running, Subject};
+use super::tasks::{Ended, Refusal, Scope};
+use super::toolset::ToolSet;
+use super::{ToolServer, input};
+
+/// A tool's `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Support {
+    Optional,
+    Required,
+}
+
+/// What `tool`'s listing says of running it as a task (`forbidden` or none: never).
+pub(super) fn support(set: &ToolSet, tool: &str) -> Option<Support> {
+    match set.executions.get(tool)?.get("taskSupport")?.as_str()? {
+        "optional" => Some(Support::Optional),
+        "required" => Some(Support::Required),
+        _ => None,
+    }
+}
+
+/// Whether the client of `context` declared the tasks extension (at `initialize`, or in the
+/// request's own `_meta` capabilities).
+pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .is_some_and(|c| c.supports_tasks())
+}
+
+/// -32021, naming the tasks extension.
+pub(super) fn tasks_required() -> ErrorData {
+    ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build())
+}
+
+fn refused(refusal: Refusal) -> ErrorData {
+    ErrorData::invalid_params(refusal.message().to_string(), None)
+}
+
+impl ToolServer {
+    /// Whose the tasks made by the request of `context` are: its principal's, and in the
+    /// handshake era its session's too.
+    pub(super) fn scope_of(&self, context: &RequestContext<RoleServer>) -> Scope {
+        Scope {
+            session: (!input::is_modern(context)).then_some(self.session),
+            principal: super::caller::owner_of(context),
+        }
+    }
+
+    /// Whether any tool served now may run as a task (then the tasks extension is declared).
+    pub(super) fn serves_tasks(&self) -> bool {
+        let set = self.current();
+        set.listed.iter().any(|t| support(&set, &t.name).is_some())
+    }
+
+    /// Runs `run` as a task of the caller's, reported to `OnCall` when it ends.
+    pub(super) fn run_as_task(
+        &self,
+        run: Running,
+        ttl: Option<u64>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::Task, String> {
+        let scope = self.scope_of(context);
+        let (me, subject, principal) = (
+            self.clone(),
+            run.subject.clone(),
+            super::caller::principal_of(context),
+        );
+        let started: Instant = run.started;
+        self.shared.tasks.create(scope, ttl, run, move |ended| {
+            let is_error = match ended {
+                Ended::Result(result) => result.is_error.unwrap_or(false),
+                Ended::Failed(_) | Ended::Cancelled => true,
+            };
+            record(&me, &subject, started, is_error, principal);
+        })
+    }
+
+    /// A 2026-07-28 task call: the task at once.
+    pub(super) fn answer_with_task(
+        &self,
+        run: Running,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match self.run_as_task(run, None, context) {
+            Ok(task) => Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
+            Err(why) => Ok(CallToolResponse::Complete(super::text_result(why, true))),
+        }
+    }
+
+    pub(super) fn task_get(
+        &self,
+        task_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self
+            .shared
+            .tasks
+            .get(task_id, &self.scope_of(context))
+            .map_err(refused)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    pub(super) fn task_update(
+        &self,
+        task_id: &str,
+        responses: InputResponses,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared
+            .tasks
+            .update(task_id, &self.scope_of(context), responses)
+            .map_err(refused)
+    }
+
+    /// 2026-07-28: cancelling a task that already ended is acknowledged like any other.
+    pub(super) fn task_cancel(
+        &self,
+        task_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match self.shared.tasks.cancel(task_id, &self.scope_of(context)) {
+            Ok(_) | Err(Refusal::Terminal(_)) => Ok(()),
+            Err(not_found) => Err(refused(not_found)),
+        }
+    }
+
+    /// The run of a task call: like any call's, but its own cancellation (the request it came
+    /// in ends at once; `tasks/cancel` ends the task).
+    pub(super) fn task_context(context: RequestContext<RoleServer>) -> RequestContext<RoleServer> {
+        let mut context = context;
+        context.ct = tokio_util::sync::CancellationToken::new();
+        context
+    }
+}
+
+fn record(
+    server: &ToolServer,
+    subject: &Subject,
+    started: Instant,
+    is_error: bool,
+    principal: Option<std::sync::Arc<super::auth::Principal>>,
+) {
+    server.record(subject, started, is_error, principal);
+}
+

@@ -1,0 +1,1 @@
+//! The task engine on its own: runs of native callers, no transport.
