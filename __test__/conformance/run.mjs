@@ -11,7 +11,9 @@
 // either "pass" (it must pass) or "gap: <reason (#issue)>" (a known failure, which must NOT pass:
 // when a fix lands, the entry has to move to "pass", so the list stays true). A scenario the suite
 // has but the list lacks, or an entry for a scenario the suite no longer has, fails the run too.
-// In client mode, "skip: <reason>" leaves a scenario unrun.
+// In client mode, "skip: <reason>" leaves a scenario unrun. A server scenario of an extension
+// (tagged "extension", on no spec timeline, e.g. tasks-*) is run only when listed, against the
+// newest era (the suite's --force), one CLI run each.
 //
 // The suite's runner needs Node >= 22 (it imports fs.globSync). The package and everything it
 // serves stay on the Node running this file; only the suite's CLI runs on Node 22 (this Node
@@ -160,6 +162,8 @@ async function listScenarios(node, cli) {
   return lists
 }
 
+const EXTENSION = "extension"
+
 /** An entry of expected.json for one era: { kind: "pass"|"gap"|"skip", reason }. */
 function entryFor(value, era) {
   const v = typeof value === "object" && value !== null ? value[era] : value
@@ -176,8 +180,14 @@ function plan(expected, version, lists) {
   for (const mode of ["server", "client"]) {
     const entries = expected[mode] ?? {}
     for (const [name, tags] of lists[mode]) {
-      const eras = expected.eras.filter((era) => tags.includes(era))
-      if (eras.length === 0) continue // an extension, or only at eras not run here
+      // An extension's scenario (tagged "extension", on no spec timeline) is run when listed, at
+      // the pseudo-era "extension" (against the newest era, forced).
+      const eras = tags.includes(EXTENSION)
+        ? mode === "server" && name in entries
+          ? [EXTENSION]
+          : []
+        : expected.eras.filter((era) => tags.includes(era))
+      if (eras.length === 0) continue // an unlisted extension, or only at eras not run here
       if (!(name in entries)) {
         problems.push(`${mode} scenario "${name}" [${eras.join(", ")}] is not in expected.json: classify it`)
         continue
@@ -192,7 +202,7 @@ function plan(expected, version, lists) {
     }
     for (const name of Object.keys(entries)) {
       const tags = lists[mode].get(name)
-      if (!tags || !expected.eras.some((era) => tags.includes(era)))
+      if (!tags || !(expected.eras.some((era) => tags.includes(era)) || (mode === "server" && tags.includes(EXTENSION))))
         problems.push(`expected.json lists ${mode} scenario "${name}", which suite ${version} does not run at ${expected.eras.join(", ")}`)
     }
   }
@@ -233,6 +243,19 @@ function failureLines(checks) {
 // per scenario: it passes when no check failed; a scenario with no scored check has no verdict.
 async function runServerEra(node, cli, era, url, outDir, scenario) {
   const dir = path.join(outDir, `server-${era}`)
+  if (era === EXTENSION) {
+    // One run per scenario: the suite runs an extension's scenario only when named (--force).
+    const newest = expected.eras[expected.eras.length - 1]
+    const names = scenario ? [scenario] : extensionScenarios
+    for (const name of names) {
+      const args = [cli, "server", "--url", url, "--spec-version", newest, "--force", "--scenario", name]
+      args.push("--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir)
+      const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
+      if (out.timedOut) fail(`server scenario ${name} did not finish in ${SERVER_ERA_TIMEOUT_MS / 1000}s`)
+      fs.appendFileSync(path.join(outDir, `server-${era}.log`), out.stdout + out.stderr)
+    }
+    return readResults(dir, "server-")
+  }
   const args = [cli, "server", "--url", url, "--spec-version", era, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir]
   args.push(...(scenario ? ["--scenario", scenario] : ["--suite", "all"]))
   const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
@@ -311,10 +334,15 @@ function printTable(rows) {
   for (const b of body) console.log(line(b))
 }
 
+/** The extension scenarios of this run (see runServerEra). @type {string[]} */
+let extensionScenarios = []
+/** expected.json, once read. */
+let expected
+
 async function main() {
   const started = Date.now()
   setTimeout(() => fail(`the whole run took over ${OVERALL_TIMEOUT_MS / 1000}s`), OVERALL_TIMEOUT_MS).unref()
-  const expected = JSON.parse(fs.readFileSync(flags.expected, "utf8"))
+  expected = JSON.parse(fs.readFileSync(flags.expected, "utf8"))
   const version = expected.suite.replace(/^@modelcontextprotocol\/conformance@/, "")
   const node = suiteNode()
   const cli = suiteCli(version)
@@ -334,9 +362,10 @@ async function main() {
     const { startFixtureServer } = await import(pathToFileURL(path.resolve(flags.server)).href)
     const fixture = await startFixtureServer()
     try {
-      for (const era of expected.eras) {
+      for (const era of [...expected.eras, EXTENSION]) {
         const planned = serverRuns.filter((r) => r.era === era)
         if (planned.length === 0) continue
+        if (era === EXTENSION) extensionScenarios = planned.map((p) => p.name)
         const results = await runServerEra(node, cli, era, fixture.url, outDir, flags.scenario)
         rows.push(...planned.map((p) => judgeServer(results, p)))
       }
