@@ -135,7 +135,10 @@ impl CallContext {
 
     /// Why the run failed, when it did (see [`CallContext::fail`]).
     pub fn failure(&self) -> Option<String> {
-        self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The capability an input request of this call was refused for, if any.

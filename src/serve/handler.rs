@@ -62,7 +62,10 @@ impl ServerHandler for ToolServer {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
-                .insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), Default::default());
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                    Default::default(),
+                );
         }
         ServerConfig::new(capabilities).with_server_info(Implementation::new(
             identity.name.clone(),

@@ -9,7 +9,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-
 use super::rounds::{Running, Subject};
 use super::tasks::{Ended, Refusal, Scope};
 use super::toolset::ToolSet;
@@ -41,7 +40,9 @@ pub(super) fn declared(context: &RequestContext<RoleServer>) -> bool {
 
 /// -32021, naming the tasks extension.
 pub(super) fn tasks_required() -> ErrorData {
-    ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build())
+    ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
 }
 
 fn refused(refusal: Refusal) -> ErrorData {
@@ -154,4 +155,3 @@ fn record(
 ) {
     server.record(subject, started, is_error, principal);
 }
-
