@@ -279,6 +279,7 @@ pub async fn serve_http(
         access_log: options.access_log.take(),
         state_key: options.state_key.clone(),
         portable,
+        server: server.clone(),
     });
     let task = tokio::spawn(async move {
         accept_loop(listener, front, rx, &stopping).await;
@@ -312,6 +313,8 @@ struct Front {
     state_key: Option<Arc<crate::serve::seal::StateKey>>,
     /// Serving with a state key: portable handshake-era sessions.
     portable: Option<Arc<portable::Portable>>,
+    /// What a 2026-07-28 `tools/list` answer gets its tools' `execution` from.
+    server: ToolServer,
 }
 
 async fn accept_loop(
@@ -475,6 +478,11 @@ impl Front {
     async fn answer_here(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
         let json_body = is_json(req.headers());
         let delete = req.method() == http::Method::DELETE;
+        // 2026-07-28 requests name their method in a header (which rmcp checks against the body).
+        let listing = req
+            .headers()
+            .get("mcp-method")
+            .is_some_and(|m| m.as_bytes() == b"tools/list");
         // Where a call answered on the sessions' direct road leaves its answer.
         let answer = JsonAnswer::default();
         req.extensions_mut().insert(answer.clone());
@@ -482,6 +490,11 @@ impl Front {
         if let Some(json) = answer.take() {
             return json_reply(json);
         }
+        let reply = if listing {
+            self.with_executions(reply).await
+        } else {
+            reply
+        };
         let mut reply = parse_error_as_json_rpc(reply, json_body);
         // A session ended by DELETE is done, not pending: clients (Python's among them)
         // take anything but 200 as a failed termination.
@@ -489,6 +502,58 @@ impl Front {
             *reply.status_mut() = StatusCode::OK;
         }
         reply
+    }
+}
+
+impl Front {
+    /// A sessionless (2026-07-28) `tools/list` answer with each tool's `execution` put back
+    /// (rmcp's typed answer has none; a session's answers are mended in `sessions`). As it was
+    /// when no tool has one, or when it is not a JSON or event-stream answer of our own.
+    async fn with_executions(&self, reply: Response<Body>) -> Response<Body> {
+        if !self.server.has_executions() || reply.status() != StatusCode::OK {
+            return reply;
+        }
+        let kind = reply
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let (parts, body) = reply.into_parts();
+        let bytes = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        let mended = if kind.starts_with("application/json") {
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .map(|mut message| {
+                    self.server.put_executions(&mut message);
+                    Bytes::from(message.to_string())
+                })
+        } else if kind.starts_with("text/event-stream") {
+            std::str::from_utf8(&bytes).ok().map(|text| {
+                let lines: Vec<String> = text
+                    .split('\n')
+                    .map(|line| match line.strip_prefix("data:") {
+                        Some(data) => match serde_json::from_str::<serde_json::Value>(data) {
+                            Ok(mut message) => {
+                                self.server.put_executions(&mut message);
+                                format!("data: {message}")
+                            }
+                            Err(_) => line.to_string(),
+                        },
+                        None => line.to_string(),
+                    })
+                    .collect();
+                Bytes::from(lines.join("\n"))
+            })
+        } else {
+            None
+        };
+        let mut parts = parts;
+        parts.headers.remove(http::header::CONTENT_LENGTH);
+        Response::from_parts(parts, Full::new(mended.unwrap_or(bytes)).boxed())
     }
 }
 

@@ -64,15 +64,21 @@ impl ToolServer {
         let Ok(Value::Object(mut value)) = serde_json::to_value(&list) else {
             return ServerResult::ListToolsResult(list);
         };
-        if let Some(Value::Array(tools)) = value.get_mut("tools") {
-            for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
-                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-                if let Some(execution) = set.executions.get(name) {
-                    tool.insert("execution".into(), execution.clone());
-                }
-            }
-        }
+        put(&set, &mut value);
         ServerResult::CustomResult(CustomResult(Value::Object(value)))
+    }
+
+    /// Whether any tool served now has an `execution`.
+    pub(super) fn has_executions(&self) -> bool {
+        !self.current().executions.is_empty()
+    }
+
+    /// A JSON-RPC message as JSON: when it answers with a tools listing, each listed tool gets
+    /// its `execution` back.
+    pub(super) fn put_executions(&self, message: &mut Value) {
+        if let Some(Value::Object(result)) = message.get_mut("result") {
+            put(&self.current(), result);
+        }
     }
 
     /// An outgoing message, with `execution` put back when it answers `tools/list`.
@@ -90,6 +96,18 @@ impl ToolServer {
                 Arc::new(ServerJsonRpcMessage::Response(response))
             }
             _ => message,
+        }
+    }
+}
+
+/// Each tool of a `tools/list` result gets its `execution` back.
+fn put(set: &super::toolset::ToolSet, result: &mut serde_json::Map<String, Value>) {
+    if let Some(Value::Array(tools)) = result.get_mut("tools") {
+        for tool in tools.iter_mut().filter_map(Value::as_object_mut) {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            if let Some(execution) = set.executions.get(name) {
+                tool.insert("execution".into(), execution.clone());
+            }
         }
     }
 }
