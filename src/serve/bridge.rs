@@ -25,15 +25,18 @@ impl Bridge {
         let (incoming, stream) = mpsc::channel::<ClientJsonRpcMessage>(BACKLOG);
         let (outgoing, mut replies) = mpsc::unbounded::<ServerJsonRpcMessage>();
         let forward = send.clone();
+        let session = server.for_session();
+        let announcer = session.clone();
         tokio::spawn(async move {
             while let Some(message) = replies.next().await {
+                let message = announcer.announce_tasks(message);
                 if let Ok(value) = serde_json::to_value(&message) {
                     forward(value);
                 }
             }
         });
         tokio::spawn(async move {
-            if let Ok(running) = super::wire::Wire(server.for_session())
+            if let Ok(running) = super::wire::Wire(session)
                 .serve((outgoing, stream))
                 .await
             {
@@ -50,6 +53,8 @@ impl Bridge {
     /// `Invalid Request` when it carries an id, and otherwise dropped.
     pub fn push(&mut self, message: Value) {
         let id = message.get("id").cloned();
+        let mut message = message;
+        super::task_legacy::lift(&mut message);
         let parsed = serde_json::from_value::<ClientJsonRpcMessage>(message);
         let refused = match (parsed, self.incoming.as_mut()) {
             (Ok(message), Some(incoming)) => match incoming.try_send(message) {

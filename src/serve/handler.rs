@@ -360,7 +360,43 @@ impl ServerHandler for ToolServer {
                 }
                 declared
             }
-            Some(_) => false,
+            Some(support) => {
+                // 2025-11-25: a task when the call asks for one, through a front that speaks
+                // that era's tasks (see `task_legacy`).
+                let front = context
+                    .extensions
+                    .get::<super::task_legacy::LegacyTasks>()
+                    .is_some();
+                match (front, super::task_legacy::asked(&context)) {
+                    (true, Some(ttl)) => {
+                        let context = ToolServer::task_context(context);
+                        let run = self.start(subject, tool.caller.clone(), arguments, context.clone());
+                        return Ok(CallToolResponse::Complete(
+                            match self.run_as_task(run, ttl, &context) {
+                                Ok(task) => super::to_call_result(serde_json::json!({
+                                    "content": [],
+                                    "_meta": {
+                                        super::task_legacy::CREATED_META:
+                                            super::task_legacy::task_json(&task),
+                                    },
+                                })),
+                                Err(why) => text_result(why, true),
+                            },
+                        ));
+                    }
+                    (true, None) if support == task_calls::Support::Required => {
+                        return Err(ErrorData::new(
+                            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                            format!(
+                                "tool {} requires task-based execution: call it with params.task",
+                                tool.name
+                            ),
+                            None,
+                        ));
+                    }
+                    _ => false,
+                }
+            }
         };
         if as_task {
             let context = ToolServer::task_context(context);

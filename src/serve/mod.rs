@@ -23,6 +23,7 @@ pub mod stdio;
 pub mod subscriptions;
 pub mod surface;
 mod task_calls;
+pub mod task_legacy;
 pub mod tasks;
 mod toolset;
 pub mod upstream;

@@ -22,10 +22,21 @@ impl Service<RoleServer> for Wire {
         request: <RoleServer as ServiceRole>::PeerReq,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, rmcp::ErrorData> {
+        // The handshake era's task methods (see `task_legacy`).
+        if let Some(answer) = self.0.legacy_task_request(&request, &context).await {
+            return answer;
+        }
+        let mut context = context;
+        if !super::input::is_modern(&context) {
+            context.extensions.insert(super::task_legacy::LegacyTasks);
+        }
         let listing = matches!(request, ClientRequest::ListToolsRequest(_));
+        let calling = matches!(request, ClientRequest::CallToolRequest(_));
         let result = Service::handle_request(&self.0, request, context).await;
         if listing {
             result.map(|r| self.0.with_executions(r))
+        } else if calling {
+            result.map(ToolServer::legacy_created)
         } else {
             result
         }

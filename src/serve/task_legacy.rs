@@ -1,0 +1,233 @@
+//! Tasks in the 2025-11-25 era (the handshake era's `tasks` capability): a task-augmented
+//! `tools/call` (`params.task: {ttl?}`) answered `{task}` at once, `tasks/get` (the task),
+//! `tasks/result` (waits for its end: the call's result, or its JSON-RPC error), `tasks/list`
+//! and `tasks/cancel`, over the same engine ([`super::tasks`]) as the 2026-07-28 extension.
+//!
+//! rmcp 3.11 knows only the 2026-07-28 shapes: its `CallToolRequestParams` drops `task`, it
+//! has no `tasks/result` or `tasks/list`, and its `tasks/get` hook wants the 2026-07-28
+//! extension declared. So the fronts that see raw messages (stdio, the bridge) move
+//! `params.task` into the request's `_meta` under [`TASK_META`] ([`lift`]) before rmcp parses
+//! it, and [`super::wire::Wire`] answers the task methods of a handshake-era session itself.
+//! Streamable HTTP does not yet (rmcp parses its bodies), so it announces no `tasks`
+//! capability and serves its task tools as ordinary calls.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientRequest, CustomResult, ErrorCode, ServerJsonRpcMessage, ServerResult, TaskPayload,
+};
+use rmcp::transport::Transport;
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value, json};
+
+use super::ToolServer;
+use super::tasks::Refusal;
+
+/// Where a lifted `params.task` travels in a request's `_meta`.
+pub const TASK_META: &str = "io.toolnexus/task";
+/// Marks a handshake-era call that the front can answer with a task (set by `Wire`).
+#[derive(Clone, Copy)]
+pub struct LegacyTasks;
+/// Where the created task rides out of `call_tool` to `Wire` (on the result's `_meta`).
+pub const CREATED_META: &str = "io.toolnexus/created-task";
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+/// How many tasks one `tasks/list` page holds.
+const PAGE: usize = 100;
+
+/// A raw `tools/call` whose params carry `task`: moved into `params._meta` (rmcp would drop
+/// it). Anything else is left as it is.
+pub fn lift(message: &mut Value) {
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return;
+    }
+    let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(task) = params.remove("task") else {
+        return;
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.insert(TASK_META.into(), task);
+    }
+}
+
+/// The task a handshake-era call asked for: `Some(ttl)` when it asked (ttl in ms, if given).
+pub fn asked(context: &RequestContext<RoleServer>) -> Option<Option<u64>> {
+    let task = context.meta.get(TASK_META)?;
+    Some(task.get("ttl").and_then(Value::as_u64))
+}
+
+/// A 2026-07-28 `Task` in the 2025-11-25 shape (`ttl`, `pollInterval`).
+pub fn task_json(task: &rmcp::model::Task) -> Value {
+    let mut value = serde_json::to_value(task).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        if let Some(ttl) = object.remove("ttlMs") {
+            object.insert("ttl".into(), ttl);
+        }
+        if let Some(poll) = object.remove("pollIntervalMs") {
+            object.insert("pollInterval".into(), poll);
+        }
+    }
+    value
+}
+
+fn refused(refusal: Refusal) -> ErrorData {
+    ErrorData::invalid_params(refusal.message().to_string(), None)
+}
+
+fn custom(value: Value) -> ServerResult {
+    ServerResult::CustomResult(CustomResult(value))
+}
+
+fn task_id(params: Option<&Value>) -> Result<String, ErrorData> {
+    params
+        .and_then(|p| p.get("taskId"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| ErrorData::invalid_params("taskId is required: a string", None))
+}
+
+impl ToolServer {
+    /// A handshake-era request `Wire` answers itself (the task methods), or gives back.
+    pub(super) async fn legacy_task_request(
+        &self,
+        request: &ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<ServerResult, ErrorData>> {
+        if super::input::is_modern(context) || !self.serves_tasks() {
+            return None;
+        }
+        let scope = self.scope_of(context);
+        let tasks = &self.shared.tasks;
+        Some(match request {
+            ClientRequest::GetTaskRequest(r) => tasks
+                .get(&r.params.task_id, &scope)
+                .map(|t| custom(task_json(&t.task)))
+                .map_err(refused),
+            ClientRequest::CancelTaskRequest(r) => tasks
+                .cancel(&r.params.task_id, &scope)
+                .map(|t| custom(task_json(&t.task)))
+                .map_err(refused),
+            ClientRequest::CustomRequest(r) if r.method == "tasks/result" => {
+                let id = match task_id(r.params.as_ref()) {
+                    Ok(id) => id,
+                    Err(e) => return Some(Err(e)),
+                };
+                match tasks.wait(&id, &scope).await {
+                    Err(refusal) => Err(refused(refusal)),
+                    Ok(ended) => match ended.payload {
+                        TaskPayload::Completed { result } => {
+                            let mut result = Value::Object(result);
+                            result["_meta"][RELATED] = json!({ "taskId": id });
+                            result.as_object_mut().map(|o| o.remove("resultType"));
+                            Ok(custom(result))
+                        }
+                        TaskPayload::Failed { error } => {
+                            let code = error
+                                .get("code")
+                                .and_then(Value::as_i64)
+                                .unwrap_or(ErrorCode::INTERNAL_ERROR.0 as i64);
+                            let message = error
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("the task failed")
+                                .to_string();
+                            Err(ErrorData::new(ErrorCode(code as i32), message, None))
+                        }
+                        _ => Err(ErrorData::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            format!("task {id:?} was cancelled"),
+                            None,
+                        )),
+                    },
+                }
+            }
+            ClientRequest::CustomRequest(r) if r.method == "tasks/list" => {
+                let cursor = r
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("cursor"))
+                    .and_then(Value::as_str);
+                tasks
+                    .list(&scope, cursor, PAGE)
+                    .map(|(page, next)| {
+                        let listed: Vec<Value> = page.iter().map(task_json).collect();
+                        let mut out = json!({ "tasks": listed });
+                        if let Some(next) = next {
+                            out["nextCursor"] = Value::String(next);
+                        }
+                        custom(out)
+                    })
+                    .map_err(refused)
+            }
+            _ => return None,
+        })
+    }
+
+    /// A handshake-era `tools/call` result that carries a created task: `{task}`.
+    pub(super) fn legacy_created(result: ServerResult) -> ServerResult {
+        let ServerResult::CallToolResult(call) = &result else {
+            return result;
+        };
+        match call.meta.as_ref().and_then(|m| m.get(CREATED_META)) {
+            Some(task) => custom(json!({ "task": task })),
+            None => result,
+        }
+    }
+
+    /// An outgoing message; the `initialize` answer gets 2025-11-25's `tasks` capability (when
+    /// task tools are served), which rmcp's `ServerCapabilities` has no field for.
+    pub fn announce_tasks(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+        let ServerJsonRpcMessage::Response(response) = &message else {
+            return message;
+        };
+        let ServerResult::InitializeResult(init) = &response.result else {
+            return message;
+        };
+        if !self.serves_tasks() {
+            return message;
+        }
+        let Ok(mut value) = serde_json::to_value(init) else {
+            return message;
+        };
+        value["capabilities"]["tasks"] = json!({
+            "list": {},
+            "cancel": {},
+            "requests": { "tools": { "call": {} } },
+        });
+        let mut response = response.clone();
+        response.result = custom(value);
+        ServerJsonRpcMessage::Response(response)
+    }
+}
+
+/// A server transport whose `initialize` answer announces 2025-11-25's tasks (see
+/// [`ToolServer::announce_tasks`]).
+pub struct Announcing<T> {
+    pub inner: T,
+    pub server: ToolServer,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Announcing<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let item = self.server.announce_tasks(item);
+        self.inner.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::model::ClientJsonRpcMessage>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
