@@ -36,10 +36,7 @@ impl Bridge {
             }
         });
         tokio::spawn(async move {
-            if let Ok(running) = super::wire::Wire(session)
-                .serve((outgoing, stream))
-                .await
-            {
+            if let Ok(running) = super::wire::Wire(session).serve((outgoing, stream)).await {
                 let _ = running.waiting().await;
             }
         });

@@ -370,7 +370,8 @@ impl ServerHandler for ToolServer {
                 match (front, super::task_legacy::asked(&context)) {
                     (true, Some(ttl)) => {
                         let context = ToolServer::task_context(context);
-                        let run = self.start(subject, tool.caller.clone(), arguments, context.clone());
+                        let run =
+                            self.start(subject, tool.caller.clone(), arguments, context.clone());
                         return Ok(CallToolResponse::Complete(
                             match self.run_as_task(run, ttl, &context) {
                                 Ok(task) => super::to_call_result(serde_json::json!({

@@ -20,8 +20,7 @@ where
         inner: rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
         server: session.clone(),
     };
-    match super::wire::Wire(session).serve(transport).await
-    {
+    match super::wire::Wire(session).serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
             Ok(())
@@ -47,13 +46,14 @@ fn lifted<R: AsyncRead + Send + Unpin + 'static>(reader: R) -> tokio::io::Duplex
                 Ok(_) => {}
             }
             let whole = line.ends_with(b"\n");
-            if whole && line.windows(6).any(|w| w == b"\"task\"") {
-                if let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&line) {
-                    super::task_legacy::lift(&mut message);
-                    if let Ok(mut text) = serde_json::to_vec(&message) {
-                        text.push(b'\n');
-                        line = text;
-                    }
+            if whole
+                && line.windows(6).any(|w| w == b"\"task\"")
+                && let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&line)
+            {
+                super::task_legacy::lift(&mut message);
+                if let Ok(mut text) = serde_json::to_vec(&message) {
+                    text.push(b'\n');
+                    line = text;
                 }
             }
             if feed.write_all(&line).await.is_err() {

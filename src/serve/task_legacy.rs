@@ -15,8 +15,8 @@ use rmcp::ErrorData;
 use rmcp::model::{
     ClientRequest, CustomResult, ErrorCode, ServerJsonRpcMessage, ServerResult, TaskPayload,
 };
-use rmcp::transport::Transport;
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 
 use super::ToolServer;

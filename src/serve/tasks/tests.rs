@@ -279,3 +279,116 @@ async fn a_full_table_refuses_and_an_expired_task_is_gone_with_its_run() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A 2025-11-25 client on raw lines over a pipe: `ask` sends one request and reads its answer.
+struct Lines {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    next: u64,
+}
+
+impl Lines {
+    async fn open(server: &ToolServer) -> Self {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        tokio::spawn(crate::serve::stdio::serve_lines(
+            server.clone(),
+            server_read,
+            server_write,
+        ));
+        let (read, write) = tokio::io::split(client_io);
+        let mut lines = Self {
+            write,
+            read: tokio::io::BufReader::new(read),
+            next: 0,
+        };
+        let init = lines
+            .ask(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"tasks": {}},
+                       "clientInfo": {"name": "lines", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(
+            init["result"]["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        );
+        lines
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        lines
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn ask(&mut self, method: &str, params: Value) -> Value {
+        use tokio::io::AsyncBufReadExt;
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let mut line = String::new();
+                assert!(
+                    self.read.read_line(&mut line).await.unwrap() > 0,
+                    "answered"
+                );
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == json!(id) {
+                    return message;
+                }
+            }
+        })
+        .await
+        .expect("an answer")
+    }
+}
+
+#[tokio::test]
+async fn a_handshake_era_task_belongs_to_its_session() {
+    let (server, mut dropped) = serve_job(Act::Hang, Limits::default());
+    let mut mine = Lines::open(&server).await;
+    let mut other = Lines::open(&server).await;
+    let created = mine
+        .ask(
+            "tools/call",
+            json!({"name": "job", "arguments": {}, "task": {"ttl": 5000}}),
+        )
+        .await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 5000);
+    let id = task["taskId"].as_str().unwrap().to_string();
+    let seen = mine.ask("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(seen["result"]["status"], "working");
+    // Another session: not found, not listed, not cancellable.
+    let unseen = other.ask("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(unseen["error"]["code"], -32602);
+    assert_eq!(
+        unseen["error"]["message"],
+        format!("no task \"{id}\": it does not exist, or it expired")
+    );
+    let listed = other.ask("tasks/list", json!({})).await;
+    assert_eq!(listed["result"], json!({"tasks": []}));
+    let refused = other.ask("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(refused["error"]["code"], -32602);
+    // Its own session cancels it: the task is cancelled before the answer, and its run dropped.
+    let cancelled = mine.ask("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    tokio::time::timeout(Duration::from_secs(10), dropped.recv())
+        .await
+        .expect("the run was dropped");
+    let listed = mine.ask("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["status"], "cancelled");
+    // A required task tool called without a task: -32601.
+    let plain = mine
+        .ask("tools/call", json!({"name": "job", "arguments": {}}))
+        .await;
+    assert_eq!(plain["error"]["code"], -32601);
+}
