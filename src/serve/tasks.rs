@@ -4,7 +4,7 @@
 //!
 //! The engine is generic over the run it is given (a [`Running`] of any [`super::ToolCaller`]:
 //! a JavaScript tool, a gateway's relayed tool, a native closure); it knows nothing of either
-//! era's wire, which `handler` (2026-07-28, rmcp's task hooks) and `legacy` (2025-11-25, raw
+//! era's wire, which `handler` (2026-07-28, rmcp's task hooks) and `task_legacy` (2025-11-25, raw
 //! messages) speak over it.
 //!
 //! rmcp's `task_manager::TaskManager` is not used: it has no notion of whose a task is (any
@@ -131,12 +131,7 @@ impl Entry {
 pub struct Tasks {
     entries: Mutex<HashMap<String, Entry>>,
     limits: Limits,
-    /// Who hears of status changes (2025-11-25's optional `notifications/tasks/status`).
-    on_status: Mutex<Option<StatusHook>>,
 }
-
-/// Told each task's new state, with its scope.
-pub type StatusHook = Arc<dyn Fn(&Scope, &DetailedTask) + Send + Sync>;
 
 impl Default for Tasks {
     fn default() -> Self {
@@ -153,16 +148,11 @@ impl Tasks {
         Self {
             entries: Mutex::default(),
             limits,
-            on_status: Mutex::default(),
         }
     }
 
     pub fn limits(&self) -> Limits {
         self.limits
-    }
-
-    pub fn set_status_hook(&self, hook: StatusHook) {
-        *self.on_status.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -292,10 +282,9 @@ impl Tasks {
             }
             settle(entry, TaskPayload::Cancelled);
             entry.cancel.cancel();
-            (entry.scope.clone(), entry.detailed())
+            entry.detailed()
         };
-        self.tell(&detailed.0, &detailed.1);
-        Ok(detailed.1)
+        Ok(detailed)
     }
 
     /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
@@ -362,20 +351,9 @@ impl Tasks {
         }
     }
 
-    fn tell(&self, scope: &Scope, task: &DetailedTask) {
-        let hook = self
-            .on_status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let Some(hook) = hook {
-            hook(scope, task);
-        }
-    }
-
     /// The driver's news: the run waits on `requests` (none: it is working).
     fn waiting(&self, id: &str, requests: InputRequests) {
-        let told = {
+        {
             let mut entries = self.lock();
             let Some(entry) = entries.get_mut(id) else {
                 return;
@@ -396,14 +374,12 @@ impl Tasks {
             entry.payload = payload;
             entry.task.status = entry.payload.status();
             entry.touch();
-            (entry.scope.clone(), entry.detailed())
-        };
-        self.tell(&told.0, &told.1);
+        }
     }
 
     /// The driver's news: the run ended.
     fn ended(&self, id: &str, ended: &Ended) {
-        let told = {
+        {
             let mut entries = self.lock();
             let Some(entry) = entries.get_mut(id) else {
                 return;
@@ -424,9 +400,7 @@ impl Tasks {
                 Ended::Cancelled => TaskPayload::Cancelled,
             };
             settle(entry, payload);
-            (entry.scope.clone(), entry.detailed())
-        };
-        self.tell(&told.0, &told.1);
+        }
     }
 }
 
