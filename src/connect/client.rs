@@ -68,6 +68,9 @@ pub struct ClientSide {
     pub relay_input: bool,
     /// How remote servers of this call are authorised (the app's `authorize`, its token store).
     pub auth: super::auth::AuthContext,
+    /// Its `notifications/tasks/status` (2025-11-25), each a task's state, to the task calls
+    /// in flight that follow them (bounded: a lagging follower polls instead).
+    pub(crate) task_status: tokio::sync::broadcast::Sender<serde_json::Value>,
 }
 
 impl Default for ClientSide {
@@ -82,6 +85,7 @@ impl Default for ClientSide {
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
             relay_input: false,
             auth: Default::default(),
+            task_status: tokio::sync::broadcast::channel(crate::bounds::TASK_STATUS_QUEUE).0,
         }
     }
 }
@@ -171,6 +175,16 @@ impl ClientSide {
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        // Tool calls may run as tasks (the 2026-07-28 extension; the 2025-11-25 `tasks`
+        // capability has no field in rmcp's ClientCapabilities).
+        capabilities.extensions = Some(
+            [(
+                rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                Default::default(),
+            )]
+            .into_iter()
+            .collect(),
+        );
         if self.elicitor.is_some() || self.relay_input {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
@@ -245,6 +259,19 @@ impl ClientHandler for ClientSide {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.updates.deliver(&params.uri);
+    }
+
+    /// A 2025-11-25 `notifications/tasks/status` goes to the task calls in flight.
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/tasks/status"
+            && let Some(params) = notification.params
+        {
+            let _ = self.task_status.send(params);
+        }
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.

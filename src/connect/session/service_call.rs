@@ -60,6 +60,12 @@ impl LiveServer {
                     (sent, _) => sent?,
                 }
             };
+            // The server made the call a task (the 2026-07-28 extension): followed to its end.
+            if let ServerResult::CreateTaskResult(created) = result {
+                return self
+                    .follow_extension(created, timeout, (cancel, closed), front, started)
+                    .await;
+            }
             let ServerResult::InputRequiredResult(input_required) = result else {
                 return Ok(map_result(result, started));
             };
