@@ -26,6 +26,8 @@ mod surface;
 mod task_call;
 #[cfg(test)]
 mod tests_surface;
+#[cfg(test)]
+mod tests_tasks;
 pub use direct_call::{DirectCall, Done};
 use failure::NoResult;
 pub use follow::{SurfaceHook, ToolsHook};

@@ -375,7 +375,9 @@ impl LiveServer {
                     return Ok((value, status));
                 }
                 note = statuses.recv(), if notes_open => match note {
-                    Ok(note) if note.get("taskId").and_then(Value::as_str) == Some(&task_id) => {
+                    // rmcp hands each notification to a task of its own, so they may come out
+                    // of order: an ended task stays ended.
+                    Ok(note) if note.get("taskId").and_then(Value::as_str) == Some(&task_id) && !terminal => {
                         task = Legacy::read(&note, task.poll)?;
                         report(front.as_ref(), &mut last, &task.update);
                     }
