@@ -71,6 +71,9 @@ pub struct ClientSide {
     /// Its `notifications/tasks/status` (2025-11-25), each a task's state, to the task calls
     /// in flight that follow them (bounded: a lagging follower polls instead).
     pub(crate) task_status: tokio::sync::broadcast::Sender<serde_json::Value>,
+    /// Declares the 2026-07-28 `io.modelcontextprotocol/tasks` extension (not in a handshake of
+    /// an earlier revision, whose capabilities have no `extensions`).
+    pub(crate) tasks_extension: bool,
 }
 
 impl Default for ClientSide {
@@ -86,6 +89,7 @@ impl Default for ClientSide {
             relay_input: false,
             auth: Default::default(),
             task_status: tokio::sync::broadcast::channel(crate::bounds::TASK_STATUS_QUEUE).0,
+            tasks_extension: false,
         }
     }
 }
@@ -98,9 +102,12 @@ impl ClientSide {
         }
     }
 
-    pub(crate) fn offering(&self, version: ProtocolVersion) -> Self {
+    /// This handler for a start that offers `version` (and, with `extensions`, may speak
+    /// 2026-07-28: the tasks extension is declared).
+    pub(crate) fn offering(&self, version: ProtocolVersion, extensions: bool) -> Self {
         Self {
             offered: version,
+            tasks_extension: extensions,
             ..self.clone()
         }
     }
@@ -176,15 +183,14 @@ impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         // Tool calls may run as tasks (the 2026-07-28 extension; the 2025-11-25 `tasks`
-        // capability has no field in rmcp's ClientCapabilities).
-        capabilities.extensions = Some(
-            [(
+        // capability has no field in rmcp's ClientCapabilities, and servers do not ask for it).
+        if self.tasks_extension {
+            let tasks = (
                 rmcp::model::TASKS_EXTENSION_ID.to_string(),
                 Default::default(),
-            )]
-            .into_iter()
-            .collect(),
-        );
+            );
+            capabilities.extensions = Some([tasks].into_iter().collect());
+        }
         if self.elicitor.is_some() || self.relay_input {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
