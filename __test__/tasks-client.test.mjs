@@ -256,6 +256,19 @@ test("task fixture over stdio: an elicitation inside a task reaches waitFor", T,
   ])
 })
 
+test("task fixture over stdio: the task's progress reaches onProgress and restarts the timeout", T, async () => {
+  const source = closing(await loadMcp({ mcpServers: { t: { command: nodeFixture("task-server") } } }))
+  const tool = source.tools.find((t) => t.name === "t_required-progress")
+  const heard = []
+  // 4 × 150 ms is longer than the 400 ms timeout; each progress restarts it.
+  const result = await tool.execute({ steps: 4, ms: 150 }, { timeout: 400, onProgress: (p) => heard.push(p) })
+  assert.deepEqual({ output: result.output, isError: result.isError }, { output: "4 steps", isError: false })
+  assert.deepEqual(heard, [1, 2, 3, 4].map((progress) => ({ progress, total: 4 })))
+  // Without progress in time, the timeout ends it.
+  const late = await tool.execute({ steps: 1, ms: 600 }, { timeout: 300 })
+  assert.deepEqual({ output: late.output, isError: late.isError }, { output: "MCP tool call timed out after 300 ms", isError: true })
+})
+
 test("a bad ctx.task is the call's error, in words", T, async () => {
   const source = closing(await loadMcp({ mcpServers: { t: { command: nodeFixture("task-server") } } }))
   const result = await source.tools.find((t) => t.name === "t_optional-sleep").execute({ ms: 1, text: "x" }, { task: "yes" })

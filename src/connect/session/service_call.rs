@@ -109,8 +109,23 @@ impl LiveServer {
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
     ) -> Result<ServerResult, NoResult> {
+        self.request_once_heard(request, timeout, (cancel, closed), front, &mut None)
+            .await
+    }
+
+    /// [`LiveServer::request_once`], telling `token` the progress token the request carried
+    /// (the progress of a task outlives its request).
+    pub(super) async fn request_once_heard(
+        &self,
+        request: ClientRequest,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+        token: &mut Option<rmcp::model::ProgressToken>,
+    ) -> Result<ServerResult, NoResult> {
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = self.peer.send_cancellable_request(request, options).await?;
+        *token = Some(handle.progress_token.clone());
         let id = handle.id.clone();
         let _relayed = front.map(|front| {
             self.client

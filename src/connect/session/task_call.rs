@@ -219,9 +219,23 @@ impl LiveServer {
         timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
     ) -> Result<Value, NoResult> {
+        self.raw_request_heard(method, params, timeout, (cancel, closed), &mut None)
+            .await
+    }
+
+    /// [`LiveServer::raw_request`], telling `token` the progress token the request carried.
+    async fn raw_request_heard(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        token: &mut Option<ProgressToken>,
+    ) -> Result<Value, NoResult> {
         match self.road() {
             Road::Direct(direct) => {
                 let id = direct.new_id();
+                *token = Some(ProgressToken(NumberOrString::Number(id as i64)));
                 let (answered, answer) = tokio::sync::oneshot::channel();
                 direct.send(
                     id,
@@ -255,7 +269,7 @@ impl LiveServer {
                     Some(Value::Object(params)),
                 ));
                 let result = self
-                    .request_once(request, timeout, (cancel, closed), None)
+                    .request_once_heard(request, timeout, (cancel, closed), None, token)
                     .await?;
                 serde_json::to_value(&result).map_err(|e| {
                     NoResult::Failed(format!(
@@ -285,8 +299,9 @@ impl LiveServer {
         if let Some(meta) = front.as_ref().and_then(|f| f.meta()) {
             params.insert("_meta".into(), Value::Object(meta));
         }
+        let mut token = None;
         let created = self
-            .raw_request("tools/call", params, timeout, (cancel, closed))
+            .raw_request_heard("tools/call", params, timeout, (cancel, closed), &mut token)
             .await
             .map_err(|why| whole(why, timeout))?;
         // A server may run it at once and answer with its result.
@@ -295,16 +310,19 @@ impl LiveServer {
         };
         let task = Legacy::read(task, TASK_POLL_DEFAULT)?;
         let task_id = task.update.task_id.clone();
-        // The server's elicitations and sampling during the task reach the call's front.
-        let _relayed = front.clone().map(|front| {
-            let token = ProgressToken(NumberOrString::String(format!("task:{task_id}").into()));
-            self.client.relays.register(token, front)
+        // The task's progress (under the call's progress token, which outlives the call's
+        // request) restarts the timeout and reaches the front, as do the server's elicitations
+        // and sampling during the task.
+        let heard = Arc::new(TaskFront {
+            front: front.clone(),
+            progressed: tokio::sync::Notify::new(),
         });
+        let _relayed = token.map(|token| self.client.relays.register(token, heard.clone()));
         let followed = self
             .follow_legacy(
                 task,
                 statuses,
-                (deadline, timeout),
+                (deadline, timeout, &heard.progressed),
                 (cancel, closed),
                 &front,
             )
@@ -332,7 +350,7 @@ impl LiveServer {
         &self,
         mut task: Legacy,
         mut statuses: tokio::sync::broadcast::Receiver<Value>,
-        (deadline, timeout): (tokio::time::Instant, Duration),
+        (mut deadline, timeout, progressed): (tokio::time::Instant, Duration, &tokio::sync::Notify),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: &Option<Arc<dyn Front>>,
     ) -> Result<(Value, &'static str), NoResult> {
@@ -350,11 +368,11 @@ impl LiveServer {
                 }
                 "working" => {}
                 // It needs input (delivered through tasks/result) or has ended.
+                // (Its time is the task's, kept below: a progress restarts it.)
                 _ if result.is_none() => {
-                    let left = remaining(deadline, timeout)?;
                     let params = task_params(&task_id);
                     result = Some(Box::pin(async move {
-                        self.raw_request("tasks/result", params, left, (cancel, closed))
+                        self.raw_request("tasks/result", params, timeout, (cancel, closed))
                             .await
                     }));
                 }
@@ -367,6 +385,7 @@ impl LiveServer {
                 _ = cancel.cancelled() => return Err(NoResult::Aborted),
                 _ = closed.cancelled() => return Err(NoResult::SourceClosed),
                 _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
+                _ = progressed.notified() => deadline = tokio::time::Instant::now() + timeout,
                 answer = async { result.as_mut().expect("a result request").await }, if result.is_some() => {
                     let value = answer.map_err(|why| whole(why, timeout))?;
                     // What tasks/result answers is the result; the status it ended in is the
@@ -428,7 +447,8 @@ impl LiveServer {
         front: Option<Arc<dyn Front>>,
         started: Instant,
     ) -> Result<CallOutcome, NoResult> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        // The call's timeout bounds it all: the request that made the task, and the task.
+        let deadline = tokio::time::Instant::now() + timeout.saturating_sub(started.elapsed());
         let task_id = created.task.task_id.clone();
         if task_id.is_empty() || task_id.chars().count() > TASK_MAX_ID_CHARS {
             return Err(NoResult::Failed(
@@ -559,6 +579,49 @@ impl LiveServer {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// A task call's own front for its progress token: the call's front (when it has one) hears
+/// what it would hear of a call, and each progress restarts the task's timeout.
+struct TaskFront {
+    front: Option<Arc<dyn Front>>,
+    progressed: tokio::sync::Notify,
+}
+
+#[allow(deprecated)] // the Front trait names logging and sampling (SEP-2577).
+impl Front for TaskFront {
+    fn progress(&self, param: rmcp::model::ProgressNotificationParam) {
+        self.progressed.notify_one();
+        if let Some(front) = &self.front {
+            front.progress(param);
+        }
+    }
+
+    fn log(&self, param: rmcp::model::LoggingMessageNotificationParam) {
+        if let Some(front) = &self.front {
+            front.log(param);
+        }
+    }
+
+    fn elicit(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
+        match &self.front {
+            Some(front) => front.elicit(params),
+            None => Box::pin(async { None }),
+        }
+    }
+
+    fn sample(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::CreateMessageResult>> {
+        match &self.front {
+            Some(front) => front.sample(params),
+            None => Box::pin(async { None }),
         }
     }
 }
