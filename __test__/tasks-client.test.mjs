@@ -314,9 +314,10 @@ test("hostile task servers: a huge pollInterval is capped at 5 s, a zero one flo
 test("hostile task servers: a status notification storm is followed (no poll needed), bounded; a task that never ends times out and is cancelled", T, async () => {
   const storm = await hostile("storm")
   assert.deepEqual(storm.result, { output: "job done", isError: false })
-  // The last notification said completed: the result was asked for without a tasks/get (the
-  // task's own pollInterval is 5 s).
-  assert.deepEqual(storm.seen.gets, [])
+  // The last notification said completed: the result was asked for without waiting for a
+  // tasks/get (the task's pollInterval is 5 s), unless the storm outran the bounded queue of
+  // notifications and that one was dropped: then one poll found the task completed.
+  assert.ok(storm.seen.gets.length <= 1, `${storm.seen.gets.length} tasks/get`)
   assert.ok(storm.heard.length <= 2002, `${storm.heard.length} statuses heard`)
   assert.deepEqual(storm.heard.at(-1), { taskId: "job-1", status: "completed" })
 

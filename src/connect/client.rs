@@ -274,9 +274,32 @@ impl ClientHandler for ClientSide {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         if notification.method == "notifications/tasks/status"
-            && let Some(params) = notification.params
+            && let Some(serde_json::Value::Object(params)) = notification.params
+            && self.task_status.receiver_count() > 0
         {
-            let _ = self.task_status.send(params);
+            // Only what a task call reads is queued, each part bounded.
+            let mut kept = serde_json::Map::new();
+            for key in ["taskId", "status", "statusMessage", "pollInterval"] {
+                match params.get(key) {
+                    Some(serde_json::Value::String(text))
+                        if text.len() > crate::bounds::TASK_MAX_MESSAGE_CHARS * 4 =>
+                    {
+                        let cut: String = text
+                            .chars()
+                            .take(crate::bounds::TASK_MAX_MESSAGE_CHARS + 1)
+                            .collect();
+                        kept.insert(key.into(), serde_json::Value::String(cut));
+                    }
+                    Some(serde_json::Value::Object(_) | serde_json::Value::Array(_)) => {
+                        kept.insert(key.into(), serde_json::Value::Null);
+                    }
+                    Some(value) => {
+                        kept.insert(key.into(), value.clone());
+                    }
+                    None => {}
+                }
+            }
+            let _ = self.task_status.send(serde_json::Value::Object(kept));
         }
     }
 
