@@ -296,6 +296,10 @@ export interface McpCallOptions {
   signal?: AbortSignal
   /** `ctx.onProgress`, guarded by lib/options.js (a throw in it is a warning). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+  /** `ctx.onStatus`, guarded by lib/options.js (a throw in it is a warning). */
+  onStatus?: (status: { taskId: string; status: string; statusMessage?: string }) => void
+  /** `ctx.task`: run a tool whose listing allows it (`taskSupport: "optional"`) as a task. */
+  task?: boolean
   /**
    * Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
    * after bad arguments' (a call never rejects).

@@ -269,6 +269,25 @@ export interface ToolContext {
    * is a `ToolnexusWarning`; the call goes on.
    */
   onProgress?: (progress: Progress) => void
+  /**
+   * Runs a tool whose listing says it may run as a task (`execution.taskSupport: "optional"`)
+   * as one. A tool whose listing says it must (`"required"`) always runs as a task; one with no
+   * task support is called as usual, whatever `task` says. A task's `timeout` bounds the whole
+   * task; `signal` and the timeout cancel it (`tasks/cancel`).
+   */
+  task?: boolean
+  /**
+   * Told each change of status of the task a call runs as (first `working`, last `completed`
+   * or `failed`). A throw in it is a `ToolnexusWarning`; the call goes on.
+   */
+  onStatus?: (status: TaskStatus) => void
+}
+
+/** The state of the task a tool call runs as (`ToolContext.onStatus`). */
+export interface TaskStatus {
+  taskId: string
+  status: "working" | "input_required" | "completed" | "failed" | "cancelled"
+  statusMessage?: string
 }
 
 /** A server's `notifications/progress` about a call. */

@@ -46,16 +46,16 @@ test("strict: every tool reaches the model strict-valid and marked strict; a nul
   await withSource(loadMcp(everything()), async (source) => {
     const loose = scripted()
     await generateText({ model: loose.model, tools: toAiSdkTools(source), prompt: "hi" })
-    // Without strict, the schemas go as the server gave them: none is strict-valid, 5 have optional
-    // properties (6 of the 13 do; the task-required one is not offered).
+    // Without strict, the schemas go as the server gave them: none is strict-valid, 6 of the 13
+    // have optional properties (the task-required one, which runs as a task, too).
     const sent = loose.turns[0].tools
-    assert.equal(sent.filter((t) => strictViolations(t.inputSchema).length > 0).length, 12)
+    assert.equal(sent.filter((t) => strictViolations(t.inputSchema).length > 0).length, 13)
     const optional = sent.filter((t) => Object.keys(t.inputSchema.properties).some((k) => !(t.inputSchema.required ?? []).includes(k)))
-    assert.equal(optional.length, 5)
+    assert.equal(optional.length, 6)
 
     const { model, turns } = scripted(call("ev_get-resource-links", { count: null }))
     const answer = await generateText({ model, tools: toAiSdkTools(source, { strict: true }), prompt: "links", stopWhen: isStepCount(3) })
-    assert.equal(turns[0].tools.length, 12)
+    assert.equal(turns[0].tools.length, 13)
     for (const tool of turns[0].tools) {
       assert.equal(tool.strict, true, tool.name)
       assert.deepEqual(strictViolations(tool.inputSchema), [], tool.name)

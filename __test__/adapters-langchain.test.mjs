@@ -94,7 +94,7 @@ test("abort through config.signal ends the MCP call in under a second; the serve
 test("strict: every tool bound strictly is strict-valid; a null for an optional property passes validation and is not sent", T, async () => {
   await withSource(loadMcp(everything()), async (source) => {
     const tools = toLangChainTools(source, { strict: true })
-    assert.equal(tools.length, 12)
+    assert.equal(tools.length, 13)
     for (const tool of tools) {
       const openai = convertToOpenAITool(tool, { strict: true })
       assert.deepEqual(strictViolations(openai.function.parameters), [], tool.name)

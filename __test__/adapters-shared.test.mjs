@@ -124,18 +124,17 @@ test("stripNulls: the nulls strict mode made up are removed, at every level; nul
   assert.deepEqual(args.nested, { c: null }, "the input is not changed")
 })
 
-test("task-required tools: the engine refuses them, so no adapter offers them; the others are all offered", T, async () => {
-  assert.equal(TASKS_SUPPORTED, false)
+test("task-required tools: the engine runs them as tasks, so every adapter offers them with the others", T, async () => {
+  assert.equal(TASKS_SUPPORTED, true)
   await withSource(loadMcp(everything()), async (source) => {
     const task = source.tools.find((t) => t.name === "ev_simulate-research-query")
     assert.deepEqual(task.execution, { taskSupport: "required" })
-    // Flip TASKS_SUPPORTED (adapters/shared.mjs) when this starts to run the tool.
     const result = await task.execute({ topic: "x" })
-    assert.equal(result.isError, true)
-    assert.match(result.output, /requires task-based execution, which toolnexus does not support/)
+    assert.equal(result.isError, false)
+    assert.match(result.output, /^# Research Report: x\n/)
 
-    const offered = source.tools.filter((t) => t.name !== "ev_simulate-research-query").map((t) => t.name)
-    assert.equal(offered.length, 12)
+    const offered = source.tools.map((t) => t.name)
+    assert.equal(offered.length, 13)
     assert.deepEqual(Object.keys(toAiSdkTools(source)), offered)
     assert.deepEqual(toLangChainTools(source).map((t) => t.name), offered)
     assert.deepEqual(toOpenAIAgentsTools(source).map((t) => t.name), offered.map((n) => n.replaceAll("-", "_")))

@@ -199,8 +199,7 @@ test("sampling relay, handshake era: server-everything's sampling request reache
   assert.deepEqual(asked, ["Resource trigger-sampling-request context: Capital?"])
 })
 
-test("task-required tools: server-everything's simulate-research-query keeps execution in ToolInfo, and its calls fail at once with the reason, directly and through the gateway", T, async () => {
-  const reason = 'tool "simulate-research-query" requires task-based execution, which toolnexus does not support'
+test("task-required tools: server-everything's simulate-research-query keeps execution in ToolInfo and runs as a task, directly and through the gateway (which waits for the upstream task within the call)", T, async () => {
   const inv = await listMcpTools({ everything })
   const listed = inv.tools.everything.find((t) => t.name === "simulate-research-query")
   assert.deepEqual(listed.execution, { taskSupport: "required" })
@@ -211,16 +210,16 @@ test("task-required tools: server-everything's simulate-research-query keeps exe
   const tool = source.tools.find((t) => t.name === "everything_simulate-research-query")
   assert.deepEqual(tool.execution, { taskSupport: "required" })
   const direct = await tool.execute({ topic: "tasks" })
-  assert.equal(direct.isError, true)
-  assert.equal(direct.output, reason)
+  assert.equal(direct.isError, false)
+  assert.match(direct.output, /^# Research Report: tasks\n/)
 
   const url = await serve({ mcpConfig: { everything } })
   const front = new Client({ name: "front", version: "1.0.0" })
   await front.connect(new StreamableHTTPClientTransport(new URL(url)))
   defer(() => front.close())
   const relayed = await front.callTool({ name: "everything_simulate-research-query", arguments: { topic: "tasks" } })
-  assert.equal(relayed.isError, true)
-  assert.deepEqual(relayed.content, [{ type: "text", text: reason }])
+  assert.equal(relayed.isError ?? false, false)
+  assert.deepEqual(relayed.content, direct.content)
 })
 
 test("2026-07-28 all the way: an upstream toolkit's ctx.elicit crosses a 2026-07-28 gateway to the Python client as input-required results, and both runs resume", T, async () => {

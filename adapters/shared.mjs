@@ -8,11 +8,11 @@ export { stripNulls, toStrictSchema }
 const binding = createRequire(import.meta.url)("../index.js")
 
 /**
- * Whether the engine runs task-required tools (`execution.taskSupport === "required"`). Until it
- * does, their every call fails at once, so they are not offered to the model at all;
+ * Whether the engine runs task-required tools (`execution.taskSupport === "required"`): it does
+ * (as tasks, each call waiting for its task's result), so they are offered like the others;
  * __test__/adapters-shared.test.mjs checks this against the engine.
  */
-export const TASKS_SUPPORTED = false
+export const TASKS_SUPPORTED = true
 
 /**
  * The tools of `sourceOrTools` now: an `McpSource` (`source.tools`, replaced on `list_changed`),
@@ -25,7 +25,7 @@ export function currentTools(sourceOrTools) {
   throw new TypeError("toolnexus: expected an McpSource (from loadMcp), a Toolkit (from createToolkit) or an array of tools")
 }
 
-/** Whether a model should be offered `tool`: not while it can only run as a task nobody runs. */
+/** Whether a model should be offered `tool`: every tool is, now that task-required ones run. */
 export const offered = (tool) => TASKS_SUPPORTED || tool.execution?.taskSupport !== "required"
 
 /**

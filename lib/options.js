@@ -248,8 +248,8 @@ function completionArguments(ref, argument, context) {
 }
 
 /**
- * A loadMcp tool call's `ctx`: its timeout, signal and progress listener (guarded: a throw in it
- * is a warning). A bad one is the call's error result, like bad arguments (a call never
+ * A loadMcp tool call's `ctx`: its timeout, signal, progress and task-status listeners (guarded:
+ * a throw in them is a warning) and whether to run the call as a task. A bad one is the call's error result, like bad arguments (a call never
  * rejects), so it goes to the native side as `refusal`.
  * @param {unknown} ctx
  * @returns {McpCallOptions | undefined}
@@ -261,8 +261,18 @@ function callOptions(ctx) {
   try {
     const timeoutMs = millisOption(c, "ctx", ["timeout"])
     const onProgress = functionOption(c.onProgress, "ctx.onProgress")
+    const onStatus = functionOption(c.onStatus, "ctx.onStatus")
     const signal = signalOption(c.signal, "ctx.signal")
-    return { timeoutMs, signal, onProgress: onProgress && guarded(onProgress, "ctx.onProgress") }
+    if (c.task !== undefined && c.task !== null && typeof c.task !== "boolean") {
+      throw new TypeError(`toolnexus: ctx.task must be a boolean, got ${kindOf(c.task)}`)
+    }
+    return {
+      timeoutMs,
+      signal,
+      onProgress: onProgress && guarded(onProgress, "ctx.onProgress"),
+      onStatus: onStatus && guarded(onStatus, "ctx.onStatus"),
+      task: c.task === true ? true : undefined,
+    }
   } catch (error) {
     return { refusal: /** @type {Error} */ (error).message }
   }

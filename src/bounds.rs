@@ -42,6 +42,21 @@ pub const MAX_COMPLETION_VALUES: usize = rmcp::model::CompletionInfo::MAX_VALUES
 pub const RELIST_DEBOUNCE: Duration = Duration::from_millis(20);
 pub const RELIST_MIN_INTERVAL: Duration = Duration::from_millis(100);
 
+// Tool calls run as tasks.
+
+/// A server's suggested `pollInterval` is kept within these bounds (one given as nothing, or
+/// as something else than a whole number of milliseconds, is `TASK_POLL_DEFAULT`).
+pub const TASK_POLL_FLOOR: Duration = Duration::from_millis(10);
+pub const TASK_POLL_CAP: Duration = Duration::from_secs(5);
+pub const TASK_POLL_DEFAULT: Duration = Duration::from_secs(1);
+/// A task's `notifications/tasks/status` queued for its call; past it the call polls instead.
+pub const TASK_STATUS_QUEUE: usize = 64;
+/// How long `tasks/cancel` gets once a task call is aborted or timed out.
+pub const TASK_CANCEL_BOUND: Duration = Duration::from_secs(2);
+/// The longest task id and status message kept (longer ones are refused / cut).
+pub const TASK_MAX_ID_CHARS: usize = 1024;
+pub const TASK_MAX_MESSAGE_CHARS: usize = 4096;
+
 // Stdio children.
 
 /// The longest line (one message) a stdio server may send. As rmcp's own bound, and the

@@ -28,6 +28,7 @@ import {
   type Tool,
   type ToolInfo,
   type ToolResult,
+  type TaskStatus,
   type CacheHints,
   type Completer,
   type Completion,
@@ -97,6 +98,14 @@ export async function usage(): Promise<void> {
   if (tool) {
     const result: ToolResult = await tool.execute({ q: 1 }, { timeout: 100, signal: new AbortController().signal })
     console.log(result.output.length, result.isError, result.metadata?.["server"])
+    const heard: TaskStatus[] = []
+    await tool.execute({}, { task: true, onStatus: (s) => heard.push(s) })
+    const status: "working" | "input_required" | "completed" | "failed" | "cancelled" | undefined = heard[0]?.status
+    const taskId: string | undefined = heard[0]?.taskId
+    const message: string | undefined = heard[0]?.statusMessage
+    console.log(status, taskId, message)
+    // @ts-expect-error task is a boolean
+    await tool.execute({}, { task: "yes" })
   }
   await source.close()
 

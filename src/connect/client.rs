@@ -68,6 +68,12 @@ pub struct ClientSide {
     pub relay_input: bool,
     /// How remote servers of this call are authorised (the app's `authorize`, its token store).
     pub auth: super::auth::AuthContext,
+    /// Its `notifications/tasks/status` (2025-11-25), each a task's state, to the task calls
+    /// in flight that follow them (bounded: a lagging follower polls instead).
+    pub(crate) task_status: tokio::sync::broadcast::Sender<serde_json::Value>,
+    /// Declares the 2026-07-28 `io.modelcontextprotocol/tasks` extension (not in a handshake of
+    /// an earlier revision, whose capabilities have no `extensions`).
+    pub(crate) tasks_extension: bool,
 }
 
 impl Default for ClientSide {
@@ -82,6 +88,8 @@ impl Default for ClientSide {
             offered: ProtocolVersion::LATEST_WITH_INITIALIZE,
             relay_input: false,
             auth: Default::default(),
+            task_status: tokio::sync::broadcast::channel(crate::bounds::TASK_STATUS_QUEUE).0,
+            tasks_extension: false,
         }
     }
 }
@@ -94,9 +102,12 @@ impl ClientSide {
         }
     }
 
-    pub(crate) fn offering(&self, version: ProtocolVersion) -> Self {
+    /// This handler for a start that offers `version` (and, with `extensions`, may speak
+    /// 2026-07-28: the tasks extension is declared).
+    pub(crate) fn offering(&self, version: ProtocolVersion, extensions: bool) -> Self {
         Self {
             offered: version,
+            tasks_extension: extensions,
             ..self.clone()
         }
     }
@@ -171,6 +182,15 @@ impl ClientSide {
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        // Tool calls may run as tasks (the 2026-07-28 extension; the 2025-11-25 `tasks`
+        // capability has no field in rmcp's ClientCapabilities, and servers do not ask for it).
+        if self.tasks_extension {
+            let tasks = (
+                rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                Default::default(),
+            );
+            capabilities.extensions = Some([tasks].into_iter().collect());
+        }
         if self.elicitor.is_some() || self.relay_input {
             capabilities.elicitation = Some(
                 ElicitationCapability::new()
@@ -245,6 +265,42 @@ impl ClientHandler for ClientSide {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.updates.deliver(&params.uri);
+    }
+
+    /// A 2025-11-25 `notifications/tasks/status` goes to the task calls in flight.
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/tasks/status"
+            && let Some(serde_json::Value::Object(params)) = notification.params
+            && self.task_status.receiver_count() > 0
+        {
+            // Only what a task call reads is queued, each part bounded.
+            let mut kept = serde_json::Map::new();
+            for key in ["taskId", "status", "statusMessage", "pollInterval"] {
+                match params.get(key) {
+                    Some(serde_json::Value::String(text))
+                        if text.len() > crate::bounds::TASK_MAX_MESSAGE_CHARS * 4 =>
+                    {
+                        let cut: String = text
+                            .chars()
+                            .take(crate::bounds::TASK_MAX_MESSAGE_CHARS + 1)
+                            .collect();
+                        kept.insert(key.into(), serde_json::Value::String(cut));
+                    }
+                    Some(serde_json::Value::Object(_) | serde_json::Value::Array(_)) => {
+                        kept.insert(key.into(), serde_json::Value::Null);
+                    }
+                    Some(value) => {
+                        kept.insert(key.into(), value.clone());
+                    }
+                    None => {}
+                }
+            }
+            let _ = self.task_status.send(serde_json::Value::Object(kept));
+        }
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but still relayed.

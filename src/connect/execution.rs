@@ -60,11 +60,6 @@ pub fn requires_task(execution: &Value) -> bool {
     execution.get("taskSupport").and_then(Value::as_str) == Some("required")
 }
 
-/// Why such a tool's call fails at once.
-pub fn task_required_reason(tool: &str) -> String {
-    format!("tool \"{tool}\" requires task-based execution, which toolnexus does not support")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,8 +102,10 @@ where
             },
         ),
     };
+    // The 2026-07-28 tasks extension is declared where that revision may be spoken.
+    let extensions = !matches!(lifecycle, Lifecycle::Handshake(_));
     handler
-        .offering(offer)
+        .offering(offer, extensions)
         .serve_with_lifecycle(transport, mode)
         .await
 }

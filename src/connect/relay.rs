@@ -36,6 +36,8 @@ pub trait Front: Send + Sync {
     /// The upstream answered this call input-required: a replica that runs the call again
     /// resumes from here instead of calling it afresh.
     fn reached(&self, _result: &rmcp::model::InputRequiredResult) {}
+    /// The call runs as a task upstream, whose status is now this (each change once).
+    fn status(&self, _update: &crate::connect::session::TaskUpdate) {}
     /// Resuming from [`Front::resume_point`] failed (the upstream did not take its state): the
     /// call is made afresh, its questions numbered from the start again.
     fn restart(&self) {}

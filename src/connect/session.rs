@@ -23,13 +23,27 @@ mod result;
 mod service_call;
 mod subscribe;
 mod surface;
+mod task_call;
 #[cfg(test)]
 mod tests_surface;
+#[cfg(test)]
+mod tests_tasks;
 pub use direct_call::{DirectCall, Done};
 use failure::NoResult;
 pub use follow::{SurfaceHook, ToolsHook};
 pub use result::{describe_content, output_of};
 pub use surface::{Req, SurfaceAsk, UpstreamSub};
+pub use task_call::TaskUpdate;
+
+/// How a call is made ([`LiveServer::call_with`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CallOpts {
+    /// Overrides the server's timeout (for a task: the whole task's).
+    pub timeout: Option<Duration>,
+    /// Run as a task a tool whose listing says it may be (`taskSupport: "optional"`); one that
+    /// must be (`"required"`) always is, and one that cannot be is called as usual.
+    pub task: bool,
+}
 
 /// One connected server of a session.
 pub struct LiveServer {
@@ -231,14 +245,48 @@ impl LiveServer {
         closed: &CancellationToken,
         front: Option<Arc<dyn super::relay::Front>>,
     ) -> CallOutcome {
+        let opts = CallOpts {
+            timeout,
+            task: false,
+        };
+        self.call_with(tool, arguments, opts, cancel, closed, front)
+            .await
+    }
+
+    /// [`LiveServer::call`], run as a task when the tool's listing says it must be, or may be
+    /// and `opts.task` asks (see [`task_call`]): its timeout then bounds the whole task, and
+    /// `front` hears each change of the task's status ([`super::relay::Front::status`]).
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        opts: CallOpts,
+        cancel: &CancellationToken,
+        closed: &CancellationToken,
+        front: Option<Arc<dyn super::relay::Front>>,
+    ) -> CallOutcome {
         let started = Instant::now();
         if closed.is_cancelled() {
             return CallOutcome::failure("not connected (source closed)", started);
         }
-        let timeout = timeout.unwrap_or(self.timeout);
+        let timeout = opts.timeout.unwrap_or(self.timeout);
         let call = (tool, arguments);
+        // In 2026-07-28 the server decides which calls become tasks (rmcp's service follows
+        // them); before, a task is asked for in the call.
+        let extension_era =
+            self.protocol.as_ref() == Some(&rmcp::model::ProtocolVersion::V_2026_07_28);
+        let as_task = !extension_era
+            && match self.task_support(tool).as_deref() {
+                Some("required") => true,
+                Some("optional") => opts.task,
+                _ => false,
+            };
         // Both roads give an outcome or why there is none, worded once below.
         let outcome = match self.road() {
+            _ if as_task => {
+                self.call_as_task(call, timeout, (cancel, closed), front, started)
+                    .await
+            }
             Road::Direct(direct) => {
                 self.call_direct(direct, call, timeout, (cancel, closed), front, started)
                     .await

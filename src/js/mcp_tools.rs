@@ -27,6 +27,8 @@ pub struct McpToolRef {
     pub listing: ToolInfo,
     /// Whether its listing says it can only be called as a task.
     pub task_required: bool,
+    /// Whether its listing says it may be called as a task (`ctx.task` asks for one).
+    pub task_optional: bool,
 }
 
 /// A tool's handle as JavaScript holds it (lib/source.js keeps it on the tool, not enumerable).
@@ -64,8 +66,8 @@ pub(super) fn named_tools(
 /// A `Tool` object's JSON text, without `execute`: its source name, the listing's
 /// description, its input schema with `additionalProperties: false`, and the listing's other
 /// fields. Written from the listing's text: a wide schema is copied once, as text. And whether
-/// the listing says the tool can only be called as a task.
-fn tool_object_json(info: &ToolInfo, name: &str) -> (String, bool) {
+/// the listing says the tool can only be called as a task, or may be.
+fn tool_object_json(info: &ToolInfo, name: &str) -> (String, (bool, bool)) {
     let fields = info.fields();
     let field = |key: &str| fields.iter().find_map(|(k, v)| (k == key).then(|| v.get()));
     let schema = match field("inputSchema") {
@@ -98,10 +100,19 @@ fn tool_object_json(info: &ToolInfo, name: &str) -> (String, bool) {
             tool.push((key, value));
         }
     }
-    let task_required = field("execution")
+    let support = field("execution")
         .and_then(|execution| serde_json::from_str::<Value>(execution).ok())
-        .is_some_and(|execution| crate::connect::execution::requires_task(&execution));
-    (object_text(&tool), task_required)
+        .and_then(|execution| {
+            execution
+                .get("taskSupport")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    let tasks = (
+        support.as_deref() == Some("required"),
+        support.as_deref() == Some("optional"),
+    );
+    (object_text(&tool), tasks)
 }
 
 /// The session's current tools: `[objects, handles]`, each tool's object (lib/source.js gives it
@@ -112,7 +123,7 @@ pub(super) fn tool_objects<'env>(
     names: &SourceNames,
 ) -> Result<Array<'env>> {
     let (refs, names, _) = named_tools(session, names);
-    let (objects, task_required): (Vec<String>, Vec<bool>) = refs
+    let (objects, tasks): (Vec<String>, Vec<(bool, bool)>) = refs
         .iter()
         .zip(&names)
         .map(|((_, info), name)| tool_object_json(info, name))
@@ -123,13 +134,16 @@ pub(super) fn tool_objects<'env>(
     drop(json);
     crate::connect::tool_info::release_freed(refs.iter().map(|(_, t)| t.json().get().len()).sum());
     let mut handles = env.create_array(refs.len() as u32)?;
-    for (i, ((server, listing), task_required)) in refs.into_iter().zip(task_required).enumerate() {
+    for (i, ((server, listing), (task_required, task_optional))) in
+        refs.into_iter().zip(tasks).enumerate()
+    {
         let tool_ref = Arc::new(McpToolRef {
             session: session.clone(),
             server,
             tool: listing.name().to_string(),
             listing,
             task_required,
+            task_optional,
         });
         handles.set(i as u32, ToolHandle::new(tool_ref))?;
     }
@@ -163,13 +177,18 @@ fn start_call(
         timeout_ms,
         signal,
         on_progress,
+        on_status,
+        task,
         refusal,
     } = ctx.unwrap_or(McpCallOptions {
         timeout_ms: None,
         signal: None,
         on_progress: None,
+        on_status: None,
+        task: None,
         refusal: None,
     });
+    let task = task.unwrap_or(false);
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
             Ok(Map::new())
@@ -189,7 +208,7 @@ fn start_call(
             timeout_ms.map(|ms| Duration::from_millis(ms.into())),
         )),
     });
-    let front = on_progress.map(super::progress::on_progress).transpose()?;
+    let front = super::progress::on_progress(on_progress, on_status)?;
     let (watch, cancel) = match abort::watch(env, signal)? {
         Watch::Watching(w) => {
             let token = w.token().clone();
@@ -212,12 +231,6 @@ fn start_call(
         }
         Ok(call) => call,
     };
-    // rmcp 3.11's client has no tasks API: say so instead of calling.
-    if tool.task_required {
-        let reason = crate::connect::execution::task_required_reason(&tool.tool);
-        completion.deliver(result_json(&server.name, reason, true, None));
-        return Ok(id);
-    }
     if cancel.is_cancelled() {
         completion.deliver(result_json(
             &server.name,
@@ -229,13 +242,16 @@ fn start_call(
     }
     // The direct path: the request is written here, on the JavaScript thread, and the reader
     // delivers the result; no task runs for the call. A call that hears its progress takes the
-    // road that registers it as the call's front.
+    // road that registers it as the call's front, and one that may run as a task the road that
+    // follows it.
     let name = server.name.clone();
     let done: Done = Box::new(move |out| {
         completion.deliver(result_json(&name, out.output, out.is_error, out.raw));
     });
     let closed = tool.session.closed_token().clone();
+    let as_task = tool.task_required || (task && tool.task_optional);
     let (done, arguments) = match front {
+        _ if as_task => (done, arguments),
         Some(_) => (done, arguments),
         None => match server.start_call(&tool.tool, arguments, timeout, &closed, done) {
             Ok(call) => {
@@ -250,10 +266,11 @@ fn start_call(
     };
     let tool = tool.clone();
     napi::bindgen_prelude::spawn(async move {
-        let call = tool.server.call(
+        let opts = crate::connect::session::CallOpts { timeout, task };
+        let call = tool.server.call_with(
             &tool.tool,
             arguments,
-            timeout,
+            opts,
             &cancel,
             &closed,
             front.clone().map(|f| f as _),

@@ -72,6 +72,13 @@ pub struct McpCallOptions<'a> {
     /// `ctx.onProgress`, guarded by lib/options.js (a throw in it is a warning).
     #[napi(ts_type = "(progress: { progress: number; total?: number; message?: string }) => void")]
     pub on_progress: Option<Function<'a, Value, ()>>,
+    /// `ctx.onStatus`, guarded by lib/options.js (a throw in it is a warning).
+    #[napi(
+        ts_type = "(status: { taskId: string; status: string; statusMessage?: string }) => void"
+    )]
+    pub on_status: Option<Function<'a, Value, ()>>,
+    /// `ctx.task`: run a tool whose listing allows it (`taskSupport: "optional"`) as a task.
+    pub task: Option<bool>,
     /// Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
     /// after bad arguments' (a call never rejects).
     pub refusal: Option<String>,

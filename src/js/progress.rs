@@ -1,5 +1,7 @@
-//! `ctx.onProgress` of a loadMcp tool's `execute`: the server's progress notifications on that
-//! call, handed to JavaScript as `{ progress, total?, message? }`, in the order they came.
+//! `ctx.onProgress` and `ctx.onStatus` of a loadMcp tool's `execute`: the server's progress
+//! notifications on that call, handed to JavaScript as `{ progress, total?, message? }`, and
+//! (a call run as a task) each change of the task's status as `{ taskId, status,
+//! statusMessage? }`, in the order they came.
 //!
 //! The callback is a [`Front`] of the call, registered under the call's progress token like a
 //! gateway's front client (see [`crate::connect::relay`]): it takes progress and nothing else,
@@ -28,7 +30,8 @@ type OnProgress = JsCallback<Value>;
 /// run yet: the call's result waits for them ([`ProgressFront::flush`]), so every progress is
 /// heard before the promise settles.
 pub struct ProgressFront {
-    callback: OnProgress,
+    callback: Option<OnProgress>,
+    on_status: Option<OnProgress>,
     outstanding: Arc<Outstanding>,
 }
 
@@ -51,6 +54,26 @@ impl ProgressFront {
     }
 }
 
+impl ProgressFront {
+    /// Hands `value` to `callback` (guarded by lib/options.js: a throw is a warning), counted
+    /// until it has run; non-blocking calls keep their order.
+    fn hand(&self, callback: &OnProgress, value: Value) {
+        self.outstanding.count.fetch_add(1, Ordering::AcqRel);
+        let outstanding = self.outstanding.clone();
+        let status = callback.call_with_return_value(
+            value,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |_, _| {
+                outstanding.done();
+                Ok(())
+            },
+        );
+        if status != Status::Ok {
+            self.outstanding.done();
+        }
+    }
+}
+
 impl Outstanding {
     fn done(&self) {
         if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -61,6 +84,9 @@ impl Outstanding {
 
 impl Front for ProgressFront {
     fn progress(&self, param: ProgressNotificationParam) {
+        if self.callback.is_none() {
+            return;
+        }
         let mut progress = Map::new();
         progress.insert("progress".into(), Value::from(param.progress));
         if let Some(total) = param.total {
@@ -69,20 +95,14 @@ impl Front for ProgressFront {
         if let Some(message) = param.message {
             progress.insert("message".into(), Value::String(message));
         }
-        // The callback is guarded (a throw is a warning), so a call cannot abort Node;
-        // non-blocking calls keep their order.
-        self.outstanding.count.fetch_add(1, Ordering::AcqRel);
-        let outstanding = self.outstanding.clone();
-        let status = self.callback.call_with_return_value(
-            Value::Object(progress),
-            ThreadsafeFunctionCallMode::NonBlocking,
-            move |_, _| {
-                outstanding.done();
-                Ok(())
-            },
-        );
-        if status != Status::Ok {
-            self.outstanding.done();
+        if let Some(callback) = &self.callback {
+            self.hand(callback, Value::Object(progress));
+        }
+    }
+
+    fn status(&self, update: &crate::connect::session::TaskUpdate) {
+        if let Some(callback) = &self.on_status {
+            self.hand(callback, update.to_json());
         }
     }
 
@@ -100,10 +120,18 @@ impl Front for ProgressFront {
     }
 }
 
-/// `ctx.onProgress` (guarded by lib/options.js: a throw is a warning) as the call's front.
-pub fn on_progress(callback: Function<Value, ()>) -> Result<Arc<ProgressFront>> {
-    Ok(Arc::new(ProgressFront {
-        callback: js_callback(callback)?,
+/// `ctx.onProgress` and `ctx.onStatus` (guarded by lib/options.js: a throw is a warning) as
+/// the call's front, when it has either.
+pub fn on_progress(
+    callback: Option<Function<Value, ()>>,
+    on_status: Option<Function<Value, ()>>,
+) -> Result<Option<Arc<ProgressFront>>> {
+    if callback.is_none() && on_status.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(ProgressFront {
+        callback: callback.map(js_callback).transpose()?,
+        on_status: on_status.map(js_callback).transpose()?,
         outstanding: Arc::default(),
-    }))
+    })))
 }

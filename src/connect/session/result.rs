@@ -19,6 +19,11 @@ pub(super) fn map_raw_result(raw: &RawValue, started: Instant) -> CallOutcome {
     outcome(serde_json::from_str::<Value>(raw.get()), started)
 }
 
+/// A `CallToolResult` as JSON (a task's result), mapped as [`map_result`] maps.
+pub(super) fn map_value(raw: Value, started: Instant) -> CallOutcome {
+    outcome(Ok(raw), started)
+}
+
 fn outcome(raw: serde_json::Result<Value>, started: Instant) -> CallOutcome {
     match raw {
         Ok(raw) => {

@@ -60,6 +60,12 @@ impl LiveServer {
                     (sent, _) => sent?,
                 }
             };
+            // The server made the call a task (the 2026-07-28 extension): followed to its end.
+            if let ServerResult::CreateTaskResult(created) = result {
+                return self
+                    .follow_extension(created, timeout, (cancel, closed), front, started)
+                    .await;
+            }
             let ServerResult::InputRequiredResult(input_required) = result else {
                 return Ok(map_result(result, started));
             };
@@ -103,8 +109,23 @@ impl LiveServer {
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
     ) -> Result<ServerResult, NoResult> {
+        self.request_once_heard(request, timeout, (cancel, closed), front, &mut None)
+            .await
+    }
+
+    /// [`LiveServer::request_once`], telling `token` the progress token the request carried
+    /// (the progress of a task outlives its request).
+    pub(super) async fn request_once_heard(
+        &self,
+        request: ClientRequest,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+        token: &mut Option<rmcp::model::ProgressToken>,
+    ) -> Result<ServerResult, NoResult> {
         let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
         let handle = self.peer.send_cancellable_request(request, options).await?;
+        *token = Some(handle.progress_token.clone());
         let id = handle.id.clone();
         let _relayed = front.map(|front| {
             self.client

@@ -120,10 +120,8 @@ impl ToolCaller for Forward {
         ctx: CallContext,
     ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
-        if tool.task_required {
-            let reason = crate::connect::execution::task_required_reason(&tool.tool);
-            return futures::future::ready(text_result(reason, true)).boxed();
-        }
+        // A task-required upstream tool runs as a task upstream, within the call's timeout
+        // (LiveServer::call follows it).
         // Progress, log messages and elicitations of the upstream reach the calling client.
         let (front, relayed) = ctx.relay();
         async move {

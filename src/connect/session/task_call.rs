@@ -1,0 +1,708 @@
+//! Tool calls run as tasks, in both eras the client speaks.
+//!
+//! - 2025-11-25 (the revision's `tasks`): a task-augmented `tools/call` (`params.task`) is
+//!   answered `{task}`; its status is followed by `tasks/get` at the server's `pollInterval`
+//!   and by `notifications/tasks/status`; once it needs input or has ended, `tasks/result`
+//!   (which may block until the end, and carries the server's elicitations meanwhile) gives the
+//!   `CallToolResult`. rmcp 3.11 has no types for these, so they are sent as JSON on either road
+//!   ([`LiveServer::raw_request`]): the stdio transport's direct requests, or rmcp's
+//!   `CustomRequest`.
+//! - 2026-07-28 (the `io.modelcontextprotocol/tasks` extension): the server answers a call with
+//!   rmcp's `CreateTaskResult` when it chooses; `tasks/get` inlines the result, and an
+//!   `input_required` task's `inputRequests` are answered with `tasks/update`.
+//!
+//! Either way the call's timeout bounds the whole task, an abort or a timeout sends
+//! `tasks/cancel`, and each change of status reaches the call's front ([`Front::status`]).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CancelTaskParams, CancelTaskRequest, ClientRequest, CreateTaskResult, CustomRequest,
+    GetTaskParams, GetTaskRequest, NumberOrString, ProgressToken, ServerResult, TaskPayload,
+    UpdateTaskParams, UpdateTaskRequest,
+};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::failure::NoResult;
+use super::{CallOutcome, LiveServer};
+use crate::bounds::{
+    TASK_CANCEL_BOUND, TASK_MAX_ID_CHARS, TASK_MAX_MESSAGE_CHARS, TASK_POLL_CAP, TASK_POLL_DEFAULT,
+    TASK_POLL_FLOOR,
+};
+use crate::connect::relay::Front;
+use crate::connect::road::Road;
+use crate::connect::stdio::direct::Failure;
+
+/// A task's state as its call reports it (`onStatus`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskUpdate {
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    pub status_message: Option<String>,
+}
+
+impl TaskUpdate {
+    /// `{ taskId, status, statusMessage? }`.
+    pub fn to_json(&self) -> Value {
+        let mut update = Map::new();
+        update.insert("taskId".into(), Value::String(self.task_id.clone()));
+        update.insert("status".into(), Value::String(self.status.into()));
+        if let Some(message) = &self.status_message {
+            update.insert("statusMessage".into(), Value::String(message.clone()));
+        }
+        Value::Object(update)
+    }
+}
+
+const STATUSES: [&str; 5] = [
+    "working",
+    "input_required",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
+/// A 2025-11-25 task as the server last described it.
+#[derive(Clone, Debug, PartialEq)]
+struct Legacy {
+    update: TaskUpdate,
+    poll: Duration,
+}
+
+impl Legacy {
+    /// A `Task` object read strictly (its id, its status), its `pollInterval` bounded.
+    fn read(task: &Value, poll: Duration) -> Result<Self, NoResult> {
+        let failed = |why: String| NoResult::Failed(why);
+        let Some(task) = task.as_object() else {
+            return Err(failed(
+                "the server's task is not an object with a taskId and a status".into(),
+            ));
+        };
+        let task_id = match task.get("taskId") {
+            Some(Value::String(id))
+                if !id.is_empty() && id.chars().count() <= TASK_MAX_ID_CHARS =>
+            {
+                id.clone()
+            }
+            Some(Value::String(id)) if !id.is_empty() => {
+                return Err(failed(format!(
+                    "the server's task id is longer than {TASK_MAX_ID_CHARS} characters"
+                )));
+            }
+            Some(other) => {
+                return Err(failed(format!(
+                    "the server's task id is {}, not a non-empty string",
+                    quote(other)
+                )));
+            }
+            None => return Err(failed("the server's task has no taskId".into())),
+        };
+        let status = match task.get("status") {
+            Some(Value::String(status)) => match STATUSES.iter().find(|s| **s == status) {
+                Some(status) => *status,
+                None => {
+                    return Err(failed(format!(
+                        "the server gave task {task_id:?} the status {}, which is not a task status",
+                        quote(&Value::String(status.clone()))
+                    )));
+                }
+            },
+            Some(other) => {
+                return Err(failed(format!(
+                    "the server gave task {task_id:?} the status {}, which is not a task status",
+                    quote(other)
+                )));
+            }
+            None => {
+                return Err(failed(format!(
+                    "the server's task {task_id:?} has no status"
+                )));
+            }
+        };
+        let status_message = task
+            .get("statusMessage")
+            .and_then(Value::as_str)
+            .map(|m| m.chars().take(TASK_MAX_MESSAGE_CHARS).collect());
+        let poll = match task.get("pollInterval") {
+            None | Some(Value::Null) => poll,
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|ms| ms >= 0.0) => {
+                bounded_poll(n.as_f64().unwrap_or_default())
+            }
+            Some(other) => {
+                return Err(failed(format!(
+                    "the server gave task {task_id:?} a pollInterval of {}, not a number of milliseconds",
+                    quote(other)
+                )));
+            }
+        };
+        Ok(Self {
+            update: TaskUpdate {
+                task_id,
+                status,
+                status_message,
+            },
+            poll,
+        })
+    }
+
+    fn status(&self) -> &'static str {
+        self.update.status
+    }
+}
+
+/// A suggested poll interval (ms) within [`TASK_POLL_FLOOR`] and [`TASK_POLL_CAP`].
+fn bounded_poll(ms: f64) -> Duration {
+    let ms = ms.clamp(0.0, TASK_POLL_CAP.as_millis() as f64);
+    Duration::from_millis(ms.round() as u64).clamp(TASK_POLL_FLOOR, TASK_POLL_CAP)
+}
+
+/// A value a server sent, quoted briefly for a reason.
+fn quote(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 60 {
+        text
+    } else {
+        format!("{}…", text.chars().take(60).collect::<String>())
+    }
+}
+
+/// Tells the front about a change of status (not the same status twice).
+fn report(front: Option<&Arc<dyn Front>>, last: &mut Option<TaskUpdate>, update: &TaskUpdate) {
+    if last.as_ref() == Some(update) {
+        return;
+    }
+    *last = Some(update.clone());
+    if let Some(front) = front {
+        front.status(update);
+    }
+}
+
+fn task_params(task_id: &str) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("taskId".into(), Value::String(task_id.to_string()));
+    params
+}
+
+/// What remains of a task call's time, or that it is up.
+fn remaining(deadline: tokio::time::Instant, timeout: Duration) -> Result<Duration, NoResult> {
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    if left.is_zero() {
+        Err(NoResult::TimedOut(timeout))
+    } else {
+        Ok(left)
+    }
+}
+
+impl LiveServer {
+    /// The `execution.taskSupport` its listing gives `tool` (`"required"`, `"optional"`).
+    pub fn task_support(&self, tool: &str) -> Option<String> {
+        let listing = self.listing.lock().unwrap_or_else(|e| e.into_inner());
+        let info = listing.iter().find(|info| info.name() == tool)?;
+        let fields = info.fields();
+        let execution = fields.iter().find(|(k, _)| k == "execution")?.1;
+        let execution: Value = serde_json::from_str(execution.get()).ok()?;
+        execution
+            .get("taskSupport")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    /// One request of a method rmcp has no type for, as JSON, on the connection's road; its
+    /// answer's `result` as JSON.
+    pub(super) async fn raw_request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+    ) -> Result<Value, NoResult> {
+        self.raw_request_heard(method, params, timeout, (cancel, closed), &mut None)
+            .await
+    }
+
+    /// [`LiveServer::raw_request`], telling `token` the progress token the request carried.
+    async fn raw_request_heard(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        token: &mut Option<ProgressToken>,
+    ) -> Result<Value, NoResult> {
+        match self.road() {
+            Road::Direct(direct) => {
+                let id = direct.new_id();
+                *token = Some(ProgressToken(NumberOrString::Number(id as i64)));
+                let (answered, answer) = tokio::sync::oneshot::channel();
+                direct.send(
+                    id,
+                    method,
+                    params,
+                    timeout,
+                    Box::new(move |answer| {
+                        let _ = answered
+                            .send(answer.map(|raw| serde_json::from_str::<Value>(raw.get())));
+                    }),
+                );
+                let _forget = direct.forget_on_drop(id);
+                let answer = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => {
+                        direct.abort(id, "aborted by the caller");
+                        return Err(NoResult::Aborted);
+                    }
+                    _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                    answer = answer => answer.unwrap_or(Err(Failure::Closed)),
+                };
+                answer?.map_err(|e| {
+                    NoResult::Failed(format!(
+                        "the server's answer to {method} is unreadable: {e}"
+                    ))
+                })
+            }
+            Road::Rmcp(_) => {
+                let request = ClientRequest::CustomRequest(CustomRequest::new(
+                    method,
+                    Some(Value::Object(params)),
+                ));
+                let result = self
+                    .request_once_heard(request, timeout, (cancel, closed), None, token)
+                    .await?;
+                serde_json::to_value(&result).map_err(|e| {
+                    NoResult::Failed(format!(
+                        "the server's answer to {method} is unreadable: {e}"
+                    ))
+                })
+            }
+        }
+    }
+
+    /// [`LiveServer::call`] as a 2025-11-25 task (see the module's docs).
+    pub(super) async fn call_as_task(
+        &self,
+        (tool, arguments): (&str, Map<String, Value>),
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+        started: Instant,
+    ) -> Result<CallOutcome, NoResult> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Subscribed before the call, so no status sent right after it is missed.
+        let statuses = self.client.task_status.subscribe();
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(tool.to_string()));
+        params.insert("arguments".into(), Value::Object(arguments));
+        params.insert("task".into(), Value::Object(Map::new()));
+        if let Some(meta) = front.as_ref().and_then(|f| f.meta()) {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        let mut token = None;
+        let created = self
+            .raw_request_heard("tools/call", params, timeout, (cancel, closed), &mut token)
+            .await
+            .map_err(|why| whole(why, timeout))?;
+        // A server may run it at once and answer with its result.
+        let Some(task) = created.get("task") else {
+            return Ok(super::result::map_value(created, started));
+        };
+        let task = Legacy::read(task, TASK_POLL_DEFAULT)?;
+        let task_id = task.update.task_id.clone();
+        // The task's progress (under the call's progress token, which outlives the call's
+        // request) restarts the timeout and reaches the front, as do the server's elicitations
+        // and sampling during the task.
+        let heard = Arc::new(TaskFront {
+            front: front.clone(),
+            progressed: tokio::sync::Notify::new(),
+        });
+        let _relayed = token.map(|token| self.client.relays.register(token, heard.clone()));
+        let followed = self
+            .follow_legacy(
+                task,
+                statuses,
+                (deadline, timeout, &heard.progressed),
+                (cancel, closed),
+                &front,
+            )
+            .await;
+        match followed {
+            Ok((result, status)) => {
+                let mut outcome = super::result::map_value(result, started);
+                // A failed task is an error even when its result does not say so.
+                if status == "failed" && !outcome.is_error {
+                    outcome.is_error = true;
+                }
+                Ok(outcome)
+            }
+            Err(why) => {
+                if matches!(why, NoResult::Aborted | NoResult::TimedOut(_)) {
+                    self.cancel_legacy(&task_id, closed).await;
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// Follows a 2025-11-25 task to its result: the result's JSON and the status it ended in.
+    async fn follow_legacy(
+        &self,
+        mut task: Legacy,
+        mut statuses: tokio::sync::broadcast::Receiver<Value>,
+        (mut deadline, timeout, progressed): (tokio::time::Instant, Duration, &tokio::sync::Notify),
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: &Option<Arc<dyn Front>>,
+    ) -> Result<(Value, &'static str), NoResult> {
+        let task_id = task.update.task_id.clone();
+        let mut last = None;
+        report(front.as_ref(), &mut last, &task.update);
+        let mut result: Option<futures::future::BoxFuture<'_, Result<Value, NoResult>>> = None;
+        let mut notes_open = true;
+        loop {
+            match task.status() {
+                "cancelled" => {
+                    return Err(NoResult::Failed(format!(
+                        "the server cancelled task {task_id:?}"
+                    )));
+                }
+                "working" => {}
+                // It needs input (delivered through tasks/result) or has ended.
+                // (Its time is the task's, kept below: a progress restarts it.)
+                _ if result.is_none() => {
+                    let params = task_params(&task_id);
+                    result = Some(Box::pin(async move {
+                        self.raw_request("tasks/result", params, timeout, (cancel, closed))
+                            .await
+                    }));
+                }
+                _ => {}
+            }
+            let terminal = matches!(task.status(), "completed" | "failed");
+            let poll = task.poll;
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(NoResult::Aborted),
+                _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
+                _ = progressed.notified() => deadline = tokio::time::Instant::now() + timeout,
+                answer = async { result.as_mut().expect("a result request").await }, if result.is_some() => {
+                    let value = answer.map_err(|why| whole(why, timeout))?;
+                    // What tasks/result answers is the result; the status it ended in is the
+                    // last one heard (a result asked for early ended the task).
+                    let status = if task.status() == "failed" { "failed" } else { "completed" };
+                    return Ok((value, status));
+                }
+                note = statuses.recv(), if notes_open => match note {
+                    // rmcp hands each notification to a task of its own, so they may come out
+                    // of order: an ended task stays ended.
+                    Ok(note) if note.get("taskId").and_then(Value::as_str) == Some(&task_id) && !terminal => {
+                        task = Legacy::read(&note, task.poll)?;
+                        report(front.as_ref(), &mut last, &task.update);
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => notes_open = false,
+                },
+                _ = tokio::time::sleep(poll), if !terminal => {
+                    let left = remaining(deadline, timeout)?;
+                    let got = self
+                        .raw_request("tasks/get", task_params(&task_id), left, (cancel, closed))
+                        .await
+                        .map_err(|why| whole(why, timeout))?;
+                    let got = Legacy::read(&got, task.poll)?;
+                    if got.update.task_id != task_id {
+                        return Err(NoResult::Failed(format!(
+                            "the server answered tasks/get for task {task_id:?} about another task"
+                        )));
+                    }
+                    task = got;
+                    report(front.as_ref(), &mut last, &task.update);
+                }
+            }
+        }
+    }
+
+    /// `tasks/cancel` of an aborted or timed-out 2025-11-25 task, bounded; its answer does not
+    /// matter.
+    async fn cancel_legacy(&self, task_id: &str, closed: &CancellationToken) {
+        let never = CancellationToken::new();
+        let _ = self
+            .raw_request(
+                "tasks/cancel",
+                task_params(task_id),
+                TASK_CANCEL_BOUND,
+                (&never, closed),
+            )
+            .await;
+    }
+
+    /// Follows a 2026-07-28 task (the `io.modelcontextprotocol/tasks` extension) the server
+    /// created for a call: `tasks/get` at its poll interval, its input requests answered with
+    /// `tasks/update`, until it ends.
+    pub(super) async fn follow_extension(
+        &self,
+        created: CreateTaskResult,
+        timeout: Duration,
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: Option<Arc<dyn Front>>,
+        started: Instant,
+    ) -> Result<CallOutcome, NoResult> {
+        // The call's timeout bounds it all: the request that made the task, and the task.
+        let deadline = tokio::time::Instant::now() + timeout.saturating_sub(started.elapsed());
+        let task_id = created.task.task_id.clone();
+        if task_id.is_empty() || task_id.chars().count() > TASK_MAX_ID_CHARS {
+            return Err(NoResult::Failed(
+                "the server's task has no valid taskId".into(),
+            ));
+        }
+        let followed = self
+            .follow_extension_task(created, (deadline, timeout), (cancel, closed), &front)
+            .await;
+        match followed {
+            Ok(result) => Ok(super::result::map_value(result, started)),
+            Err(why) => {
+                if matches!(why, NoResult::Aborted | NoResult::TimedOut(_)) {
+                    let never = CancellationToken::new();
+                    let request = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(
+                        CancelTaskParams::new(task_id),
+                    ));
+                    let _ = self
+                        .request_once(request, TASK_CANCEL_BOUND, (&never, closed), None)
+                        .await;
+                }
+                Err(why)
+            }
+        }
+    }
+
+    async fn follow_extension_task(
+        &self,
+        created: CreateTaskResult,
+        (deadline, timeout): (tokio::time::Instant, Duration),
+        (cancel, closed): (&CancellationToken, &CancellationToken),
+        front: &Option<Arc<dyn Front>>,
+    ) -> Result<Value, NoResult> {
+        let task_id = created.task.task_id.clone();
+        let update_of = |task: &rmcp::model::Task| TaskUpdate {
+            task_id: task_id.clone(),
+            status: status_name(task.status),
+            status_message: task
+                .status_message
+                .as_ref()
+                .map(|m| m.chars().take(TASK_MAX_MESSAGE_CHARS).collect()),
+        };
+        let poll_of = |task: &rmcp::model::Task, poll: Duration| {
+            task.poll_interval_ms
+                .map_or(poll, |ms| bounded_poll(ms as f64))
+        };
+        let mut last = None;
+        report(front.as_ref(), &mut last, &update_of(&created.task));
+        let mut poll = poll_of(&created.task, TASK_POLL_DEFAULT);
+        // The input requests already answered (an update is acknowledged before the task
+        // moves on: the same request is not asked twice).
+        let mut answered = std::collections::BTreeSet::new();
+        let mut first = true;
+        loop {
+            if !std::mem::take(&mut first) {
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Err(NoResult::Aborted),
+                    _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                    _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
+                    _ = tokio::time::sleep(poll) => {}
+                }
+            }
+            let left = remaining(deadline, timeout)?;
+            let request =
+                ClientRequest::GetTaskRequest(GetTaskRequest::new(GetTaskParams::new(&task_id)));
+            let got = self
+                .request_once(request, left, (cancel, closed), front.clone())
+                .await
+                .map_err(|why| whole(why, timeout))?;
+            let ServerResult::GetTaskResult(got) = got else {
+                return Err(NoResult::Failed(format!(
+                    "the server answered tasks/get for task {task_id:?} with something else than the task"
+                )));
+            };
+            let detailed = got.task;
+            if detailed.task.task_id != task_id {
+                return Err(NoResult::Failed(format!(
+                    "the server answered tasks/get for task {task_id:?} about another task"
+                )));
+            }
+            report(front.as_ref(), &mut last, &update_of(&detailed.task));
+            poll = poll_of(&detailed.task, poll);
+            match detailed.payload {
+                TaskPayload::Completed { result } => return Ok(Value::Object(result)),
+                TaskPayload::Failed { error } => {
+                    let message = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason given");
+                    return Err(NoResult::Failed(format!(
+                        "task {task_id:?} failed: {message}"
+                    )));
+                }
+                TaskPayload::Cancelled => {
+                    return Err(NoResult::Failed(format!(
+                        "the server cancelled task {task_id:?}"
+                    )));
+                }
+                TaskPayload::InputRequired { input_requests } => {
+                    let fresh: rmcp::model::InputRequests = input_requests
+                        .into_iter()
+                        .filter(|(key, _)| !answered.contains(key))
+                        .collect();
+                    if fresh.is_empty() {
+                        continue;
+                    }
+                    if answered.len() + fresh.len() > 4 * super::service_call::MAX_INPUT_ROUNDS {
+                        return Err(NoResult::Failed(format!(
+                            "the server still asked for input after {} requests",
+                            answered.len()
+                        )));
+                    }
+                    answered.extend(fresh.keys().cloned());
+                    let responses = self
+                        .client
+                        .answer_input(fresh, front.as_deref())
+                        .await
+                        .map_err(NoResult::Failed)?;
+                    let left = remaining(deadline, timeout)?;
+                    let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(
+                        UpdateTaskParams::new(&task_id, responses),
+                    ));
+                    self.request_once(request, left, (cancel, closed), None)
+                        .await
+                        .map_err(|why| whole(why, timeout))?;
+                    first = true;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A task call's own front for its progress token: the call's front (when it has one) hears
+/// what it would hear of a call, and each progress restarts the task's timeout.
+struct TaskFront {
+    front: Option<Arc<dyn Front>>,
+    progressed: tokio::sync::Notify,
+}
+
+#[allow(deprecated)] // the Front trait names logging and sampling (SEP-2577).
+impl Front for TaskFront {
+    fn progress(&self, param: rmcp::model::ProgressNotificationParam) {
+        self.progressed.notify_one();
+        if let Some(front) = &self.front {
+            front.progress(param);
+        }
+    }
+
+    fn log(&self, param: rmcp::model::LoggingMessageNotificationParam) {
+        if let Some(front) = &self.front {
+            front.log(param);
+        }
+    }
+
+    fn elicit(
+        &self,
+        params: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::ElicitResult>> {
+        match &self.front {
+            Some(front) => front.elicit(params),
+            None => Box::pin(async { None }),
+        }
+    }
+
+    fn sample(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+    ) -> futures::future::BoxFuture<'static, Option<rmcp::model::CreateMessageResult>> {
+        match &self.front {
+            Some(front) => front.sample(params),
+            None => Box::pin(async { None }),
+        }
+    }
+}
+
+fn status_name(status: rmcp::model::TaskStatus) -> &'static str {
+    use rmcp::model::TaskStatus;
+    match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        _ => "working",
+    }
+}
+
+/// A request of the task that timed out timed out the whole task (its words name the call's
+/// timeout, not what was left of it).
+fn whole(why: NoResult, timeout: Duration) -> NoResult {
+    match why {
+        NoResult::TimedOut(_) => NoResult::TimedOut(timeout),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_task_is_read_strictly_and_its_interval_bounded() {
+        let read = |v: Value| Legacy::read(&v, TASK_POLL_DEFAULT);
+        let words = |v: Value| match read(v) {
+            Err(NoResult::Failed(why)) => why,
+            other => panic!("{other:?}"),
+        };
+        let task =
+            read(json!({"taskId": "t1", "status": "working", "pollInterval": 100000})).unwrap();
+        assert_eq!(task.poll, TASK_POLL_CAP);
+        assert_eq!(
+            read(json!({"taskId": "t1", "status": "working", "pollInterval": 0}))
+                .unwrap()
+                .poll,
+            TASK_POLL_FLOOR
+        );
+        assert_eq!(
+            read(json!({"taskId": "t1", "status": "working", "pollInterval": 12.6}))
+                .unwrap()
+                .poll,
+            Duration::from_millis(13)
+        );
+        assert_eq!(
+            words(json!({"taskId": "t1", "status": "working", "pollInterval": "soon"})),
+            "the server gave task \"t1\" a pollInterval of \"soon\", not a number of milliseconds"
+        );
+        assert_eq!(
+            words(json!({"taskId": 7, "status": "working"})),
+            "the server's task id is 7, not a non-empty string"
+        );
+        assert_eq!(
+            words(json!({"taskId": "t1", "status": "sleeping"})),
+            "the server gave task \"t1\" the status \"sleeping\", which is not a task status"
+        );
+        assert_eq!(
+            words(json!("x")),
+            "the server's task is not an object with a taskId and a status"
+        );
+    }
+
+    #[test]
+    fn a_legacy_task_answer_reaches_us_whole_through_rmcp() {
+        // rmcp's untagged ServerResult must not read a 2025-11-25 answer as one of its own
+        // kinds and drop its fields.
+        let created = json!({"task": {"taskId": "t1", "status": "working", "createdAt": "x",
+            "lastUpdatedAt": "x", "ttl": 1000, "pollInterval": 50}});
+        let result: ServerResult = serde_json::from_value(created.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&result).unwrap(), created);
+        let failed = json!({"taskId": "t1", "status": "failed", "createdAt": "x",
+            "lastUpdatedAt": "x", "ttl": 1000, "pollInterval": 50, "statusMessage": "boom"});
+        let result: ServerResult = serde_json::from_value(failed.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&result).unwrap(), failed);
+    }
+}
