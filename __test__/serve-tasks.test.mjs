@@ -492,3 +492,38 @@ test("2025-11-25 over a stateless endpoint: no tasks capability, and a task tool
   assert.equal(client.getServerCapabilities().tasks, undefined)
   assert.deepEqual((await client.callTool({ name: "add", arguments: {} })).content, [{ type: "text", text: "added" }])
 })
+
+test("2025-11-25 over portable sessions (a state key): a task stays on the replica that made it", T, async () => {
+  const KEY = "tasks-test-state-key-of-32-bytes"
+  const { tool, release, running } = gated()
+  const urls = []
+  for (let i = 0; i < 2; i++) {
+    const toolkit = await createToolkit({ extraTools: [tool] })
+    defer(() => toolkit.close())
+    urls.push(`${(await toolkit.serve("127.0.0.1:0", { stateKey: KEY })).url}/mcp`)
+  }
+  // Every request goes to replica `at`, the session's sealed id and all.
+  let at = 0
+  const routed = (url, init) => fetch(urls[at], init)
+  const client = new Client({ name: "sdk", version: "1" }, { capabilities: { tasks: {} } })
+  await client.connect(new StreamableHTTPClientTransport(new URL(urls[0]), { fetch: routed }))
+  defer(() => client.close())
+  assert.deepEqual(client.getServerCapabilities().tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } })
+  const created = await client.request(
+    { method: "tools/call", params: { name: "job", arguments: { n: 3 }, task: {} } },
+    CreateTaskResultSchema,
+  )
+  const { taskId } = created.task
+  await running
+  // The other replica carries the session on, but not its tasks: not found, in words.
+  at = 1
+  await assert.rejects(client.experimental.tasks.getTask(taskId), {
+    code: -32602,
+    message: `MCP error -32602: no task "${taskId}": it does not exist, or it expired`,
+  })
+  assert.deepEqual((await client.experimental.tasks.listTasks()).tasks, [])
+  at = 0
+  assert.equal((await client.experimental.tasks.getTask(taskId)).status, "working")
+  release()
+  assert.deepEqual((await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).content, [{ type: "text", text: "done 3" }])
+})
