@@ -520,6 +520,10 @@ impl Front {
         matches!(self.endpoint, Endpoint::Sessions(_))
             && req.method() == http::Method::POST
             && req.headers().contains_key("mcp-session-id")
+            && req
+                .headers()
+                .get("mcp-protocol-version")
+                .is_none_or(|v| v.as_bytes() < b"2026-07-28".as_slice())
             && self.server.has_executions()
             && self.server.serves_tasks()
     }

@@ -322,3 +322,39 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Announcing<T> {
         self.inner.close()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_task_messages_are_lifted_and_renamed() {
+        let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "job", "task": {"ttl": 5}, "_meta": {"progressToken": 3}}});
+        lift_session(&mut call);
+        assert_eq!(
+            call["params"],
+            json!({"name": "job", "_meta": {"progressToken": 3, TASK_META: {"ttl": 5}}})
+        );
+        let mut get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+            "params": {"taskId": "t"}});
+        lift_session(&mut get);
+        assert_eq!(get["method"], GET);
+        assert_eq!(get["params"], json!({"taskId": "t"}));
+        let mut cancel = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel"});
+        lift_session(&mut cancel);
+        assert_eq!(cancel["method"], CANCEL);
+        // Anything else is left as it came, a `task` in other places too.
+        for untouched in [
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": "t"}}),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"task": {}}}),
+            json!({"jsonrpc": "2.0", "id": 6, "result": {"task": {}}}),
+            json!([{"jsonrpc": "2.0", "id": 7, "method": "tasks/get"}]),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": 5}),
+        ] {
+            let mut message = untouched.clone();
+            lift_session(&mut message);
+            assert_eq!(message, untouched);
+        }
+    }
+}
