@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import { createToolkit, defineTool, listMcpTools, loadMcp } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { PYTHON, deferredCleanup, serverEverything } from "./helpers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -214,11 +214,21 @@ test("task-required tools: server-everything's simulate-research-query keeps exe
   assert.equal(direct.isError, true)
   assert.equal(direct.output, reason)
 
+  // The gateway serves it as a task-required tool (2025-11-25 tasks over its HTTP sessions):
+  // called without a task it is -32601; as a task, the task's result is the relayed failure.
   const url = await serve({ mcpConfig: { everything } })
-  const front = new Client({ name: "front", version: "1.0.0" })
+  const front = new Client({ name: "front", version: "1.0.0" }, { capabilities: { tasks: {} } })
   await front.connect(new StreamableHTTPClientTransport(new URL(url)))
   defer(() => front.close())
-  const relayed = await front.callTool({ name: "everything_simulate-research-query", arguments: { topic: "tasks" } })
+  await assert.rejects(front.callTool({ name: "everything_simulate-research-query", arguments: { topic: "tasks" } }), {
+    code: -32601,
+    message: "MCP error -32601: tool everything_simulate-research-query requires task-based execution: call it with params.task",
+  })
+  const created = await front.request(
+    { method: "tools/call", params: { name: "everything_simulate-research-query", arguments: { topic: "tasks" }, task: {} } },
+    CreateTaskResultSchema,
+  )
+  const relayed = await front.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema)
   assert.equal(relayed.isError, true)
   assert.deepEqual(relayed.content, [{ type: "text", text: reason }])
 })

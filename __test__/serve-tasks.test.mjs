@@ -447,6 +447,9 @@ test("2025-11-25 over streamable HTTP: tasks/cancel ends a running task cancelle
   const cancelled = await client.experimental.tasks.cancelTask(taskId)
   assert.equal(cancelled.taskId, taskId)
   assert.equal(cancelled.status, "cancelled")
+  // The abort reaches the run's signal on the JavaScript side soon after (bounded by the test's
+  // timeout).
+  while (seen.aborted === null) await new Promise((r) => setTimeout(r, 10))
   assert.equal(seen.aborted, "toolnexus: the MCP client cancelled this call")
   assert.equal(seen.started, 1)
   assert.equal((await client.experimental.tasks.getTask(taskId)).status, "cancelled")
