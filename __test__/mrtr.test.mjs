@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import { createToolkit, defineTool, listMcpTools, loadMcp } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, CreateMessageRequestSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { PYTHON, deferredCleanup, serverEverything } from "./helpers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -213,13 +213,24 @@ test("task-required tools: server-everything's simulate-research-query keeps exe
   assert.equal(direct.isError, false)
   assert.match(direct.output, /^# Research Report: tasks\n/)
 
+  // The gateway lists it as task-required and serves it both ways.
   const url = await serve({ mcpConfig: { everything } })
-  const front = new Client({ name: "front", version: "1.0.0" })
+  const front = new Client({ name: "front", version: "1.0.0" }, { capabilities: { tasks: {} } })
   await front.connect(new StreamableHTTPClientTransport(new URL(url)))
   defer(() => front.close())
+  // Called without a task, the gateway waits for the upstream task within the call.
   const relayed = await front.callTool({ name: "everything_simulate-research-query", arguments: { topic: "tasks" } })
   assert.equal(relayed.isError ?? false, false)
   assert.deepEqual(relayed.content, direct.content)
+  // As a task (2025-11-25 tasks over the gateway's HTTP session), the task's result is the same.
+  const created = await front.request(
+    { method: "tools/call", params: { name: "everything_simulate-research-query", arguments: { topic: "tasks" }, task: {} } },
+    CreateTaskResultSchema,
+  )
+  assert.equal(created.task.status, "working")
+  const result = await front.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema)
+  assert.equal(result.isError ?? false, false)
+  assert.deepEqual(result.content, direct.content)
 })
 
 test("2026-07-28 all the way: an upstream toolkit's ctx.elicit crosses a 2026-07-28 gateway to the Python client as input-required results, and both runs resume", T, async () => {

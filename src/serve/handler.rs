@@ -363,10 +363,7 @@ impl ServerHandler for ToolServer {
             Some(support) => {
                 // 2025-11-25: a task when the call asks for one, through a front that speaks
                 // that era's tasks (see `task_legacy`).
-                let front = context
-                    .extensions
-                    .get::<super::task_legacy::LegacyTasks>()
-                    .is_some();
+                let front = super::task_legacy::front_speaks(&context);
                 match (front, super::task_legacy::asked(&context)) {
                     (true, Some(ttl)) => {
                         let context = ToolServer::task_context(context);
@@ -413,6 +410,15 @@ impl ServerHandler for ToolServer {
             resume.apply(&mut run);
         }
         self.drive(run, responses).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        // An HTTP session's handshake-era task methods (see `task_legacy`).
+        self.legacy_custom(request, &context).await
     }
 
     async fn get_task(

@@ -196,7 +196,11 @@ enum Endpoint {
 }
 
 impl Endpoint {
-    async fn handle(&self, req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+    async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
         match self {
             Endpoint::Sessions(service) => service.handle(req).await,
             Endpoint::Stateless(service) => service.handle(req).await,
@@ -486,7 +490,11 @@ impl Front {
         // Where a call answered on the sessions' direct road leaves its answer.
         let answer = JsonAnswer::default();
         req.extensions_mut().insert(answer.clone());
-        let reply = self.endpoint.handle(req).await;
+        let reply = if self.speaks_tasks(&req) {
+            self.handle_with_tasks(req).await
+        } else {
+            self.endpoint.handle(req).await
+        };
         if let Some(json) = answer.take() {
             return json_reply(json);
         }
@@ -506,6 +514,42 @@ impl Front {
 }
 
 impl Front {
+    /// Whether `req` is a POST of a handshake-era session to a server with task tools: its
+    /// front speaks that era's tasks (see `serve::task_legacy`).
+    fn speaks_tasks(&self, req: &Request<GuardedBody<Incoming>>) -> bool {
+        matches!(self.endpoint, Endpoint::Sessions(_))
+            && req.method() == http::Method::POST
+            && req.headers().contains_key("mcp-session-id")
+            && req
+                .headers()
+                .get("mcp-protocol-version")
+                .is_none_or(|v| v.as_bytes() < b"2026-07-28".as_slice())
+            && self.server.has_executions()
+            && self.server.serves_tasks()
+    }
+
+    /// rmcp's answer to a session's POST whose body was read first: a body that names a task
+    /// (`"task`, a cheap look before any parse) has `params.task` lifted and `tasks/get` /
+    /// `tasks/cancel` renamed (`task_legacy::lift_session`) before rmcp parses it.
+    async fn handle_with_tasks(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+        req.extensions_mut()
+            .insert(crate::serve::task_legacy::LegacyTasks);
+        let (parts, body) = req.into_parts();
+        let mut body = body::ReadAhead::read(body, MAX_BODY).await;
+        let lifted = body
+            .whole()
+            .filter(|bytes| bytes.windows(5).any(|w| w == b"\"task"))
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+            .and_then(|mut message| {
+                crate::serve::task_legacy::lift_session(&mut message);
+                serde_json::to_vec(&message).ok()
+            });
+        if let Some(lifted) = lifted {
+            body.replace(Bytes::from(lifted));
+        }
+        self.endpoint.handle(Request::from_parts(parts, body)).await
+    }
+
     /// A sessionless (2026-07-28) `tools/list` answer with each tool's `execution` put back
     /// (rmcp's typed answer has none; a session's answers are mended in `sessions`). As it was
     /// when no tool has one, or when it is not a JSON or event-stream answer of our own.

@@ -8,12 +8,22 @@
 //! extension declared. So the fronts that see raw messages (stdio, the bridge) move
 //! `params.task` into the request's `_meta` under [`TASK_META`] ([`lift`]) before rmcp parses
 //! it, and [`super::wire::Wire`] answers the task methods of a handshake-era session itself.
-//! Streamable HTTP does not yet (rmcp parses its bodies), so it announces no `tasks`
-//! capability and serves its task tools as ordinary calls.
+//!
+//! Streamable HTTP sessions do the same in their own way (rmcp's HTTP service takes only a
+//! `ServerHandler`, so no `Wire`): the front buffers a session's POST body and lifts it
+//! ([`lift_session`], which also renames `tasks/get` and `tasks/cancel`, whose typed hooks rmcp
+//! gates on the 2026-07-28 extension, to custom methods), marks the request ([`LegacyTasks`]
+//! in its HTTP parts), and the custom methods are answered in `on_custom_request` by the same
+//! [`ToolServer::legacy_task_request`]. A sessionless (`stateless`) handshake-era endpoint has
+//! nothing to keep a task's owner by, so it announces no `tasks` capability and serves task
+//! tools as ordinary calls.
 
 use rmcp::ErrorData;
+use std::sync::Arc;
+
 use rmcp::model::{
-    ClientRequest, CustomResult, ErrorCode, ServerJsonRpcMessage, ServerResult, TaskPayload,
+    ClientRequest, CustomRequest, CustomResult, ErrorCode, ServerJsonRpcMessage, ServerResult,
+    TaskPayload,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::Transport;
@@ -24,7 +34,8 @@ use super::tasks::Refusal;
 
 /// Where a lifted `params.task` travels in a request's `_meta`.
 pub const TASK_META: &str = "io.toolnexus/task";
-/// Marks a handshake-era call that the front can answer with a task (set by `Wire`).
+/// Marks a handshake-era request whose front answers the era's task methods and turns a
+/// created task into `{task}` (set by `Wire`, and by HTTP sessions in the request's parts).
 #[derive(Clone, Copy)]
 pub struct LegacyTasks;
 /// Where the created task rides out of `call_tool` to `Wire` (on the result's `_meta`).
@@ -51,6 +62,31 @@ pub fn lift(message: &mut Value) {
     if let Some(meta) = meta.as_object_mut() {
         meta.insert(TASK_META.into(), task);
     }
+}
+
+/// What a handshake-era `tasks/get` and `tasks/cancel` become on the way into rmcp over HTTP
+/// (see [`lift_session`]).
+const GET: &str = "io.toolnexus/tasks/get";
+const CANCEL: &str = "io.toolnexus/tasks/cancel";
+
+/// A raw message of a handshake-era session: [`lift`]ed, and `tasks/get` / `tasks/cancel`
+/// renamed to custom methods (rmcp's typed hooks refuse handshake-era clients).
+pub fn lift_session(message: &mut Value) {
+    let renamed = match message.get("method").and_then(Value::as_str) {
+        Some("tasks/get") => GET,
+        Some("tasks/cancel") => CANCEL,
+        _ => return lift(message),
+    };
+    message["method"] = Value::String(renamed.into());
+}
+
+/// Whether the front of `context`'s request speaks the handshake era's tasks.
+pub fn front_speaks(context: &RequestContext<RoleServer>) -> bool {
+    context.extensions.get::<LegacyTasks>().is_some()
+        || context
+            .extensions
+            .get::<http::request::Parts>()
+            .is_some_and(|parts| parts.extensions.get::<LegacyTasks>().is_some())
 }
 
 /// The task a handshake-era call asked for: `Some(ttl)` when it asked (ttl in ms, if given).
@@ -96,12 +132,27 @@ impl ToolServer {
         request: &ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<ServerResult, ErrorData>> {
-        if super::input::is_modern(context) || !self.serves_tasks() {
+        if super::input::is_modern(context) || !front_speaks(context) || !self.serves_tasks() {
             return None;
         }
         let scope = self.scope_of(context);
         let tasks = &self.shared.tasks;
+        let named = |r: &CustomRequest| task_id(r.params.as_ref());
         Some(match request {
+            ClientRequest::CustomRequest(r) if r.method == GET => match named(r) {
+                Ok(id) => tasks
+                    .get(&id, &scope)
+                    .map(|t| custom(task_json(&t.task)))
+                    .map_err(refused),
+                Err(e) => Err(e),
+            },
+            ClientRequest::CustomRequest(r) if r.method == CANCEL => match named(r) {
+                Ok(id) => tasks
+                    .cancel(&id, &scope)
+                    .map(|t| custom(task_json(&t.task)))
+                    .map_err(refused),
+                Err(e) => Err(e),
+            },
             ClientRequest::GetTaskRequest(r) => tasks
                 .get(&r.params.task_id, &scope)
                 .map(|t| custom(task_json(&t.task)))
@@ -164,6 +215,46 @@ impl ToolServer {
             }
             _ => return None,
         })
+    }
+
+    /// A custom request (`on_custom_request`): a handshake-era task method of an HTTP session,
+    /// or -32601 naming it.
+    pub(super) async fn legacy_custom(
+        &self,
+        request: CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = match request.method.as_str() {
+            GET => "tasks/get",
+            CANCEL => "tasks/cancel",
+            other => other,
+        }
+        .to_string();
+        let request = ClientRequest::CustomRequest(request);
+        match self.legacy_task_request(&request, context).await {
+            Some(Ok(ServerResult::CustomResult(result))) => Ok(result),
+            Some(Ok(other)) => Ok(CustomResult(
+                serde_json::to_value(other).unwrap_or_default(),
+            )),
+            Some(Err(e)) => Err(e),
+            None => Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)),
+        }
+    }
+
+    /// An outgoing message of an HTTP session: a `tools/call` answer that carries a created
+    /// task becomes `{task}` (see [`Self::legacy_created`]); anything else as it was.
+    pub fn message_with_created(message: Arc<ServerJsonRpcMessage>) -> Arc<ServerJsonRpcMessage> {
+        match &*message {
+            ServerJsonRpcMessage::Response(response)
+                if matches!(&response.result, ServerResult::CallToolResult(call)
+                    if call.meta.as_ref().is_some_and(|m| m.get(CREATED_META).is_some())) =>
+            {
+                let mut response = response.clone();
+                response.result = ToolServer::legacy_created(response.result);
+                Arc::new(ServerJsonRpcMessage::Response(response))
+            }
+            _ => message,
+        }
     }
 
     /// A handshake-era `tools/call` result that carries a created task: `{task}`.
@@ -229,5 +320,41 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Announcing<T> {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_task_messages_are_lifted_and_renamed() {
+        let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "job", "task": {"ttl": 5}, "_meta": {"progressToken": 3}}});
+        lift_session(&mut call);
+        assert_eq!(
+            call["params"],
+            json!({"name": "job", "_meta": {"progressToken": 3, TASK_META: {"ttl": 5}}})
+        );
+        let mut get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+            "params": {"taskId": "t"}});
+        lift_session(&mut get);
+        assert_eq!(get["method"], GET);
+        assert_eq!(get["params"], json!({"taskId": "t"}));
+        let mut cancel = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel"});
+        lift_session(&mut cancel);
+        assert_eq!(cancel["method"], CANCEL);
+        // Anything else is left as it came, a `task` in other places too.
+        for untouched in [
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": "t"}}),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"task": {}}}),
+            json!({"jsonrpc": "2.0", "id": 6, "result": {"task": {}}}),
+            json!([{"jsonrpc": "2.0", "id": 7, "method": "tasks/get"}]),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": 5}),
+        ] {
+            let mut message = untouched.clone();
+            lift_session(&mut message);
+            assert_eq!(message, untouched);
+        }
     }
 }

@@ -22,13 +22,13 @@ impl Service<RoleServer> for Wire {
         request: <RoleServer as ServiceRole>::PeerReq,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, rmcp::ErrorData> {
-        // The handshake era's task methods (see `task_legacy`).
-        if let Some(answer) = self.0.legacy_task_request(&request, &context).await {
-            return answer;
-        }
         let mut context = context;
         if !super::input::is_modern(&context) {
             context.extensions.insert(super::task_legacy::LegacyTasks);
+        }
+        // The handshake era's task methods (see `task_legacy`).
+        if let Some(answer) = self.0.legacy_task_request(&request, &context).await {
+            return answer;
         }
         let listing = matches!(request, ClientRequest::ListToolsRequest(_));
         let calling = matches!(request, ClientRequest::CallToolRequest(_));

@@ -88,3 +88,82 @@ where
         self.inner.size_hint()
     }
 }
+
+/// A body read ahead (to look at it before rmcp parses it), handed on as it came: the bytes
+/// read, then what stopped the reading: its end, its error, or the rest of a body longer than
+/// the bound (which rmcp then refuses as it would have).
+pub struct ReadAhead<B: Body> {
+    head: Option<Bytes>,
+    rest: Rest<B>,
+}
+
+enum Rest<B: Body> {
+    Ended,
+    Failed(Option<B::Error>),
+    More(B),
+}
+
+impl<B> ReadAhead<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+{
+    /// Reads `body` to its end, or until more than `limit` bytes came, or it failed.
+    pub async fn read(mut body: B, limit: usize) -> Self {
+        use http_body_util::BodyExt;
+        let mut head = bytes::BytesMut::new();
+        let rest = loop {
+            match body.frame().await {
+                None => break Rest::Ended,
+                Some(Err(e)) => break Rest::Failed(Some(e)),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        head.extend_from_slice(&data);
+                    }
+                    if head.len() > limit {
+                        break Rest::More(body);
+                    }
+                }
+            }
+        };
+        Self {
+            head: Some(head.freeze()),
+            rest,
+        }
+    }
+
+    /// The whole body, when it was read to its end.
+    pub fn whole(&self) -> Option<&Bytes> {
+        match self.rest {
+            Rest::Ended => self.head.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The whole body replaced by `bytes`.
+    pub fn replace(&mut self, bytes: Bytes) {
+        self.head = Some(bytes);
+    }
+}
+
+impl<B> Body for ReadAhead<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Unpin,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        if let Some(head) = self.head.take().filter(|h| !h.is_empty()) {
+            return Poll::Ready(Some(Ok(Frame::data(head))));
+        }
+        match &mut self.rest {
+            Rest::Ended => Poll::Ready(None),
+            Rest::Failed(error) => Poll::Ready(error.take().map(Err)),
+            Rest::More(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+}

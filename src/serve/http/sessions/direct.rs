@@ -54,14 +54,17 @@ pub struct SessionTag(pub SessionId);
 /// drops the session's service.
 pub struct SessionLinker {
     ledger: Arc<Ledger>,
+    /// The session's number, for the calls answered here (see [`Link::session`]).
+    session: u64,
     linked: OnceLock<(SessionId, Arc<Link>)>,
     ended: CancellationToken,
 }
 
 impl SessionLinker {
-    pub fn new(ledger: Arc<Ledger>) -> Self {
+    pub fn new(ledger: Arc<Ledger>, session: u64) -> Self {
         Self {
             ledger,
+            session,
             linked: OnceLock::new(),
             ended: CancellationToken::new(),
         }
@@ -82,6 +85,7 @@ impl SessionHooks for SessionLinker {
             log_level,
             ended: self.ended.clone(),
             calls: Mutex::default(),
+            session: self.session,
         });
         if self.linked.set((id.clone(), link.clone())).is_ok() {
             self.ledger.link(id, link);
@@ -154,9 +158,15 @@ pub async fn answer(
     context.ct = ct;
     context.meta = std::mem::take(request.request.get_meta_mut());
     context.extensions = std::mem::take(request.request.extensions_mut());
-    let server = server.in_session(link.log_level.clone());
+    // The session's own handler state: its log level, and its number (whose tasks these are).
+    let server = ToolServer {
+        session: link.session,
+        ..server.in_session(link.log_level.clone())
+    };
     let call = tokio::spawn(async move {
         let result = server.handle_request(request.request, context).await;
+        // A created handshake-era task goes out as `{task}` (see `serve::task_legacy`).
+        let result = result.map(ToolServer::legacy_created);
         let message = match result {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),

@@ -18,6 +18,8 @@ pub struct Link {
     /// Cancelled when the session ends, like rmcp's session loop token its calls descend from.
     pub ended: CancellationToken,
     pub calls: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The session's number (its `ToolServer`'s): whose handshake-era tasks a call makes.
+    pub session: u64,
 }
 
 impl Link {

@@ -127,8 +127,10 @@ impl Sessions {
     /// The handler of a new session, which links itself into the table once the client's
     /// handshake is done.
     pub fn handler(&self) -> ToolServer {
-        let linker = direct::SessionLinker::new(self.ledger.clone());
-        self.server.for_session_with(Arc::new(linker))
+        let mut server = self.server.for_session();
+        let linker = direct::SessionLinker::new(self.ledger.clone(), server.session);
+        server.hooks = Some(Arc::new(linker));
+        server
     }
 
     /// Who opened the session `id` (a principal's key), when it was opened with a token.
@@ -201,7 +203,9 @@ impl SessionManager for Sessions {
             extensions.insert(SessionTag(id.clone()));
         }
         let _busy = self.ledger.begin(id);
-        self.worker.initialize_session(id, message).await
+        let answer = self.worker.initialize_session(id, message).await?;
+        // A session's front speaks the handshake era's tasks (see `serve::task_legacy`).
+        Ok(self.server.announce_tasks(answer))
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -230,16 +234,23 @@ impl SessionManager for Sessions {
                 Ok(futures::stream::empty().left_stream())
             }
             Road::Worker(message) => {
-                let listing = matches!(
-                    &message,
-                    ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::ListToolsRequest(_))
-                );
+                let (listing, calling) = match &message {
+                    ClientJsonRpcMessage::Request(r) => (
+                        matches!(r.request, ClientRequest::ListToolsRequest(_)),
+                        matches!(r.request, ClientRequest::CallToolRequest(_)),
+                    ),
+                    _ => (false, false),
+                };
                 let stream = self.worker.create_stream(id, message).await?;
-                // rmcp's typed answer to tools/list has no `execution`: put back (serve::wire).
+                // rmcp's typed answer to tools/list has no `execution`: put back (serve::wire);
+                // a created handshake-era task goes out as `{task}` (serve::task_legacy).
                 let server = listing.then(|| self.server.clone());
                 let stream = stream.map(move |mut sse| {
                     if let Some(server) = &server {
                         sse.message = sse.message.map(|m| server.message_with_executions(m));
+                    }
+                    if calling {
+                        sse.message = sse.message.map(ToolServer::message_with_created);
                     }
                     sse
                 });
