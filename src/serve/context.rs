@@ -128,6 +128,15 @@ impl CallContext {
         *self.checkpoint.lock().unwrap_or_else(|e| e.into_inner()) = checkpoint;
     }
 
+    /// How long the task this call runs as may live, when it runs as one.
+    pub fn task_life(&self) -> Option<std::time::Duration> {
+        let request = self.request.lock().unwrap_or_else(|e| e.into_inner());
+        request
+            .extensions
+            .get::<super::task_calls::InTask>()
+            .map(|task| task.ttl)
+    }
+
     /// The run failed rather than answered (its result is then an error result about it).
     pub fn fail(&self, why: impl Into<String>) {
         *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.into());

@@ -355,7 +355,10 @@ impl ServerHandler for ToolServer {
                 // task, one that did not an ordinary call (or, when the tool needs a task,
                 // MissingRequiredClientCapability).
                 let declared = task_calls::declared(&context);
-                if !declared && support == task_calls::Support::Required {
+                if !declared
+                    && support == task_calls::Support::Required
+                    && !tool.caller.runs_plainly()
+                {
                     return Err(task_calls::tasks_required());
                 }
                 declared
@@ -366,7 +369,8 @@ impl ServerHandler for ToolServer {
                 let front = super::task_legacy::front_speaks(&context);
                 match (front, super::task_legacy::asked(&context)) {
                     (true, Some(ttl)) => {
-                        let context = ToolServer::task_context(context);
+                        let life = self.shared.tasks.ttl_for(ttl);
+                        let context = ToolServer::task_context(context, life);
                         let run =
                             self.start(subject, tool.caller.clone(), arguments, context.clone());
                         return Ok(CallToolResponse::Complete(
@@ -382,7 +386,10 @@ impl ServerHandler for ToolServer {
                             },
                         ));
                     }
-                    (true, None) if support == task_calls::Support::Required => {
+                    (true, None)
+                        if support == task_calls::Support::Required
+                            && !tool.caller.runs_plainly() =>
+                    {
                         return Err(ErrorData::new(
                             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                             format!(
@@ -397,7 +404,8 @@ impl ServerHandler for ToolServer {
             }
         };
         if as_task {
-            let context = ToolServer::task_context(context);
+            let life = self.shared.tasks.ttl_for(None);
+            let context = ToolServer::task_context(context, life);
             let mut run = self.start(subject, tool.caller.clone(), arguments, context.clone());
             if let Some(resume) = &again {
                 resume.apply(&mut run);

@@ -82,6 +82,12 @@ pub trait ToolCaller: Send + Sync + 'static {
         arguments: Map<String, Value>,
         ctx: CallContext,
     ) -> BoxFuture<'static, CallResult>;
+
+    /// Whether a call made without a task still works when the tool is listed as needing one
+    /// (a gateway's relayed tool: it waits for the upstream's task within the call).
+    fn runs_plainly(&self) -> bool {
+        false
+    }
 }
 
 /// Closures over the arguments alone are callers, which keeps tests and adapters short.

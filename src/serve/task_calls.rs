@@ -14,6 +14,12 @@ use super::tasks::{Ended, Refusal, Scope};
 use super::toolset::ToolSet;
 use super::{ToolServer, input};
 
+/// Marks the request context of a run served as a task.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct InTask {
+    pub(super) ttl: std::time::Duration,
+}
+
 /// A tool's `execution.taskSupport`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Support {
@@ -139,9 +145,15 @@ impl ToolServer {
 
     /// The run of a task call: like any call's, but its own cancellation (the request it came
     /// in ends at once; `tasks/cancel` ends the task).
-    pub(super) fn task_context(context: RequestContext<RoleServer>) -> RequestContext<RoleServer> {
+    pub(super) fn task_context(
+        context: RequestContext<RoleServer>,
+        ttl: std::time::Duration,
+    ) -> RequestContext<RoleServer> {
         let mut context = context;
         context.ct = tokio_util::sync::CancellationToken::new();
+        // Its run knows it runs as a task, for how long at most (a gateway's relayed call then
+        // runs as a task upstream too, bounded by this task's life).
+        context.extensions.insert(InTask { ttl });
         context
     }
 }

@@ -114,6 +114,10 @@ impl ToolCaller for JsTool {
 struct Forward(Arc<McpToolRef>);
 
 impl ToolCaller for Forward {
+    fn runs_plainly(&self) -> bool {
+        true
+    }
+
     fn call(
         &self,
         arguments: Map<String, Value>,
@@ -121,7 +125,13 @@ impl ToolCaller for Forward {
     ) -> futures::future::BoxFuture<'static, Value> {
         let tool = self.0.clone();
         // A task-required upstream tool runs as a task upstream, within the call's timeout
-        // (LiveServer::call follows it).
+        // (LiveServer::call follows it). Served as a task itself, the call runs as a task
+        // upstream when the upstream tool may be one, bounded by this task's life instead.
+        let life = ctx.task_life();
+        let opts = crate::connect::session::CallOpts {
+            timeout: life,
+            task: life.is_some(),
+        };
         // Progress, log messages and elicitations of the upstream reach the calling client.
         let (front, relayed) = ctx.relay();
         async move {
@@ -132,13 +142,20 @@ impl ToolCaller for Forward {
             let call = tokio::spawn(async move {
                 let closed = tool.session.closed_token().clone();
                 tool.server
-                    .call(&tool.tool, arguments, None, &cancel, &closed, Some(front))
+                    .call_with(&tool.tool, arguments, opts, &cancel, &closed, Some(front))
                     .await
             });
             let result = match call.await {
-                // The server's own result travels on untouched; a failure to get one is text.
-                Ok(out) => out.raw.unwrap_or_else(|| text_result(out.output, true)),
-                Err(_) => text_result("MCP tool call failed".to_string(), true),
+                // The server's own result travels on untouched; a failure to get one is text
+                // (and fails a task this call runs as).
+                Ok(out) => out.raw.unwrap_or_else(|| {
+                    ctx.fail(out.output.clone());
+                    text_result(out.output, true)
+                }),
+                Err(_) => {
+                    ctx.fail("MCP tool call failed");
+                    text_result("MCP tool call failed".to_string(), true)
+                }
             };
             // What the upstream reported before its result reaches the client before it too
             // (bounded, so a client that stopped reading cannot hold the result back).
