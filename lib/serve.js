@@ -81,6 +81,8 @@ function runContext(id, signal, principal) {
     sample: (request, options) => input("sample", request, options),
     /** @type {(options?: { key?: string }) => Promise<any>} */
     listRoots: (options) => input("roots", {}, options),
+    /** @type {() => Promise<boolean>} */
+    startTask: () => ask("startTask"),
   }
 }
 
@@ -117,6 +119,7 @@ function servedTools(tools) {
       icons: anyTool.icons,
       execution: anyTool.execution,
       _meta: anyTool._meta,
+      deferTask: anyTool.deferTask === true,
       mcp: anyTool[MCP_TOOL_REF],
       /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal }} call */
       async execute(call) {

@@ -100,6 +100,28 @@ impl ToolServer {
         }
     }
 
+    /// A run that asked to go on as a task (`ctx.startTask()`), handed to a new task of the
+    /// caller's: the call is answered with it, and the run, still going, is driven by the task
+    /// from now on (what it asks next is the task's input). Its cancellation is the task's
+    /// from now on, not the call's. When no task can be made (as many as allowed exist), the
+    /// call is answered with why and the run is dropped.
+    pub(super) fn escalate(
+        &self,
+        mut run: Running,
+        reply: super::context::Escalation,
+    ) -> CallToolResponse {
+        run.forbid_task();
+        let context = ToolServer::task_context(run.ctx.request());
+        run.ctx.follow(context.clone());
+        match self.run_as_task(run, None, &context) {
+            Ok(task) => {
+                let _ = reply.send(true);
+                CallToolResponse::Task(CreateTaskResult::new(task))
+            }
+            Err(why) => CallToolResponse::Complete(super::text_result(why, true)),
+        }
+    }
+
     pub(super) fn task_get(
         &self,
         task_id: &str,

@@ -55,6 +55,7 @@ pub fn call_context<'env>(
                 ctx.log(&level, data, text("logger")).await.map(Value::Bool)
             }
             "input" => input(&ctx, &payload).await,
+            "startTask" => Ok(Value::Bool(ctx.start_task().await)),
             other => Err(format!("unknown call context operation {other:?}")),
         };
         outcome.map_err(|m| Error::from_reason(format!("toolnexus: {m}")))

@@ -31,6 +31,8 @@ pub(super) struct JsTool {
     /// What the served answer is made of what `execute` resolved (or why it failed): a
     /// tool's `CallToolResult`, or the `{result}`/`{error}` envelope of a surface entry.
     pub(super) map: fn(std::result::Result<Value, String>) -> Value,
+    /// A task tool whose call becomes a task only when `run` says so (`deferTask`).
+    pub(super) defer_task: bool,
 }
 
 /// A tool's answer: its `ToolResult` as MCP, or its failure as an error result.
@@ -71,6 +73,10 @@ impl Drop for AbortOnDrop {
 }
 
 impl ToolCaller for JsTool {
+    fn defers_task(&self) -> bool {
+        self.defer_task
+    }
+
     fn call(
         &self,
         arguments: Map<String, Value>,
@@ -187,6 +193,9 @@ pub struct NativeTool<'a> {
     pub execution: Option<Unknown<'a>>,
     #[napi(js_name = "_meta", ts_type = "unknown")]
     pub meta: Option<Unknown<'a>>,
+    /// A task tool's call starts as an ordinary one and becomes a task when `run` calls
+    /// `ctx.startTask()` (`defineTool`'s `deferTask`).
+    pub defer_task: Option<bool>,
     /// `execute({ id, args })`, resolving the call's `ToolResult`.
     #[napi(ts_type = "(call: { id: number; args: Record<string, unknown> }) => Promise<unknown>")]
     pub execute: Function<'a, Value, Promise<JsonValue>>,
@@ -216,6 +225,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
         icons,
         execution,
         meta,
+        defer_task,
         execute,
         abort,
     } = tool;
@@ -264,6 +274,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
             execute: Arc::new(execute),
             abort: Arc::new(abort),
             map: tool_answer,
+            defer_task: defer_task.unwrap_or(false),
         })
     };
     Ok(ServedTool {
