@@ -494,7 +494,13 @@ async fn drive(
             _ = cancel.cancelled() => break Ended::Cancelled,
         }
     };
-    // The run goes first (aborted if still going), then the task hears how it ended.
+    // The run goes first (aborted if still going, and its future gone before what it waits on
+    // fails, so a JavaScript tool's ctx.signal fires before its input requests reject), then
+    // the task hears how it ended.
+    if !run.task.0.is_finished() {
+        run.task.0.abort();
+        let _ = (&mut run.task.0).await;
+    }
     drop(run);
     report(&ended);
     if let Some(tasks) = tasks.upgrade() {

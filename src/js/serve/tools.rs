@@ -63,12 +63,13 @@ impl Drop for AbortOnDrop {
         if self.finished {
             return;
         }
-        let (abort, id) = (self.abort.clone(), self.id);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = abort.call_async_catch(id).await;
-            });
-        }
+        // Queued now, so the signal fires before anything the call's end fails afterwards
+        // (an input request it waits on rejects once its run is dropped).
+        let _ = self.abort.call_with_return_value(
+            self.id,
+            napi::threadsafe_function::ThreadsafeFunctionCallMode::NonBlocking,
+            |_, _| Ok(()),
+        );
     }
 }
 
