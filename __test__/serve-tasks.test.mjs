@@ -19,7 +19,7 @@ import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { buildMcpServer } from "toolnexus"
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { deferredCleanup } from "./helpers.mjs"
 
 const T = { timeout: 60000 }
@@ -432,6 +432,44 @@ test("2025-11-25 over stdio: the tasks capability, a task-augmented call, tasks/
   // The server process is gone once its input closed.
   for (let i = 0; fs.existsSync(`/proc/${pid}`) && i < 500; i++) await new Promise((r) => setTimeout(r, 20))
   assert.equal(fs.existsSync(`/proc/${pid}`), false)
+})
+
+test("2025-11-25 over stdio: notifications/tasks/status tells the client each status change of its task", T, async () => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(here, "fixtures", "task-server.mjs")], stderr: "pipe" })
+  const client = new Client({ name: "sdk", version: "1" }, { capabilities: { tasks: {} } })
+  const heard = []
+  const waiters = []
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+    heard.push(n.params)
+    for (const w of waiters.splice(0)) w()
+  })
+  /** Resolves once a notification says `taskId` is `status`. */
+  const told = async (taskId, status) => {
+    while (!heard.some((p) => p.taskId === taskId && p.status === status)) await new Promise((r) => waiters.push(r))
+  }
+  await client.connect(transport)
+  defer(() => client.close())
+  const call = (ms) =>
+    client.request({ method: "tools/call", params: { name: "job", arguments: { ms }, task: { ttl: 60000 } } }, CreateTaskResultSchema)
+  const done = (await call(50)).task
+  await told(done.taskId, "completed")
+  const [completed] = heard.filter((p) => p.taskId === done.taskId)
+  assert.deepEqual(Object.keys(completed).sort(), ["createdAt", "lastUpdatedAt", "pollInterval", "status", "taskId", "ttl"])
+  assert.equal(completed.ttl, 60000)
+  assert.equal(completed.pollInterval, 500)
+  assert.equal(completed.createdAt, done.createdAt)
+  assert.equal(completed.lastUpdatedAt, (await client.experimental.tasks.getTask(done.taskId)).lastUpdatedAt)
+  // A cancel is told too; each task's changes once each (working is the task's first status).
+  const running = (await call(600000)).task
+  await client.experimental.tasks.cancelTask(running.taskId)
+  await told(running.taskId, "cancelled")
+  assert.deepEqual(
+    heard.map((p) => [p.taskId, p.status]),
+    [
+      [done.taskId, "completed"],
+      [running.taskId, "cancelled"],
+    ],
+  )
 })
 
 test("2025-11-25 over stdio: tasks/cancel ends a running task cancelled and fires its tool's ctx.signal", T, async () => {

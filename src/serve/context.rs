@@ -55,6 +55,10 @@ pub struct CallContext {
     escalate: Arc<Mutex<Option<mpsc::UnboundedSender<Escalation>>>>,
 }
 
+/// Why an input request failed when its run was dropped before the client answered (the call
+/// was cancelled, expired or its server closed): the run is being aborted.
+pub const CALL_ENDED: &str = "the call ended before the client answered";
+
 /// A run's ask to become a task: answered `true` once its call was answered with the task.
 pub type Escalation = tokio::sync::oneshot::Sender<bool>;
 
@@ -300,9 +304,7 @@ impl CallContext {
                     let (pending, answer) = input::Pending::new(key, ask.kind, ask.params);
                     batch.push(pending);
                     answers.push(Box::pin(async move {
-                        answer
-                            .await
-                            .map_err(|_| "the call ended before the client answered".to_string())
+                        answer.await.map_err(|_| CALL_ENDED.to_string())
                     }));
                 }
             }
