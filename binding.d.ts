@@ -394,6 +394,11 @@ export interface NativeTool {
   icons?: unknown
   execution?: unknown
   _meta?: unknown
+  /**
+   * A task tool's call starts as an ordinary one and becomes a task when `run` calls
+   * `ctx.startTask()` (`defineTool`'s `deferTask`).
+   */
+  deferTask?: boolean
   /** `execute({ id, args })`, resolving the call's `ToolResult`. */
   execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
   /** `abort(id)` fires the AbortSignal of the call with this id. */

@@ -303,6 +303,11 @@ export interface Tool extends Pick<ToolInfo, "title" | "annotations" | "outputSc
   description: string
   inputSchema: JSONSchema
   source: string
+  /**
+   * Served as a task (`execution.taskSupport`), a call starts as an ordinary one and becomes
+   * a task only when its run calls `ctx.startTask()` (see `DefineToolOptions.deferTask`).
+   */
+  deferTask?: boolean
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
 }
 
@@ -554,6 +559,17 @@ export interface DefineToolOptions extends Pick<ToolInfo, "title" | "annotations
    */
   task?: "optional" | "required"
   /**
+   * With `task`: a call that would be a task starts as an ordinary call instead, and becomes
+   * a task only when `run` calls `await ctx.startTask()`. Until then `run` asks what it needs
+   * as any call does (2026-07-28: input-required rounds of the `tools/call`, retried by the
+   * client with its answers); at `startTask()` the call is answered with the task
+   * (`CreateTaskResult`), `run` goes on inside it, and what it asks from then on is the
+   * task's input (`input_required`, answered by `tasks/update`). A run that never calls it
+   * answers its call as an ordinary one. In the 2025-11-25 era a task-augmented call is a
+   * task from the start (the client asked for one) and `startTask()` changes nothing.
+   */
+  deferTask?: boolean
+  /**
    * May return (or resolve to) a string (kept), a `ToolResult` (kept), an MCP
    * `CallToolResult` (`{ content, structuredContent?, isError? }`, served as is) or any other
    * value (JSON-stringified; `undefined` gives `""`). A throw becomes
@@ -612,6 +628,15 @@ export interface RunContext extends ToolContext {
   sample?(request: SampleRequest, options?: InputOptions): Promise<CreateMessageResult>
   /** Asks the client for its roots (`roots/list`); rejects if the client cannot. */
   listRoots?(options?: InputOptions): Promise<{ roots: Array<{ uri: string; name?: string }> }>
+  /**
+   * A `deferTask` tool's run hands the rest of its work to a task: its call is answered with
+   * a new task (`CreateTaskResult`) and `run` goes on inside it; its later asks are the
+   * task's input. Resolves `true` once the task exists; `false` when the call stays as it
+   * is (already a task, a tool without `deferTask`, a 2026-07-28 client that did not declare
+   * the tasks extension calling an optional tool, a 2025-11-25 call, a resource or prompt):
+   * then `run` simply goes on and answers its call. Rejects only when the call already ended.
+   */
+  startTask?(): Promise<boolean>
   /**
    * Who called, when served with `auth` (`serve(addr, { auth })`): the static token's or
    * OAuth access token's subject, scopes and claims. `undefined` when served without auth

@@ -89,6 +89,27 @@ test("a client gap that fails stays a gap", { timeout: 60_000 }, async () => {
   assert.equal(closing(r.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
 })
 
+test("a scenario the suite only skips is run and matches its skipped-by-suite entry", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "server", "--era", "extension", "--scenario", "tasks-status-notifications"], () => {})
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /^server\s+extension\s+tasks-status-notifications\s+skipped-by-suite\s+skipped by suite\s+0\/0\s+ok$/m)
+  assert.match(r.stdout, /1 skipped by the suite as listed/)
+  assert.equal(closing(r.stdout), "conformance: 0 passed, 0 failed, 1 skipped")
+})
+
+test("a skipped-by-suite entry fails the run once the suite scores the scenario", { timeout: 60_000 }, async () => {
+  const r = await gate(["--mode", "server", "--era", "extension", "--scenario", "tasks-required-task-error"], (e) => {
+    e.server["tasks-required-task-error"] = "skipped-by-suite: pretend the suite skips it"
+  })
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(r.stdout, /^server\s+extension\s+tasks-required-task-error\s+skipped-by-suite\s+pass\s+3\/0\s+NOW SCORED$/m)
+  assert.match(
+    r.stdout,
+    /NOW SCORED: server tasks-required-task-error at extension \(pass\): listed as skipped by the suite \("pretend the suite skips it"\); classify it "pass" or "gap: <reason>"/,
+  )
+  assert.equal(closing(r.stdout), "conformance: 0 passed, 1 failed, 0 skipped")
+})
+
 test("expected.json must classify every scenario of the pinned suite and nothing else", { timeout: 60_000 }, async () => {
   const r = await gate([], (e) => {
     delete e.server.ping
@@ -98,7 +119,10 @@ test("expected.json must classify every scenario of the pinned suite and nothing
   assert.equal(r.code, 1, r.stdout + r.stderr)
   assert.match(r.stderr, /server scenario "ping" \[2025-11-25\] is not in expected\.json: classify it/)
   assert.match(r.stderr, /expected\.json lists client scenario "no-such-scenario", which suite 0\.2\.0-alpha\.12 does not run/)
-  assert.match(r.stderr, /server "tools-list" at 2026-07-28: want "pass", "gap: <reason>" or "skip: <reason>"/)
+  assert.match(
+    r.stderr,
+    /server "tools-list" at 2026-07-28: want "pass", "gap: <reason>", "skip: <reason>" or "skipped-by-suite: <reason>"/,
+  )
   // Nothing ran: the mismatch is reported before any scenario.
   assert.doesNotMatch(r.stdout, /scenario runs/)
 })

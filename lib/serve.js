@@ -16,10 +16,13 @@ const { servedSurface, cacheHints, serving } = require("./surface.js")
 
 /**
  * Input requests made in one tick go out together (one input-required result in the 2026-07-28
- * era), each settled with its own answer.
+ * era), each settled with its own answer. An answer marked `ended` (the run is being aborted:
+ * cancelled, expired, its server closed) calls `ended()` first, so the run's signal has fired
+ * by the time its ask rejects.
  * @param {(op: string, payload: object) => Promise<any>} ask
+ * @param {() => void} [ended]
  */
-function inputBatcher(ask) {
+function inputBatcher(ask, ended) {
   /** @type {null | Array<{ kind: string, request: object, key: string | undefined, resolve: (v: unknown) => void, reject: (e: unknown) => void }>} */
   let batch = null
   /**
@@ -45,6 +48,7 @@ function inputBatcher(ask) {
             (answers) =>
               asks.forEach((a, i) => {
                 const answer = answers[i]
+                if (answer?.ended) ended?.()
                 if (answer?.ok) a.resolve(answer.value)
                 else a.reject(new Error(`toolnexus: ${answer?.error ?? "no answer"}`))
               }),
@@ -63,11 +67,12 @@ function inputBatcher(ask) {
  * @param {number} id  the native call's id
  * @param {AbortSignal} signal
  * @param {import("../index").Principal} [principal]  who made the call (serving with auth)
+ * @param {() => void} [ended]  fires `signal` (the run is being aborted)
  */
-function runContext(id, signal, principal) {
+function runContext(id, signal, principal, ended) {
   /** @type {(op: string, payload?: object) => Promise<any>} */
   const ask = (op, payload) => binding.callContext(id, op, payload ?? {})
-  const input = inputBatcher(ask)
+  const input = inputBatcher(ask, ended)
   return {
     signal,
     principal,
@@ -81,6 +86,8 @@ function runContext(id, signal, principal) {
     sample: (request, options) => input("sample", request, options),
     /** @type {(options?: { key?: string }) => Promise<any>} */
     listRoots: (options) => input("roots", {}, options),
+    /** @type {() => Promise<boolean>} */
+    startTask: () => ask("startTask"),
   }
 }
 
@@ -117,12 +124,13 @@ function servedTools(tools) {
       icons: anyTool.icons,
       execution: anyTool.execution,
       _meta: anyTool._meta,
+      deferTask: anyTool.deferTask === true,
       mcp: anyTool[MCP_TOOL_REF],
       /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal }} call */
       async execute(call) {
         const controller = new AbortController()
         pending.set(call.id, controller)
-        const ctx = runContext(call.id, controller.signal, call.principal)
+        const ctx = runContext(call.id, controller.signal, call.principal, () => abort(call.id))
         try {
           const result = await tool.execute(call.args, /** @type {any} */ (ctx))
           // A task tool's throw: the call failed rather than answered.

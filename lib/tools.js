@@ -23,7 +23,7 @@ function defineTool(opts) {
     throw new TypeError("toolnexus: defineTool needs an options object")
   }
   // The listing's other fields are passed on when given (as a loadMcp tool has them).
-  const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta, task } =
+  const { name, description = "", inputSchema, source = "native", run, title, annotations, outputSchema, icons, _meta, task, deferTask } =
     /** @type {DefineToolOptions & Partial<Pick<ToolInfo, "title" | "annotations" | "outputSchema" | "icons" | "_meta">>} */ (opts)
   let { execution } = /** @type {DefineToolOptions} */ (opts)
   if (typeof name !== "string" || name.length === 0) {
@@ -38,6 +38,12 @@ function defineTool(opts) {
   if (task !== undefined && task !== "optional" && task !== "required") {
     throw new TypeError(`toolnexus: defineTool "${name}": task must be "optional" or "required"`)
   }
+  if (deferTask !== undefined && typeof deferTask !== "boolean") {
+    throw new TypeError(`toolnexus: defineTool "${name}": deferTask must be a boolean`)
+  }
+  if (deferTask && task === undefined) {
+    throw new TypeError(`toolnexus: defineTool "${name}": deferTask needs task ("optional" or "required")`)
+  }
   if (task !== undefined) execution = { ...(execution ?? {}), taskSupport: task }
   const schema = { type: "object", properties: {}, ...(inputSchema ?? {}) }
   const listing = Object.fromEntries(
@@ -49,6 +55,8 @@ function defineTool(opts) {
     inputSchema: schema,
     source,
     ...listing,
+    // Served: a task call starts as an ordinary one until run calls ctx.startTask().
+    ...(deferTask ? { deferTask: true } : {}),
     async execute(args, ctx) {
       try {
         return toToolResult(await run(args ?? {}, ctx ?? {}))

@@ -11,7 +11,10 @@
 // either "pass" (it must pass) or "gap: <reason (#issue)>" (a known failure, which must NOT pass:
 // when a fix lands, the entry has to move to "pass", so the list stays true). A scenario the suite
 // has but the list lacks, or an entry for a scenario the suite no longer has, fails the run too.
-// In client mode, "skip: <reason>" leaves a scenario unrun. A server scenario of an extension
+// In client mode, "skip: <reason>" leaves a scenario unrun. "skipped-by-suite: <reason>" is for a
+// scenario the pinned suite runs but scores no check of (every check it reports is SKIPPED, e.g.
+// tasks-status-notifications): it is still run, and fails the gate as soon as the suite scores it
+// (a passed or failed check), so the entry has to be re-classified then. A server scenario of an extension
 // (tagged "extension", on no spec timeline, e.g. tasks-*) is run only when listed, against the
 // newest era (the suite's --force), one CLI run each.
 //
@@ -164,11 +167,11 @@ async function listScenarios(node, cli) {
 
 const EXTENSION = "extension"
 
-/** An entry of expected.json for one era: { kind: "pass"|"gap"|"skip", reason }. */
+/** An entry of expected.json for one era: { kind: "pass"|"gap"|"skip"|"skipped-by-suite", reason }. */
 function entryFor(value, era) {
   const v = typeof value === "object" && value !== null ? value[era] : value
   if (typeof v !== "string") return null
-  const m = v.match(/^(pass|gap|skip)(?::\s*(.+))?$/)
+  const m = v.match(/^(pass|gap|skip|skipped-by-suite)(?::\s*(.+))?$/)
   if (!m || (m[1] !== "pass" && !m[2])) return null
   return { kind: m[1], reason: m[2] ?? "" }
 }
@@ -194,7 +197,8 @@ function plan(expected, version, lists) {
       }
       for (const era of eras) {
         const entry = entryFor(entries[name], era)
-        if (!entry) problems.push(`${mode} "${name}" at ${era}: want "pass", "gap: <reason>" or "skip: <reason>"`)
+        if (!entry)
+          problems.push(`${mode} "${name}" at ${era}: want "pass", "gap: <reason>", "skip: <reason>" or "skipped-by-suite: <reason>"`)
         else if (entry.kind === "skip" && mode === "server")
           problems.push(`server "${name}": every server scenario is run; use "gap: <reason>"`)
         else runs[mode].push({ mode, era, name, ...entry })
@@ -268,8 +272,11 @@ function judgeServer(results, planned) {
   const result = results.get(planned.name)
   if (!result) return { ...planned, outcome: "missing", detail: ["the suite produced no result for it"] }
   const t = tally(result.checks)
-  const outcome = t.failed > 0 ? "fail" : t.passed > 0 ? "pass" : "no verdict"
-  return { ...planned, ...t, outcome, detail: failureLines(result.checks), resultDir: result.dir }
+  const skipped = result.checks.length > 0 && result.checks.every((c) => c.status === "SKIPPED")
+  const outcome = t.failed > 0 ? "fail" : t.passed > 0 ? "pass" : skipped ? "skipped by suite" : "no verdict"
+  const detail = failureLines(result.checks)
+  if (skipped) detail.push(...result.checks.map((c) => `skipped ${c.id}: ${c.errorMessage ?? c.description}`))
+  return { ...planned, ...t, outcome, detail, resultDir: result.dir }
 }
 
 // Client mode: one CLI run per scenario; the suite's exit code is its verdict (failed or warning
@@ -310,9 +317,13 @@ async function pool(items, size, work) {
   return results
 }
 
-/** ok: matched its entry; regression: a "pass" that did not; stale: a "gap" that passes now. */
+/**
+ * ok: matched its entry; regression: a "pass" that did not; stale: a "gap" that passes now, or a
+ * "skipped-by-suite" the suite now scores (or no longer runs as skipped).
+ */
 function verdict(r) {
   if (r.kind === "pass") return r.outcome === "pass" ? "ok" : "REGRESSION"
+  if (r.kind === "skipped-by-suite") return r.outcome === "skipped by suite" ? "ok" : "NOW SCORED"
   return r.outcome === "pass" ? "NOW PASSES" : "ok"
 }
 
@@ -379,9 +390,13 @@ async function main() {
   for (const r of rows) r.verdict = r.kind === "skip" ? "not run" : verdict(r)
 
   printTable(rows)
-  const bad = rows.filter((r) => r.verdict === "REGRESSION" || r.verdict === "NOW PASSES")
+  const bad = rows.filter((r) => r.verdict === "REGRESSION" || r.verdict === "NOW PASSES" || r.verdict === "NOW SCORED")
   for (const r of rows.filter((r) => r.verdict === "REGRESSION" || (flags.verbose && r.outcome !== "pass" && r.kind !== "skip"))) {
     console.log(`\n${r.verdict === "REGRESSION" ? "REGRESSION" : "gap"}: ${r.mode} ${r.name} at ${r.era} (${r.outcome}); ${r.resultDir}`)
+    for (const d of r.detail.slice(0, 8)) console.log(`  ${d}`)
+  }
+  for (const r of rows.filter((r) => r.verdict === "NOW SCORED")) {
+    console.log(`\nNOW SCORED: ${r.mode} ${r.name} at ${r.era} (${r.outcome}): listed as skipped by the suite ("${r.reason}"); classify it "pass" or "gap: <reason>"`)
     for (const d of r.detail.slice(0, 8)) console.log(`  ${d}`)
   }
   for (const r of rows.filter((r) => r.verdict === "NOW PASSES")) {
@@ -390,12 +405,15 @@ async function main() {
   const ok = rows.filter((r) => r.verdict === "ok" && r.kind === "pass").length
   const gaps = rows.filter((r) => r.verdict === "ok" && r.kind === "gap").length
   const skipped = rows.filter((r) => r.kind === "skip").length
+  const unscored = rows.filter((r) => r.verdict === "ok" && r.kind === "skipped-by-suite").length
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
-  console.log(`\n${rows.length} scenario runs in ${seconds}s: ${ok} pass as required, ${gaps} known gaps fail as listed, ${skipped} not run, ${bad.length} unexpected`)
+  console.log(
+    `\n${rows.length} scenario runs in ${seconds}s: ${ok} pass as required, ${gaps} known gaps fail as listed, ${unscored} skipped by the suite as listed, ${skipped} not run, ${bad.length} unexpected`,
+  )
   if (bad.length > 0 || flags.keep) console.log(`results kept in ${outDir}`)
   else fs.rmSync(outDir, { recursive: true, force: true })
   // The plain closing line: required passes passed; unexpected outcomes failed; gaps skipped.
-  console.log(`conformance: ${ok} passed, ${bad.length} failed, ${gaps + skipped} skipped`)
+  console.log(`conformance: ${ok} passed, ${bad.length} failed, ${gaps + skipped + unscored} skipped`)
   process.exitCode = bad.length > 0 ? 1 : 0
 }
 

@@ -517,11 +517,13 @@ export function conformanceTools() {
     }),
     defineTool({
       name: "test_tool_with_task",
-      description: "Asks for a name, then answers as a task",
+      description: "Asks for a name in the call, then answers as a task",
       inputSchema: noArgs,
       task: "required",
+      deferTask: true,
       async run(_args, ctx) {
         const answer = await capability(ctx, "elicit")(askName("What is your name?"), { key: "user_name" })
+        await capability(ctx, "startTask")()
         return `Hello, ${answer.content?.name}!`
       },
     }),

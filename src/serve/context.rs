@@ -50,7 +50,17 @@ pub struct CallContext {
     /// Why the run failed rather than answered (a throw, an upstream's protocol error): a
     /// task of it ends `failed`, not `completed`.
     failure: Arc<Mutex<Option<String>>>,
+    /// A run that may become a task partway (`ctx.startTask()`, see [`CallContext::start_task`]):
+    /// where it asks its driver to hand it to a task, with where the driver says whether it did.
+    escalate: Arc<Mutex<Option<mpsc::UnboundedSender<Escalation>>>>,
 }
+
+/// Why an input request failed when its run was dropped before the client answered (the call
+/// was cancelled, expired or its server closed): the run is being aborted.
+pub const CALL_ENDED: &str = "the call ended before the client answered";
+
+/// A run's ask to become a task: answered `true` once its call was answered with the task.
+pub type Escalation = tokio::sync::oneshot::Sender<bool>;
 
 fn severity(level: LoggingLevel) -> u8 {
     match level {
@@ -85,6 +95,7 @@ impl CallContext {
             asked: Arc::default(),
             checkpoint: Arc::default(),
             failure: Arc::default(),
+            escalate: Arc::default(),
         };
         (ctx, asks)
     }
@@ -148,6 +159,33 @@ impl CallContext {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Lets the run become a task partway: [`CallContext::start_task`] asks the driver holding
+    /// the receiver from now on.
+    pub fn allow_task(&self) -> mpsc::UnboundedReceiver<Escalation> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.escalate.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        rx
+    }
+
+    /// The run may no longer become a task (it is one now, or its call ended).
+    pub fn forbid_task(&self) {
+        *self.escalate.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// The run asks to go on as a task (`ctx.startTask()`): its call is answered with a new
+    /// task and the run continues inside it (what it asks from then on is the task's input).
+    /// `true` once that happened; `false` when the call cannot become one (it already is a
+    /// task, the tool does not defer its task, the client did not declare tasks, the
+    /// handshake era's call was not task-augmented): the run simply goes on in its call.
+    pub async fn start_task(&self) -> bool {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sent = match &*self.escalate.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(escalate) => escalate.send(reply).is_ok(),
+            None => false,
+        };
+        sent && answer.await.unwrap_or(false)
     }
 
     /// The capability an input request of this call was refused for, if any.
@@ -275,9 +313,7 @@ impl CallContext {
                     let (pending, answer) = input::Pending::new(key, ask.kind, ask.params);
                     batch.push(pending);
                     answers.push(Box::pin(async move {
-                        answer
-                            .await
-                            .map_err(|_| "the call ended before the client answered".to_string())
+                        answer.await.map_err(|_| CALL_ENDED.to_string())
                     }));
                 }
             }

@@ -403,6 +403,16 @@ impl ServerHandler for ToolServer {
                 }
             }
         };
+        if as_task && tool.caller.defers_task() {
+            // The run asks what it needs as an ordinary call, then goes on as a task when it
+            // says so (`ctx.startTask()`; see `escalate`).
+            let mut run = self.start(subject, tool.caller.clone(), arguments, context);
+            if let Some(resume) = &again {
+                resume.apply(&mut run);
+            }
+            run.allow_task();
+            return self.drive(run, responses).await;
+        }
         if as_task {
             let life = self.shared.tasks.ttl_for(None);
             let context = ToolServer::task_context(context, life);

@@ -88,6 +88,13 @@ pub trait ToolCaller: Send + Sync + 'static {
     fn runs_plainly(&self) -> bool {
         false
     }
+
+    /// Whether a task call of this tool starts as an ordinary call, which its run turns into
+    /// a task partway ([`CallContext::start_task`]; a JavaScript tool's `deferTask`). Until
+    /// then it asks for input as any call does (2026-07-28: input-required rounds).
+    fn defers_task(&self) -> bool {
+        false
+    }
 }
 
 /// Closures over the arguments alone are callers, which keeps tests and adapters short.

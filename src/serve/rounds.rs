@@ -86,6 +86,8 @@ pub struct Running {
     /// A digest of what the call was made with (tool arguments, prompt arguments, a URI), when
     /// its state is to be sealed.
     pub digest: Option<String>,
+    /// Where the run asks to become a task (`ctx.startTask()`), when its call may become one.
+    pub escalate: Option<mpsc::UnboundedReceiver<super::context::Escalation>>,
 }
 
 impl Running {
@@ -119,6 +121,18 @@ impl Running {
             };
             self.pending.push(ask);
         }
+    }
+
+    /// From now on the run may become a task partway (`ctx.startTask()`; see
+    /// [`super::context::CallContext::start_task`]).
+    pub fn allow_task(&mut self) {
+        self.escalate = Some(self.ctx.allow_task());
+    }
+
+    /// The run may no longer become a task (it is one now).
+    pub fn forbid_task(&mut self) {
+        self.escalate = None;
+        self.ctx.forbid_task();
     }
 
     /// The client's answers to what the run waits on; unanswered requests stay pending.

@@ -146,6 +146,11 @@ impl ToolServer {
             Driven::Full(why) => Err(ErrorData::internal_error(why, None)),
             Driven::Panicked => Err(ErrorData::internal_error("the handler panicked", None)),
             Driven::Cancelled => Err(ErrorData::internal_error("cancelled by the client", None)),
+            // Only a tool call's run may become a task (no other is allowed to ask).
+            Driven::Escalate(..) => Err(ErrorData::internal_error(
+                "only a tool call can become a task",
+                None,
+            )),
             Driven::Done(value) => match envelope(value) {
                 Ok(value) => Ok(Ok(value)),
                 Err(error) => Err(refused_capability(&ctx).unwrap_or(error)),

@@ -85,13 +85,20 @@ impl ToolServer {
             super::caller::principal_of(context),
         );
         let started: Instant = run.started;
-        self.shared.tasks.create(scope, ttl, run, move |ended| {
-            let is_error = match ended {
-                Ended::Result(result) => result.is_error.unwrap_or(false),
-                Ended::Failed(_) | Ended::Cancelled => true,
-            };
-            record(&me, &subject, started, is_error, principal);
-        })
+        let watch = (!input::is_modern(context)).then(|| status_notifications(context));
+        self.shared.tasks.create(
+            scope,
+            ttl,
+            run,
+            move |ended| {
+                let is_error = match ended {
+                    Ended::Result(result) => result.is_error.unwrap_or(false),
+                    Ended::Failed(_) | Ended::Cancelled => true,
+                };
+                record(&me, &subject, started, is_error, principal);
+            },
+            watch,
+        )
     }
 
     /// A 2026-07-28 task call: the task at once.
@@ -103,6 +110,29 @@ impl ToolServer {
         match self.run_as_task(run, None, context) {
             Ok(task) => Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
             Err(why) => Ok(CallToolResponse::Complete(super::text_result(why, true))),
+        }
+    }
+
+    /// A run that asked to go on as a task (`ctx.startTask()`), handed to a new task of the
+    /// caller's: the call is answered with it, and the run, still going, is driven by the task
+    /// from now on (what it asks next is the task's input). Its cancellation is the task's
+    /// from now on, not the call's. When no task can be made (as many as allowed exist), the
+    /// call is answered with why and the run is dropped.
+    pub(super) fn escalate(
+        &self,
+        mut run: Running,
+        reply: super::context::Escalation,
+    ) -> CallToolResponse {
+        run.forbid_task();
+        let life = self.shared.tasks.ttl_for(None);
+        let context = ToolServer::task_context(run.ctx.request(), life);
+        run.ctx.follow(context.clone());
+        match self.run_as_task(run, None, &context) {
+            Ok(task) => {
+                let _ = reply.send(true);
+                CallToolResponse::Task(CreateTaskResult::new(task))
+            }
+            Err(why) => CallToolResponse::Complete(super::text_result(why, true)),
         }
     }
 
@@ -157,6 +187,32 @@ impl ToolServer {
         context
     }
 }
+
+/// 2025-11-25's `notifications/tasks/status` (optional in that era) to the client whose task
+/// it is, in the order its status changed: the task's fields as `tasks/get` gives them. (The
+/// 2026-07-28 extension's `notifications/tasks` goes only on a `subscriptions/listen` stream
+/// that names the task, which rmcp's listen filter cannot carry: not sent.)
+fn status_notifications(context: &RequestContext<RoleServer>) -> super::tasks::Watch {
+    let peer = context.peer.clone();
+    let (news, mut queue) = tokio::sync::mpsc::unbounded_channel::<serde_json::Value>();
+    // Ends when the task is gone (its watch, holding `news`, with it) and all was sent.
+    tokio::spawn(async move {
+        while let Some(params) = queue.recv().await {
+            let notification = rmcp::model::CustomNotification::new(STATUS, Some(params));
+            let _ = peer
+                .send_notification(rmcp::model::ServerNotification::CustomNotification(
+                    notification,
+                ))
+                .await;
+        }
+    });
+    std::sync::Arc::new(move |task: &rmcp::model::DetailedTask| {
+        let _ = news.send(super::task_legacy::task_json(&task.task));
+    })
+}
+
+/// The handshake era's task status notification.
+const STATUS: &str = "notifications/tasks/status";
 
 fn record(
     server: &ToolServer,

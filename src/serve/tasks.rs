@@ -69,6 +69,10 @@ impl Default for Limits {
     }
 }
 
+/// Told each status change of a task (from `working` to `input_required` and back, and its
+/// end), with the task as `tasks/get` would give it then: a front's status notifications.
+pub type Watch = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
+
 /// How a task's run ended, as the engine is told by its driver.
 pub enum Ended {
     /// The run's result (a tool's `isError` result included: the tool ran).
@@ -113,6 +117,8 @@ struct Entry {
     answers: mpsc::UnboundedSender<InputResponses>,
     /// Flips to true when the task ends (`tasks/result` waits on it).
     ended: watch::Sender<bool>,
+    /// Told of each status change.
+    watch: Option<Watch>,
     /// Aborts the expiry timer when the entry goes first.
     _expiry: super::AbortOnDrop<()>,
 }
@@ -124,6 +130,17 @@ impl Entry {
 
     fn touch(&mut self) {
         self.task.last_updated_at = now();
+    }
+
+    /// Who to tell of the task's new status, and what (told once the lock is released).
+    fn news(&self) -> Option<(Watch, DetailedTask)> {
+        Some((self.watch.clone()?, self.detailed()))
+    }
+}
+
+fn tell(news: Option<(Watch, DetailedTask)>) {
+    if let Some((watch, task)) = news {
+        watch(&task);
     }
 }
 
@@ -175,14 +192,15 @@ impl Tasks {
     }
 
     /// Makes `run` a task of `scope` and starts driving it; the task is readable (`get`)
-    /// before this returns. `ended` is told how it ended (to report the call). Refused in
-    /// words when as many tasks as allowed exist.
+    /// before this returns. `ended` is told how it ended (to report the call), `watch` each
+    /// status change after the first. Refused in words when as many tasks as allowed exist.
     pub fn create(
         self: &Arc<Self>,
         scope: Scope,
         ttl: Option<u64>,
         run: Running,
         ended: impl FnOnce(&Ended) + Send + 'static,
+        watch: Option<Watch>,
     ) -> Result<Task, String> {
         let ttl = self.ttl_for(ttl);
         let id = super::rounds::new_state();
@@ -220,6 +238,7 @@ impl Tasks {
                 cancel: cancel.clone(),
                 answers,
                 ended: watch::channel(false).0,
+                watch,
                 _expiry: expiry,
             };
             entries.insert(id.clone(), entry);
@@ -282,9 +301,10 @@ impl Tasks {
             }
             settle(entry, TaskPayload::Cancelled);
             entry.cancel.cancel();
-            entry.detailed()
+            (entry.detailed(), entry.news())
         };
-        Ok(detailed)
+        tell(detailed.1);
+        Ok(detailed.0)
     }
 
     /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
@@ -353,7 +373,7 @@ impl Tasks {
 
     /// The driver's news: the run waits on `requests` (none: it is working).
     fn waiting(&self, id: &str, requests: InputRequests) {
-        {
+        let news = {
             let mut entries = self.lock();
             let Some(entry) = entries.get_mut(id) else {
                 return;
@@ -371,15 +391,21 @@ impl Tasks {
             if entry.payload == payload {
                 return;
             }
+            let was = entry.task.status;
             entry.payload = payload;
             entry.task.status = entry.payload.status();
             entry.touch();
-        }
+            if entry.task.status == was {
+                return;
+            }
+            entry.news()
+        };
+        tell(news);
     }
 
     /// The driver's news: the run ended.
     fn ended(&self, id: &str, ended: &Ended) {
-        {
+        let news = {
             let mut entries = self.lock();
             let Some(entry) = entries.get_mut(id) else {
                 return;
@@ -400,7 +426,9 @@ impl Tasks {
                 Ended::Cancelled => TaskPayload::Cancelled,
             };
             settle(entry, payload);
-        }
+            entry.news()
+        };
+        tell(news);
     }
 }
 
@@ -494,7 +522,13 @@ async fn drive(
             _ = cancel.cancelled() => break Ended::Cancelled,
         }
     };
-    // The run goes first (aborted if still going), then the task hears how it ended.
+    // The run goes first (aborted if still going, and its future gone before what it waits on
+    // fails, so a JavaScript tool's ctx.signal fires before its input requests reject), then
+    // the task hears how it ended.
+    if !run.task.0.is_finished() {
+        run.task.0.abort();
+        let _ = (&mut run.task.0).await;
+    }
     drop(run);
     report(&ended);
     if let Some(tasks) = tasks.upgrade() {

@@ -55,6 +55,7 @@ pub fn call_context<'env>(
                 ctx.log(&level, data, text("logger")).await.map(Value::Bool)
             }
             "input" => input(&ctx, &payload).await,
+            "startTask" => Ok(Value::Bool(ctx.start_task().await)),
             other => Err(format!("unknown call context operation {other:?}")),
         };
         outcome.map_err(|m| Error::from_reason(format!("toolnexus: {m}")))
@@ -62,7 +63,7 @@ pub fn call_context<'env>(
 }
 
 /// `ctx.elicit/sample/listRoots` of one tick, asked together: `{ asks: [{ kind, request,
-/// key? }] }`, answered with one `{ ok: true, value } | { ok: false, error }` per ask.
+/// key? }] }`, answered with one `{ ok: true, value } | { ok: false, error, ended }` per ask.
 async fn input(ctx: &CallContext, payload: &Value) -> std::result::Result<Value, String> {
     let mut asks = Vec::new();
     for ask in payload
@@ -82,7 +83,11 @@ async fn input(ctx: &CallContext, payload: &Value) -> std::result::Result<Value,
     }
     let answers = ctx.ask(asks).await.into_iter().map(|answer| match answer {
         Ok(value) => json!({ "ok": true, "value": value }),
-        Err(error) => json!({ "ok": false, "error": error }),
+        // `ended`: the run is being aborted (its signal is fired before the ask rejects).
+        Err(error) => {
+            let ended = error == crate::serve::context::CALL_ENDED;
+            json!({ "ok": false, "error": error, "ended": ended })
+        }
     });
     Ok(Value::Array(answers.collect()))
 }

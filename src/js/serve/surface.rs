@@ -131,6 +131,7 @@ fn own_item(env: &Env, i: usize, entry: NativeSurfaceEntry) -> Result<OwnItem> {
             execute: Arc::new(execute),
             abort: Arc::new(abort),
             map: envelope_answer,
+            defer_task: false,
         }),
         completer,
         completes: entry.completes.unwrap_or_default(),

@@ -31,6 +31,8 @@ pub(super) struct JsTool {
     /// What the served answer is made of what `execute` resolved (or why it failed): a
     /// tool's `CallToolResult`, or the `{result}`/`{error}` envelope of a surface entry.
     pub(super) map: fn(std::result::Result<Value, String>) -> Value,
+    /// A task tool whose call becomes a task only when `run` says so (`deferTask`).
+    pub(super) defer_task: bool,
 }
 
 /// A tool's answer: its `ToolResult` as MCP, or its failure as an error result.
@@ -61,16 +63,21 @@ impl Drop for AbortOnDrop {
         if self.finished {
             return;
         }
-        let (abort, id) = (self.abort.clone(), self.id);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = abort.call_async_catch(id).await;
-            });
-        }
+        // Queued now, so the signal fires before anything the call's end fails afterwards
+        // (an input request it waits on rejects once its run is dropped).
+        let _ = self.abort.call_with_return_value(
+            self.id,
+            napi::threadsafe_function::ThreadsafeFunctionCallMode::NonBlocking,
+            |_, _| Ok(()),
+        );
     }
 }
 
 impl ToolCaller for JsTool {
+    fn defers_task(&self) -> bool {
+        self.defer_task
+    }
+
     fn call(
         &self,
         arguments: Map<String, Value>,
@@ -202,6 +209,9 @@ pub struct NativeTool<'a> {
     pub execution: Option<Unknown<'a>>,
     #[napi(js_name = "_meta", ts_type = "unknown")]
     pub meta: Option<Unknown<'a>>,
+    /// A task tool's call starts as an ordinary one and becomes a task when `run` calls
+    /// `ctx.startTask()` (`defineTool`'s `deferTask`).
+    pub defer_task: Option<bool>,
     /// `execute({ id, args })`, resolving the call's `ToolResult`.
     #[napi(ts_type = "(call: { id: number; args: Record<string, unknown> }) => Promise<unknown>")]
     pub execute: Function<'a, Value, Promise<JsonValue>>,
@@ -231,6 +241,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
         icons,
         execution,
         meta,
+        defer_task,
         execute,
         abort,
     } = tool;
@@ -279,6 +290,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
             execute: Arc::new(execute),
             abort: Arc::new(abort),
             map: tool_answer,
+            defer_task: defer_task.unwrap_or(false),
         })
     };
     Ok(ServedTool {

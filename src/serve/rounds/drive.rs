@@ -55,6 +55,9 @@ pub enum Driven {
     InputRequired(InputRequiredResult),
     /// It would wait on input but no slot was free (the reason).
     Full(String),
+    /// The run asked to go on as a task (`ctx.startTask()`): handed back, with where to tell
+    /// it whether it became one.
+    Escalate(Box<Running>, super::super::context::Escalation),
 }
 
 /// How a served call runs: started on its own task, driven until it finishes or waits on input.
@@ -85,6 +88,7 @@ impl ToolServer {
             answered: Map::new(),
             round: 0,
             digest,
+            escalate: None,
         }
     }
 
@@ -116,6 +120,12 @@ impl ToolServer {
                     None => std::future::pending().await,
                 }
             };
+            let escalate = async {
+                match running.escalate.as_mut() {
+                    Some(escalate) => escalate.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 joined = &mut running.task.0 => {
                     return match joined {
@@ -124,6 +134,12 @@ impl ToolServer {
                     };
                 }
                 Some(asks) = asks => running.asked(asks, responses),
+                Some(reply) = escalate => {
+                    let Some(escalated) = run.take() else {
+                        return Driven::Cancelled;
+                    };
+                    return Driven::Escalate(Box::new(escalated), reply);
+                }
                 _ = cancelled.cancelled() => return Driven::Cancelled,
             }
         }
@@ -142,6 +158,7 @@ impl ToolServer {
                 return Ok(CallToolResponse::InputRequired(input_required));
             }
             Driven::Full(why) => return Ok(CallToolResponse::Complete(text_result(why, true))),
+            Driven::Escalate(run, reply) => return Ok(self.escalate(*run, reply)),
             Driven::Done(value) => to_call_result(value),
             Driven::Panicked => text_result("tool panicked", true),
             Driven::Cancelled => text_result("cancelled by the client", true),

@@ -36,6 +36,8 @@ enum Act {
     Hang,
     ToolError,
     Throw,
+    /// Asks to become a task partway (`ctx.startTask()`), twice, then answers what it heard.
+    Defer,
 }
 
 struct Tool {
@@ -56,6 +58,10 @@ fn text(text: &str, is_error: bool) -> Value {
 }
 
 impl ToolCaller for Tool {
+    fn defers_task(&self) -> bool {
+        matches!(self.act, Act::Defer)
+    }
+
     fn call(&self, _: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, CallResult> {
         let (act, guard) = (self.act, NotifyOnDrop(self.dropped.clone()));
         async move {
@@ -67,6 +73,11 @@ impl ToolCaller for Tool {
                 Act::Throw => {
                     ctx.fail("it broke");
                     text("it broke", true)
+                }
+                Act::Defer => {
+                    let became = ctx.start_task().await;
+                    let again = ctx.start_task().await;
+                    text(&format!("became a task: {became}; again: {again}"), false)
                 }
             }
         }
@@ -391,4 +402,56 @@ async fn a_handshake_era_task_belongs_to_its_session() {
         .ask("tools/call", json!({"name": "job", "arguments": {}}))
         .await;
     assert_eq!(plain["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn a_run_that_asks_to_become_a_task_is_adopted_by_one_still_running() {
+    let (server, mut dropped) = serve_job(Act::Defer, Limits::default());
+    let client = connect(server.clone()).await;
+    // The call starts as an ordinary one; the run's ask makes it a task, which drives the
+    // same run on (a second ask changes nothing).
+    let id = start(&client).await;
+    let done = ended(&client, &id).await;
+    let TaskPayload::Completed { result } = done.payload else {
+        panic!("completed")
+    };
+    assert_eq!(
+        result["content"],
+        json!([{"type": "text", "text": "became a task: true; again: false"}])
+    );
+    // One run, started once, ended once.
+    tokio::time::timeout(Duration::from_secs(10), dropped.recv())
+        .await
+        .expect("the run ended");
+    assert!(dropped.try_recv().is_err(), "one run only");
+    assert_eq!(server.task_count(), 1);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_run_that_asks_to_become_a_task_when_none_can_be_made_is_answered_why() {
+    let limits = Limits {
+        max_live: 0,
+        ..Limits::default()
+    };
+    let (server, mut dropped) = serve_job(Act::Defer, limits);
+    let client = connect(server.clone()).await;
+    let answer = client
+        .peer()
+        .call_tool_once(CallToolRequestParams::new("job"))
+        .await
+        .unwrap();
+    let CallToolResponse::Complete(result) = answer else {
+        panic!("expected a result, got {answer:?}")
+    };
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap(),
+        json!([{"type": "text", "text": "0 tasks exist already, the most this server keeps; try again when some have ended or expired"}])
+    );
+    tokio::time::timeout(Duration::from_secs(10), dropped.recv())
+        .await
+        .expect("the run was dropped");
+    assert_eq!(server.task_count(), 0);
+    client.cancel().await.unwrap();
 }
