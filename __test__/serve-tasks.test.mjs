@@ -21,55 +21,17 @@ import { fileURLToPath } from "node:url"
 import { buildMcpServer } from "toolnexus"
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { deferredCleanup } from "./helpers.mjs"
+import { TASKS, wire, until } from "./lib/tasks-wire.mjs"
 
 const T = { timeout: 60000 }
 const defer = deferredCleanup(afterEach)
-const TASKS = "io.modelcontextprotocol/tasks"
+
 
 async function serve(tools) {
   const toolkit = await createToolkit({ extraTools: tools })
   defer(() => toolkit.close())
   const handle = await toolkit.serve("127.0.0.1:0")
   return `${handle.url}/mcp`
-}
-
-/** A 2026-07-28 client on the wire; `extensions` false leaves the tasks extension undeclared. */
-function wire(url, { extensions = true } = {}) {
-  let id = 0
-  const capabilities = { elicitation: {}, ...(extensions ? { extensions: { [TASKS]: {} } } : {}) }
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1" },
-    "io.modelcontextprotocol/clientCapabilities": capabilities,
-  }
-  /** One request; resolves its JSON-RPC response. */
-  return async function request(method, params = {}) {
-    const name = method === "tools/call" ? params.name : params.taskId
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(name === undefined ? {} : { "mcp-name": name }),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: { ...params, _meta: meta } }),
-    })
-    const text = await response.text()
-    const data = text.split("\n").filter((l) => l.startsWith("data:") && l.length > 5).map((l) => JSON.parse(l.slice(5)))
-    return data.length ? data.at(-1) : JSON.parse(text)
-  }
-}
-
-/** Polls tasks/get until the task's status is one of `statuses` (bounded by the test's timeout). */
-async function until(request, taskId, statuses) {
-  for (;;) {
-    const { result, error } = await request("tasks/get", { taskId })
-    assert.equal(error, undefined, JSON.stringify(error))
-    if (statuses.includes(result.status)) return result
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 /** A task tool whose run waits until `release()`, noting whether its signal fired (and why). */

@@ -111,6 +111,8 @@ pub struct CallOutcome {
     /// The server's `CallToolResult` JSON, when there was one.
     pub raw: Option<Value>,
     pub elapsed: Duration,
+    /// It ran as a task that ended `failed` (its result, when it has one, is an error).
+    pub task_failed: bool,
 }
 
 impl CallOutcome {
@@ -120,6 +122,7 @@ impl CallOutcome {
             is_error: true,
             raw: None,
             elapsed: started.elapsed(),
+            task_failed: false,
         }
     }
 }

@@ -283,6 +283,7 @@ fn start_call(
                 is_error: true,
                 raw: None,
                 elapsed: Duration::ZERO,
+                task_failed: false,
             },
         };
         if let Some(front) = &front {

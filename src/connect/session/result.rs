@@ -33,6 +33,7 @@ fn outcome(raw: serde_json::Result<Value>, started: Instant) -> CallOutcome {
                 is_error,
                 raw: Some(raw),
                 elapsed: started.elapsed(),
+                task_failed: false,
             }
         }
         Err(e) => CallOutcome::failure(

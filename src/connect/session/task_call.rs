@@ -331,8 +331,9 @@ impl LiveServer {
             Ok((result, status)) => {
                 let mut outcome = super::result::map_value(result, started);
                 // A failed task is an error even when its result does not say so.
-                if status == "failed" && !outcome.is_error {
+                if status == "failed" {
                     outcome.is_error = true;
+                    outcome.task_failed = true;
                 }
                 Ok(outcome)
             }

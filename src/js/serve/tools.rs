@@ -155,10 +155,12 @@ impl ToolCaller for Forward {
             let result = match call.await {
                 // The server's own result travels on untouched; a failure to get one is text
                 // (and fails a task this call runs as).
-                Ok(out) => out.raw.unwrap_or_else(|| {
-                    ctx.fail(out.output.clone());
-                    text_result(out.output, true)
-                }),
+                Ok(out) => {
+                    if out.task_failed || out.raw.is_none() {
+                        ctx.fail(out.output.clone());
+                    }
+                    out.raw.unwrap_or_else(|| text_result(out.output, true))
+                }
                 Err(_) => {
                     ctx.fail("MCP tool call failed");
                     text_result("MCP tool call failed".to_string(), true)
