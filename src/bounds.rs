@@ -130,6 +130,11 @@ pub const SERVE_PARK_TIMEOUT: Duration = Duration::from_secs(600);
 /// How many tasks a served server keeps at once (running or ended, not yet expired), across all
 /// clients.
 pub const SERVE_MAX_TASKS: usize = 1024;
+/// How many of those one owner (a session, or a principal) may hold at once, so one client
+/// cannot take every slot.
+pub const SERVE_MAX_TASKS_PER_OWNER: usize = 128;
+/// The shortest ttl a task gets (a ttl of 0 would be gone before its id could be read).
+pub const SERVE_TASK_MIN_TTL: Duration = Duration::from_secs(1);
 /// A task's ttl when its client asks for none...
 pub const SERVE_TASK_DEFAULT_TTL: Duration = Duration::from_secs(600);
 /// ...and the most it may ask for (a task is removed when its ttl passes).

@@ -369,6 +369,10 @@ impl ServerHandler for ToolServer {
                 let front = super::task_legacy::front_speaks(&context);
                 match (front, super::task_legacy::asked(&context)) {
                     (true, Some(ttl)) => {
+                        // A call that cannot be a task never runs.
+                        if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
+                            return Ok(CallToolResponse::Complete(text_result(why, true)));
+                        }
                         let life = self.shared.tasks.ttl_for(ttl);
                         let context = ToolServer::task_context(context, life);
                         let run =
@@ -414,6 +418,9 @@ impl ServerHandler for ToolServer {
             return self.drive(run, responses).await;
         }
         if as_task {
+            if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
+                return Ok(CallToolResponse::Complete(text_result(why, true)));
+            }
             let life = self.shared.tasks.ttl_for(None);
             let context = ToolServer::task_context(context, life);
             let mut run = self.start(subject, tool.caller.clone(), arguments, context.clone());

@@ -483,10 +483,17 @@ impl Front {
         let json_body = is_json(req.headers());
         let delete = req.method() == http::Method::DELETE;
         // 2026-07-28 requests name their method in a header (which rmcp checks against the body).
-        let listing = req
-            .headers()
-            .get("mcp-method")
-            .is_some_and(|m| m.as_bytes() == b"tools/list");
+        // Only a sessionless POST of that era is mended here (rmcp holds its header to its
+        // body; a session's answers are mended in `sessions`, and a GET's stream never ends).
+        let headers = req.headers();
+        let listing = req.method() == http::Method::POST
+            && !headers.contains_key("mcp-session-id")
+            && headers
+                .get("mcp-protocol-version")
+                .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
+            && headers
+                .get("mcp-method")
+                .is_some_and(|m| m.as_bytes() == b"tools/list");
         // Where a call answered on the sessions' direct road leaves its answer.
         let answer = JsonAnswer::default();
         req.extensions_mut().insert(answer.clone());

@@ -359,6 +359,12 @@ impl ToolServer {
         self
     }
 
+    /// How many `tasks/result` requests wait on task `id` now.
+    #[cfg(test)]
+    pub fn task_waiters(&self, id: &str) -> usize {
+        self.shared.tasks.waiters(id)
+    }
+
     /// How many tasks exist now (running or ended, not yet expired).
     pub fn task_count(&self) -> usize {
         self.shared.tasks.count()

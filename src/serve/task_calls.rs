@@ -67,8 +67,9 @@ impl ToolServer {
 
     /// Whether any tool served now may run as a task (then the tasks extension is declared).
     pub(super) fn serves_tasks(&self) -> bool {
+        // Only tools listed with an `execution` can be task tools (usually none: no scan).
         let set = self.current();
-        set.listed.iter().any(|t| support(&set, &t.name).is_some())
+        !set.executions.is_empty() && set.listed.iter().any(|t| support(&set, &t.name).is_some())
     }
 
     /// Runs `run` as a task of the caller's, reported to `OnCall` when it ends.

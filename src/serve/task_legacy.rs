@@ -132,7 +132,18 @@ impl ToolServer {
         request: &ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<ServerResult, ErrorData>> {
-        if super::input::is_modern(context) || !front_speaks(context) || !self.serves_tasks() {
+        let task_method = match request {
+            ClientRequest::CustomRequest(r) => {
+                r.method.starts_with("tasks/") || r.method == GET || r.method == CANCEL
+            }
+            ClientRequest::GetTaskRequest(_) | ClientRequest::CancelTaskRequest(_) => true,
+            _ => false,
+        };
+        if !task_method
+            || super::input::is_modern(context)
+            || !front_speaks(context)
+            || !self.serves_tasks()
+        {
             return None;
         }
         let scope = self.scope_of(context);
@@ -166,7 +177,7 @@ impl ToolServer {
                     Ok(id) => id,
                     Err(e) => return Some(Err(e)),
                 };
-                match tasks.wait(&id, &scope).await {
+                match tasks.wait(&id, &scope, &context.ct).await {
                     Err(refusal) => Err(refused(refusal)),
                     Ok(ended) => match ended.payload {
                         TaskPayload::Completed { result } => {

@@ -34,8 +34,9 @@ use tokio_util::sync::CancellationToken;
 use super::rounds::Running;
 
 pub use crate::bounds::{
-    SERVE_MAX_TASKS as MAX_TASKS, SERVE_TASK_DEFAULT_TTL as DEFAULT_TTL,
-    SERVE_TASK_MAX_TTL as MAX_TTL, SERVE_TASK_POLL_INTERVAL as POLL_INTERVAL,
+    SERVE_MAX_TASKS as MAX_TASKS, SERVE_MAX_TASKS_PER_OWNER as MAX_PER_OWNER,
+    SERVE_TASK_DEFAULT_TTL as DEFAULT_TTL, SERVE_TASK_MAX_TTL as MAX_TTL,
+    SERVE_TASK_MIN_TTL as MIN_TTL, SERVE_TASK_POLL_INTERVAL as POLL_INTERVAL,
 };
 
 #[cfg(test)]
@@ -53,6 +54,8 @@ pub struct Scope {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub max_live: usize,
+    /// How many of them one scope may hold.
+    pub max_per_owner: usize,
     pub default_ttl: Duration,
     pub max_ttl: Duration,
     pub poll_interval: Duration,
@@ -62,6 +65,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_live: MAX_TASKS,
+            max_per_owner: MAX_PER_OWNER,
             default_ttl: DEFAULT_TTL,
             max_ttl: MAX_TTL,
             poll_interval: POLL_INTERVAL,
@@ -101,7 +105,15 @@ impl Refusal {
 }
 
 fn not_found(id: &str) -> Refusal {
-    Refusal::NotFound(format!("no task {id:?}: it does not exist, or it expired"))
+    Refusal::NotFound(format!(
+        "no task {}: it does not exist, or it expired",
+        quoted(id)
+    ))
+}
+
+/// A task id (or cursor) a client sent, quoted and bounded for a message.
+fn quoted(id: &str) -> String {
+    crate::config::quote::quote(id, 60)
 }
 
 /// One task.
@@ -188,7 +200,34 @@ impl Tasks {
         asked
             .map(Duration::from_millis)
             .unwrap_or(self.limits.default_ttl)
+            .max(MIN_TTL)
             .min(self.limits.max_ttl)
+    }
+
+    /// Whether `scope` may make one more task now; why not, in words. (Checked before a run
+    /// starts, so a refused call never runs; [`Tasks::create`] checks again.)
+    pub fn room_for(&self, scope: &Scope) -> Result<(), String> {
+        let mut entries = self.lock();
+        sweep(&mut entries);
+        self.room(&entries, scope)
+    }
+
+    fn room(&self, entries: &HashMap<String, Entry>, scope: &Scope) -> Result<(), String> {
+        if entries.len() >= self.limits.max_live {
+            return Err(format!(
+                "{} tasks exist already, the most this server keeps; try again when some \
+                 have ended or expired",
+                entries.len()
+            ));
+        }
+        let mine = entries.values().filter(|e| &e.scope == scope).count();
+        if mine >= self.limits.max_per_owner {
+            return Err(format!(
+                "this client has {mine} tasks already, the most one client may keep; try again \
+                 when some have ended or expired"
+            ));
+        }
+        Ok(())
     }
 
     /// Makes `run` a task of `scope` and starts driving it; the task is readable (`get`)
@@ -223,13 +262,7 @@ impl Tasks {
         {
             let mut entries = self.lock();
             sweep(&mut entries);
-            if entries.len() >= self.limits.max_live {
-                return Err(format!(
-                    "{} tasks exist already, the most this server keeps; try again when some \
-                     have ended or expired",
-                    entries.len()
-                ));
-            }
+            self.room(&entries, &scope)?;
             let entry = Entry {
                 scope,
                 task: task.clone(),
@@ -328,7 +361,8 @@ impl Tasks {
                 Some(at) => at + 1,
                 None => {
                     return Err(Refusal::NotFound(format!(
-                        "cursor {cursor:?} is not one this server gave, or its task expired"
+                        "cursor {} is not one this server gave, or its task expired",
+                        quoted(cursor)
                     )));
                 }
             },
@@ -341,8 +375,15 @@ impl Tasks {
         Ok((tasks, next))
     }
 
-    /// `tasks/result`: waits until the task ends, then the task as it ended.
-    pub async fn wait(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
+    /// `tasks/result`: waits until the task ends, then the task as it ended; or until the
+    /// request is cancelled (`gone`: the client cancelled it, or its session or connection
+    /// ended), which answers the task as it is then.
+    pub async fn wait(
+        &self,
+        id: &str,
+        scope: &Scope,
+        gone: &CancellationToken,
+    ) -> Result<DetailedTask, Refusal> {
         let mut ended = {
             let mut entries = self.lock();
             sweep(&mut entries);
@@ -352,8 +393,19 @@ impl Tasks {
             }
         };
         // A closed channel means the task expired (or the server ended) meanwhile.
-        let _ = ended.wait_for(|ended| *ended).await;
+        tokio::select! {
+            _ = ended.wait_for(|ended| *ended) => {}
+            _ = gone.cancelled() => {}
+        }
         self.get(id, scope)
+    }
+
+    /// How many `tasks/result` requests wait on task `id` now.
+    #[cfg(test)]
+    pub fn waiters(&self, id: &str) -> usize {
+        self.lock()
+            .get(id)
+            .map_or(0, |entry| entry.ended.receiver_count())
     }
 
     /// Ends every task (the server is stopping): their runs are aborted.

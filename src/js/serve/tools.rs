@@ -159,7 +159,12 @@ impl ToolCaller for Forward {
                     if out.task_failed || out.raw.is_none() {
                         ctx.fail(out.output.clone());
                     }
-                    out.raw.unwrap_or_else(|| text_result(out.output, true))
+                    let mut raw = out.raw.unwrap_or_else(|| text_result(out.output, true));
+                    // An upstream cannot make its result pass for a task of ours.
+                    if let Some(meta) = raw.get_mut("_meta").and_then(Value::as_object_mut) {
+                        meta.remove(crate::serve::task_legacy::CREATED_META);
+                    }
+                    raw
                 }
                 Err(_) => {
                     ctx.fail("MCP tool call failed");

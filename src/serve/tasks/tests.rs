@@ -455,3 +455,75 @@ async fn a_run_that_asks_to_become_a_task_when_none_can_be_made_is_answered_why(
     assert_eq!(server.task_count(), 0);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn one_session_cannot_take_every_slot_and_a_refused_call_never_runs() {
+    let limits = Limits {
+        max_per_owner: 2,
+        ..Limits::default()
+    };
+    let (server, mut dropped) = serve_job(Act::Hang, limits);
+    let mut greedy = Lines::open(&server).await;
+    let mut other = Lines::open(&server).await;
+    let call = json!({"name": "job", "arguments": {}, "task": {"ttl": 0}});
+    for _ in 0..2 {
+        let created = greedy.ask("tools/call", call.clone()).await;
+        assert_eq!(created["result"]["task"]["status"], "working");
+        // A ttl of 0 is raised to the shortest one kept.
+        assert_eq!(created["result"]["task"]["ttl"], 1000);
+    }
+    let refused = greedy.ask("tools/call", call.clone()).await;
+    assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(
+        refused["result"]["content"][0]["text"],
+        "this client has 2 tasks already, the most one client may keep; try again when some \
+         have ended or expired"
+    );
+    // The refused call's run never started (so nothing of it was dropped either).
+    assert!(dropped.try_recv().is_err());
+    // Another session still has room.
+    let created = other.ask("tools/call", call).await;
+    assert_eq!(created["result"]["task"]["status"], "working");
+    assert_eq!(server.task_count(), 3);
+}
+
+#[tokio::test]
+async fn a_cancelled_tasks_result_stops_waiting() {
+    let (server, _dropped) = serve_job(Act::Hang, Limits::default());
+    let mut lines = Lines::open(&server).await;
+    let created = lines
+        .ask(
+            "tools/call",
+            json!({"name": "job", "arguments": {}, "task": {}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // tasks/result waits on a task that never ends; cancelling the request ends the wait.
+    let waiters = |n: usize| {
+        let server = server.clone();
+        let id = id.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                while server.task_waiters(&id) != n {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+            .await
+            .unwrap_or_else(|_| panic!("{n} waiters"))
+        }
+    };
+    lines
+        .send(json!({"jsonrpc": "2.0", "id": 900, "method": "tasks/result", "params": {"taskId": id}}))
+        .await;
+    waiters(1).await;
+    lines
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 900}}))
+        .await;
+    waiters(0).await;
+    let seen = lines.ask("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(seen["result"]["status"], "working");
+    assert_eq!(server.task_count(), 1);
+}
