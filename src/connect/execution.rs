@@ -60,6 +60,20 @@ pub fn requires_task(execution: &Value) -> bool {
     execution.get("taskSupport").and_then(Value::as_str) == Some("required")
 }
 
+/// A task status as the wire names it.
+pub fn status_name(status: rmcp::model::TaskStatus) -> &'static str {
+    use rmcp::model::TaskStatus;
+    match status {
+        TaskStatus::Working => "working",
+        TaskStatus::InputRequired => "input_required",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+        // rmcp's enum is open to later revisions' statuses: one not known here is still going.
+        _ => "working",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -504,16 +504,7 @@ fn sweep(entries: &mut HashMap<String, Entry>) {
     });
 }
 
-pub fn status_name(status: TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::Working => "working",
-        TaskStatus::InputRequired => "input_required",
-        TaskStatus::Completed => "completed",
-        TaskStatus::Failed => "failed",
-        TaskStatus::Cancelled => "cancelled",
-        _ => "ended",
-    }
-}
+pub use crate::connect::execution::status_name;
 
 /// A JSON-RPC error object (`{code, message}`), a failed task's `error`.
 pub fn error_object(code: i32, message: impl Into<String>) -> JsonObject {

@@ -627,17 +627,7 @@ impl Front for TaskFront {
     }
 }
 
-fn status_name(status: rmcp::model::TaskStatus) -> &'static str {
-    use rmcp::model::TaskStatus;
-    match status {
-        TaskStatus::Working => "working",
-        TaskStatus::InputRequired => "input_required",
-        TaskStatus::Completed => "completed",
-        TaskStatus::Failed => "failed",
-        TaskStatus::Cancelled => "cancelled",
-        _ => "working",
-    }
-}
+use crate::connect::execution::status_name;
 
 /// A request of the task that timed out timed out the whole task (its words name the call's
 /// timeout, not what was left of it).
