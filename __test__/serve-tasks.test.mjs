@@ -586,6 +586,25 @@ test("2025-11-25 over streamable HTTP: the tasks capability, a task-augmented ca
   })
 })
 
+test("2025-11-25 over streamable HTTP: a session ended by DELETE ends its tasks, and their runs' ctx.signal fires", T, async () => {
+  const { tool, seen, running } = gated()
+  const toolkit = await createToolkit({ extraTools: [tool] })
+  defer(() => toolkit.close())
+  // A short idle timeout makes the session sweep (which ends a closed session's tasks) frequent.
+  const handle = await toolkit.serve("127.0.0.1:0", { sessionIdleTimeout: 4000 })
+  const { client, transport } = await httpClient(`${handle.url}/mcp`)
+  for await (const m of client.experimental.tasks.callToolStream({ name: "job", arguments: { n: 1 } }, undefined, { task: { ttl: 60000 } })) {
+    assert.equal(m.type, "taskCreated")
+    break
+  }
+  await running
+  assert.equal(seen.aborted, null)
+  await transport.terminateSession()
+  // Bounded by the test's timeout: the next sweep ends the task, long before its 60 s ttl.
+  while (seen.aborted === null) await new Promise((r) => setTimeout(r, 10))
+  assert.equal(seen.aborted, "toolnexus: the MCP client cancelled this call")
+})
+
 test("2025-11-25 over streamable HTTP: tasks/cancel ends a running task cancelled and fires its tool's ctx.signal", T, async () => {
   const { tool, seen, running } = gated()
   const url = await serve([tool])

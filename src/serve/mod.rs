@@ -359,6 +359,11 @@ impl ToolServer {
         self
     }
 
+    /// Ends the tasks of the handshake-era sessions that ended.
+    pub fn forget_closed_tasks(&self) {
+        self.shared.tasks.forget_closed();
+    }
+
     /// How many `tasks/result` requests wait on task `id` now.
     #[cfg(test)]
     pub fn task_waiters(&self, id: &str) -> usize {
@@ -392,12 +397,15 @@ impl ToolServer {
     pub fn forget_closed_peers(&self) {
         self.shared.changes.forget_closed();
         self.shared.subs.forget_closed();
+        self.shared.tasks.forget_closed();
     }
 
     /// Forgets the resource followers whose sessions ended, releasing what they held upstream
     /// (cheap: bounded by the subscription cap).
     pub fn forget_closed_followers(&self) {
         self.shared.subs.forget_closed();
+        // And the tasks of the sessions that ended.
+        self.shared.tasks.forget_closed();
     }
 
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).

@@ -23,6 +23,8 @@ where
     match super::wire::Wire(session).serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
+            // The connection ended: so do its session's tasks.
+            server.forget_closed_tasks();
             Ok(())
         }
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),

@@ -86,7 +86,10 @@ impl ToolServer {
             super::caller::principal_of(context),
         );
         let started: Instant = run.started;
-        let watch = (!input::is_modern(context)).then(|| status_notifications(context));
+        let legacy = !input::is_modern(context);
+        let watch = legacy.then(|| status_notifications(context));
+        // A handshake-era task is its session's: it ends with it.
+        let session = legacy.then(|| context.peer.clone());
         self.shared.tasks.create(
             scope,
             ttl,
@@ -98,7 +101,7 @@ impl ToolServer {
                 };
                 record(&me, &subject, started, is_error, principal);
             },
-            watch,
+            (watch, session),
         )
     }
 

@@ -131,6 +131,9 @@ struct Entry {
     ended: watch::Sender<bool>,
     /// Told of each status change.
     watch: Option<Watch>,
+    /// The handshake-era session whose task it is: when its connection or session ends, so
+    /// does the task (its run is aborted, its result gone).
+    session: Option<rmcp::Peer<rmcp::service::RoleServer>>,
     /// Aborts the expiry timer when the entry goes first.
     _expiry: super::AbortOnDrop<()>,
 }
@@ -239,7 +242,7 @@ impl Tasks {
         ttl: Option<u64>,
         run: Running,
         ended: impl FnOnce(&Ended) + Send + 'static,
-        watch: Option<Watch>,
+        (watch, session): (Option<Watch>, Option<rmcp::Peer<rmcp::service::RoleServer>>),
     ) -> Result<Task, String> {
         let ttl = self.ttl_for(ttl);
         let id = super::rounds::new_state();
@@ -272,6 +275,7 @@ impl Tasks {
                 answers,
                 ended: watch::channel(false).0,
                 watch,
+                session,
                 _expiry: expiry,
             };
             entries.insert(id.clone(), entry);
@@ -400,6 +404,11 @@ impl Tasks {
         self.get(id, scope)
     }
 
+    /// Ends the tasks of sessions that ended (their runs are aborted).
+    pub fn forget_closed(&self) {
+        sweep(&mut self.lock());
+    }
+
     /// How many `tasks/result` requests wait on task `id` now.
     #[cfg(test)]
     pub fn waiters(&self, id: &str) -> usize {
@@ -493,10 +502,15 @@ fn settle(entry: &mut Entry, payload: TaskPayload) {
 }
 
 /// Removes the tasks whose ttl passed (their timers do too; this covers a timer not yet run).
+/// Drops the tasks whose ttl passed or whose session ended, aborting their runs.
 fn sweep(entries: &mut HashMap<String, Entry>) {
     let now = Instant::now();
     entries.retain(|_, entry| {
-        let live = entry.expires > now;
+        let live = entry.expires > now
+            && !entry
+                .session
+                .as_ref()
+                .is_some_and(|peer| peer.is_transport_closed());
         if !live {
             entry.cancel.cancel();
         }

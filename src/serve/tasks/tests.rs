@@ -527,3 +527,29 @@ async fn a_cancelled_tasks_result_stops_waiting() {
     assert_eq!(seen["result"]["status"], "working");
     assert_eq!(server.task_count(), 1);
 }
+
+#[tokio::test]
+async fn a_handshake_era_sessions_tasks_end_with_its_connection() {
+    let (server, mut dropped) = serve_job(Act::Hang, Limits::default());
+    let mut lines = Lines::open(&server).await;
+    let mut stays = Lines::open(&server).await;
+    for session in [&mut lines, &mut stays] {
+        let created = session
+            .ask(
+                "tools/call",
+                json!({"name": "job", "arguments": {}, "task": {}}),
+            )
+            .await;
+        assert_eq!(created["result"]["task"]["status"], "working");
+    }
+    assert_eq!(server.task_count(), 2);
+    // The client goes away: its task's run is dropped and the task is gone, long before its
+    // ttl (10 minutes); the other session's task runs on.
+    drop(lines);
+    tokio::time::timeout(Duration::from_secs(10), dropped.recv())
+        .await
+        .expect("the closed session's run was dropped");
+    assert_eq!(server.task_count(), 1);
+    let listed = stays.ask("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["status"], "working");
+}
