@@ -116,7 +116,8 @@ test("tasks/cancel ends a running task cancelled, and its run's ctx.signal fires
   assert.equal(unknown.error.message, `no task "${"0".repeat(32)}": it does not exist, or it expired`)
 })
 
-test("a tool's isError result completes its task; a throw fails it with the error inlined", T, async () => {
+/** A task tool whose result is an error (`refuses`), and one that throws (`breaks`). */
+function refusingAndBreaking() {
   const refuses = defineTool({ name: "refuses", task: "optional", run: () => ({ output: "no can do", isError: true }) })
   const breaks = defineTool({
     name: "breaks",
@@ -125,6 +126,11 @@ test("a tool's isError result completes its task; a throw fails it with the erro
       throw new Error("it broke")
     },
   })
+  return { refuses, breaks }
+}
+
+test("a tool's isError result completes its task; a throw fails it with the error inlined", T, async () => {
+  const { refuses, breaks } = refusingAndBreaking()
   const request = wire(await serve([refuses, breaks]))
   const first = (await request("tools/call", { name: "refuses", arguments: {} })).result
   const completed = await until(request, first.taskId, ["completed", "failed"])
@@ -465,14 +471,7 @@ test("2025-11-25 over stdio: tasks/cancel ends a running task cancelled and fire
 })
 
 test("2025-11-25 over an SDK transport: a thrown tool's tasks/result is its error; an isError result is a result", T, async () => {
-  const refuses = defineTool({ name: "refuses", task: "optional", run: () => ({ output: "no can do", isError: true }) })
-  const breaks = defineTool({
-    name: "breaks",
-    task: "optional",
-    run() {
-      throw new Error("it broke")
-    },
-  })
+  const { refuses, breaks } = refusingAndBreaking()
   const mine = await bridged(buildMcpServer([refuses, breaks]))
   const [created] = await stream(mine, "refuses", {})
   const { taskId } = created.task

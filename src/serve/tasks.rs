@@ -432,16 +432,26 @@ impl Tasks {
         }
     }
 
-    /// The driver's news: the run waits on `requests` (none: it is working).
-    fn waiting(&self, id: &str, requests: InputRequests) {
+    /// Changes task `id` while it still runs (gone or ended: nothing), then tells its watcher
+    /// what `change` says is news, outside the lock.
+    fn if_running(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Entry) -> Option<(Watch, DetailedTask)>,
+    ) {
         let news = {
             let mut entries = self.lock();
-            let Some(entry) = entries.get_mut(id) else {
-                return;
-            };
-            if entry.task.status.is_terminal() {
-                return;
+            match entries.get_mut(id) {
+                Some(entry) if !entry.task.status.is_terminal() => change(entry),
+                _ => None,
             }
+        };
+        tell(news);
+    }
+
+    /// The driver's news: the run waits on `requests` (none: it is working).
+    fn waiting(&self, id: &str, requests: InputRequests) {
+        self.if_running(id, |entry| {
             let payload = if requests.is_empty() {
                 TaskPayload::Working
             } else {
@@ -450,30 +460,22 @@ impl Tasks {
                 }
             };
             if entry.payload == payload {
-                return;
+                return None;
             }
             let was = entry.task.status;
             entry.payload = payload;
             entry.task.status = entry.payload.status();
             entry.touch();
             if entry.task.status == was {
-                return;
+                return None;
             }
             entry.news()
-        };
-        tell(news);
+        });
     }
 
     /// The driver's news: the run ended.
     fn ended(&self, id: &str, ended: &Ended) {
-        let news = {
-            let mut entries = self.lock();
-            let Some(entry) = entries.get_mut(id) else {
-                return;
-            };
-            if entry.task.status.is_terminal() {
-                return;
-            }
+        self.if_running(id, |entry| {
             let payload = match ended {
                 Ended::Result(result) => TaskPayload::Completed {
                     result: match serde_json::to_value(result) {
@@ -488,8 +490,7 @@ impl Tasks {
             };
             settle(entry, payload);
             entry.news()
-        };
-        tell(news);
+        });
     }
 }
 
