@@ -115,9 +115,10 @@ export declare class NativeSource {
   /**
    * Follows `uri` on `server`: `onUpdated(uri)` is called for each
    * `notifications/resources/updated` until the subscription is unsubscribed or the source
-   * closed. The callback never keeps Node alive; lib/source.js has guarded it.
+   * closed. The callback never keeps Node alive; lib/source.js has guarded it. An abort
+   * before it resolves rejects with `signal.reason` and leaves nothing subscribed.
    */
-  subscribe(server: string, uri: string, onUpdated: (uri: string) => void): Promise<NativeSubscription>
+  subscribe(server: string, uri: string, onUpdated: (uri: string) => void, opts?: SurfaceRequestOptions): Promise<NativeSubscription>
 }
 
 /**

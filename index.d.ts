@@ -376,8 +376,10 @@ export interface McpSource {
    * announces (`resources/subscribe` in the handshake era, a `subscriptions/listen` stream in
    * 2026-07-28). Resolves to the function that stops it (idempotent). Rejects when the server
    * does not support resource subscriptions. A throw in `onUpdated` becomes a `ToolnexusWarning`.
+   * `opts.signal` aborted before it resolves rejects with `signal.reason` and leaves nothing
+   * subscribed; `opts.timeout` bounds the subscribing.
    */
-  subscribe(server: string, uri: string, onUpdated: (uri: string) => void): Promise<() => Promise<void>>
+  subscribe(server: string, uri: string, onUpdated: (uri: string) => void, opts?: RequestOptions): Promise<() => Promise<void>>
   /** Idempotent; resolves when every child process has exited. */
   close(): Promise<void>
 }

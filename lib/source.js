@@ -143,12 +143,12 @@ function requests(handle) {
       return handle.complete(o.stringArgument(server, "server"), r, a, c, o.requestOptions(opts))
     }).then((result) => result.completion)
   /** @type {McpSource["subscribe"]} */
-  const subscribe = (server, uri, onUpdated) =>
+  const subscribe = (server, uri, onUpdated, opts) =>
     request(() => {
       const listener = o.functionOption(onUpdated, "onUpdated")
       if (!listener) throw new TypeError("toolnexus: onUpdated must be a function")
       const guarded = require("./results.js").guardCallback(listener, "onUpdated")
-      return handle.subscribe(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), guarded)
+      return handle.subscribe(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), guarded, o.requestOptions(opts))
     }).then((subscription) => () => subscription.unsubscribe())
   return { readResource, getPrompt, complete, subscribe }
 }

@@ -142,10 +142,20 @@ fn load<'env>(
         }
     };
     let future = crate::connect::reaper::owned(crate::connect::reaper::thread_owner(), future);
-    super::run_watched(env, watch, future, |env, loaded| {
-        convert::emit_warnings(env, &loaded.warnings);
-        build_source(env, loaded)
-    })
+    // A source the abort overtook is closed: its children are gone as after `close()`.
+    let discard = |loaded: Loaded| {
+        tokio::spawn(async move { loaded.session.close().await });
+    };
+    super::run_watched_or(
+        env,
+        watch,
+        future,
+        |env, loaded| {
+            convert::emit_warnings(env, &loaded.warnings);
+            build_source(env, loaded)
+        },
+        discard,
+    )
 }
 
 /// `opts.onToolsChanged`, called with `{ server, tools }` after a server's tools were re-listed

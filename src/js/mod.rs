@@ -205,8 +205,14 @@ fn list<'env>(
 }
 
 /// Runs `work` on the runtime and settles its promise on the JavaScript thread: the abort
-/// listener is removed, an abort becomes the captured `signal.reason` (the same value, since it
-/// is converted back on the thread that captured it), and a value goes through `finish`.
+/// listener is removed, and a value goes through `finish`.
+///
+/// This is the one place a watched request settles, so the abort contract is kept here for
+/// every kind: when the caller's signal fired before the promise settled (its listener ran on
+/// this thread first), the promise rejects with the captured `signal.reason` (the same value,
+/// converted back on the thread that captured it), whatever the work ended with: its own
+/// "aborted" words, a failure, or a value that raced the abort (handed to `discard` on the
+/// runtime). Once settled, the listener is gone and a later abort changes nothing.
 pub(crate) fn run_watched<'env, T, V, W, F>(
     env: &'env Env,
     watch: abort::AbortWatch,
@@ -219,6 +225,25 @@ where
     W: std::future::Future<Output = Settle<T>> + Send + 'static,
     F: FnOnce(&'env Env, T) -> Result<V> + 'static,
 {
+    run_watched_or(env, watch, work, finish, drop)
+}
+
+/// [`run_watched`], with what to do with a value the abort overtook (`discard`, run on the
+/// runtime, where it may spawn: a loaded source is closed).
+pub(crate) fn run_watched_or<'env, T, V, W, F, D>(
+    env: &'env Env,
+    watch: abort::AbortWatch,
+    work: W,
+    finish: F,
+    discard: D,
+) -> Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue,
+    W: std::future::Future<Output = Settle<T>> + Send + 'static,
+    F: FnOnce(&'env Env, T) -> Result<V> + 'static,
+    D: FnOnce(T) + Send + 'static,
+{
     let work = async move {
         convert::contain_future(work)
             .await
@@ -228,8 +253,12 @@ where
         let reason = watch.take_reason();
         watch.release(env);
         let settle = match (settle, reason) {
-            (Settle::Aborted, Some(reason)) => Settle::Reject(reason),
-            (settle, _) => settle,
+            (Settle::Value(value), Some(reason)) => {
+                napi::bindgen_prelude::spawn(async move { discard(value) });
+                Settle::Reject(reason)
+            }
+            (_, Some(reason)) => Settle::Reject(reason),
+            (settle, None) => settle,
         };
         convert::contain(|| finish(env, settle.into_result(env)?))
     })

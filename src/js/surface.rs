@@ -89,32 +89,46 @@ impl NativeSource {
         let cancel = watch.token().clone();
         let closed = self.session.closed_token().clone();
         let timeout = timeout_ms.map(|ms| Duration::from_millis(ms.into()));
-        let work = async move {
-            let token = cancel.clone();
-            let request = tokio::spawn(async move {
-                let r = Req {
-                    timeout,
-                    cancel: &cancel,
-                    closed: &closed,
-                    front: None,
-                };
-                ask.run(&live, r).await
-            });
-            tokio::select! {
-                done = request => match done {
-                    Ok(result) => Settle::Value(result),
-                    Err(e) => Settle::Fail(ErrorKind::Error, match e.try_into_panic() {
-                        Ok(panic) => convert::internal_error(&*panic),
-                        Err(_) => "toolnexus: the request was cancelled".to_string(),
-                    }),
-                },
-                () = token.cancelled() => Settle::Aborted,
-            }
-        };
+        let token = cancel.clone();
+        let work = until_aborted(token, async move {
+            let r = Req {
+                timeout,
+                cancel: &cancel,
+                closed: &closed,
+                front: None,
+            };
+            ask.run(&live, r).await
+        });
         super::run_watched(env, watch, work, |env, result| match result {
             Ok(value) => convert::parse_json(env, &value.to_string()),
             Err(e) => Err(request_error(env, &e)),
         })
+    }
+}
+
+/// Runs `request` in a task of its own and settles with its outcome, or as aborted as soon as
+/// `token` fires: the request goes on to its end (telling the server, by its own cancellation)
+/// and what it ends with is dropped. Which of the two wins a race does not matter: an abort the
+/// caller's signal made rejects with its reason either way (see `run_watched`).
+async fn until_aborted<T: Send + 'static>(
+    token: CancellationToken,
+    request: impl std::future::Future<Output = T> + Send + 'static,
+) -> Settle<T> {
+    let request = tokio::spawn(request);
+    tokio::select! {
+        done = request => match done {
+            Ok(result) => Settle::Value(result),
+            Err(e) => Settle::Fail(ErrorKind::Error, join_failure(e)),
+        },
+        () = token.cancelled() => Settle::Aborted,
+    }
+}
+
+/// The words for a request's task that did not end with its outcome.
+fn join_failure(e: tokio::task::JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(panic) => convert::internal_error(&*panic),
+        Err(_) => "toolnexus: the request was cancelled".to_string(),
     }
 }
 
@@ -255,9 +269,10 @@ impl NativeSource {
 
     /// Follows `uri` on `server`: `onUpdated(uri)` is called for each
     /// `notifications/resources/updated` until the subscription is unsubscribed or the source
-    /// closed. The callback never keeps Node alive; lib/source.js has guarded it.
+    /// closed. The callback never keeps Node alive; lib/source.js has guarded it. An abort
+    /// before it resolves rejects with `signal.reason` and leaves nothing subscribed.
     #[napi(
-        ts_args_type = "server: string, uri: string, onUpdated: (uri: string) => void",
+        ts_args_type = "server: string, uri: string, onUpdated: (uri: string) => void, opts?: SurfaceRequestOptions",
         ts_return_type = "Promise<NativeSubscription>"
     )]
     pub fn subscribe<'env>(
@@ -266,29 +281,51 @@ impl NativeSource {
         server: String,
         uri: String,
         on_updated: Function<String, ()>,
+        opts: Option<SurfaceRequestOptions>,
     ) -> Result<PromiseRaw<'env, NativeSubscription>> {
         convert::contain(|| {
+            let (timeout_ms, signal) = opts.map_or((None, None), |o| (o.timeout_ms, o.signal));
+            let watch = match abort::watch(env, signal)? {
+                Watch::Watching(watch) => watch,
+                Watch::AlreadyAborted(reason) => {
+                    return env.spawn_future_with_callback(async { Ok(()) }, move |_, ()| {
+                        Err::<NativeSubscription, _>(reason)
+                    });
+                }
+            };
             let live = self.live(&server);
             let tsfn: JsCallback<String> = js_callback(on_updated)?;
             let listener = Arc::new(move |uri: &str| {
                 tsfn.call(uri.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
             });
             let closed: CancellationToken = self.session.closed_token().clone();
-            let work = async move {
-                let live = match live {
-                    Ok(live) => live,
-                    Err(m) => return Ok(Err((ErrorKind::TypeError, SurfaceError::words(m)))),
-                };
+            let timeout = timeout_ms.map(|ms| Duration::from_millis(ms.into()));
+            let work = until_aborted(watch.token().clone(), async move {
+                let live = live.map_err(|m| (ErrorKind::TypeError, SurfaceError::words(m)))?;
                 if closed.is_cancelled() {
                     let e = SurfaceError::words("not connected (source closed)");
-                    return Ok(Err((ErrorKind::Error, e)));
+                    return Err((ErrorKind::Error, e));
                 }
-                Ok(live
-                    .subscribe(&uri, listener)
-                    .await
-                    .map_err(|e| (ErrorKind::Error, e)))
-            };
-            env.spawn_future_with_callback(work, |env, subscribed| match subscribed {
+                // Subscribing is not cancel-safe (it holds the server's table): a timeout stops
+                // waiting for it, and the subscription it still makes is dropped, unsubscribing.
+                let subscribing = tokio::spawn(async move { live.subscribe(&uri, listener).await });
+                let subscribed = match timeout {
+                    None => subscribing.await,
+                    Some(timeout) => match tokio::time::timeout(timeout, subscribing).await {
+                        Ok(done) => done,
+                        Err(_) => Ok(Err(SurfaceError::words(format!(
+                            "resources/subscribe timed out after {} ms",
+                            timeout.as_millis()
+                        )))),
+                    },
+                };
+                match subscribed {
+                    Ok(subscribed) => subscribed.map_err(|e| (ErrorKind::Error, e)),
+                    Err(e) => Err((ErrorKind::Error, SurfaceError::words(join_failure(e)))),
+                }
+            });
+            // A subscription the abort overtook is dropped, which unsubscribes it.
+            super::run_watched(env, watch, work, |env, subscribed| match subscribed {
                 Ok(sub) => Ok(NativeSubscription {
                     sub: Mutex::new(Some(sub)),
                 }),
