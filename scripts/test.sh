@@ -4,43 +4,71 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+# The step running, and how to run just it again: a failure names both in the last lines.
+current="" rerun="" failures=""
+step() {
+  current="$1"
+  rerun="${2:-}"
+  printf '\n== %s\n' "$current"
+}
+finish() {
+  local status=$?
+  [ "$status" = 0 ] && return
+  printf '\n== FAILED (exit %s): %s\n' "$status" "$current"
+  if [ -n "$failures" ] && [ -s "$failures" ]; then
+    printf 'Failing tests (rerun one file with: node --test <file>):\n'
+    node -e '
+      const seen = new Map()
+      for (const line of require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean)) {
+        const { file, name } = JSON.parse(line)
+        if (!seen.has(file)) seen.set(file, [])
+        seen.get(file).push(name)
+      }
+      for (const [file, names] of seen) {
+        console.log(`  node --test ${file}`)
+        for (const name of names) console.log(`      ${name}`)
+      }' "$failures"
+  elif [ -n "$rerun" ]; then
+    printf 'Rerun just this step with: %s\n' "$rerun"
+  fi
+}
+trap finish EXIT
 
-step "test dependencies (scripts/setup-test-deps.sh; quick once installed)"
+step "test dependencies (scripts/setup-test-deps.sh; quick once installed)" "bash scripts/setup-test-deps.sh"
 bash scripts/setup-test-deps.sh
 
-step "cargo fmt --check"
+step "cargo fmt --check" "cargo fmt --check (cargo fmt mends it)"
 cargo fmt --check
 
-step "cargo clippy -- -D warnings"
+step "cargo clippy -- -D warnings" "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
-step "cargo test"
+step "cargo test" "cargo test"
 cargo test
 
-step "napi build (debug)"
+step "napi build (debug)" "npm run build:debug"
 npm run build:debug
 
-step "generated binding.js / binding.d.ts match the committed ones"
+step "generated binding.js / binding.d.ts match the committed ones" "npm run build:debug && git diff -- binding.js binding.d.ts (commit the regenerated files)"
 git diff --exit-code -- binding.js binding.d.ts
 
-step "TypeScript check of the package's JavaScript (index.js, lib/, checkJs)"
+step "TypeScript check of the package's JavaScript (index.js, lib/, checkJs)" "npx tsc -p lib/tsconfig.json"
 npx tsc -p lib/tsconfig.json
 
-step "TypeScript check of index.d.ts against the seed examples"
+step "TypeScript check of index.d.ts against the seed examples" "npx tsc -p __test__/tsconfig.json"
 npx tsc -p __test__/tsconfig.json
 
-step "TypeScript check of the framework adapters against the frameworks' own types"
+step "TypeScript check of the framework adapters against the frameworks' own types" "npx tsc -p __test__/tsconfig.adapters.json"
 npx tsc -p __test__/tsconfig.adapters.json
 
-step "node --test"
-suite=()
-for file in __test__/*.test.mjs; do [ "$file" = __test__/compat.test.mjs ] || suite+=("$file"); done
-node --test --test-concurrency=1 "${suite[@]}"
+step "node --test (the Node suite; scripts/node-suite.sh)" "bash scripts/node-suite.sh"
+failures=$(mktemp)
+bash scripts/node-suite.sh "$failures"
+failures=""
 
-step "compatibility suite under each runtime (this Node, Node 22, Bun, Deno)"
+step "compatibility suite under each runtime (this Node, Node 22, Bun, Deno)" "node --test __test__/compat.test.mjs"
 node --test --test-concurrency=1 __test__/compat.test.mjs
 
-step "conformance (official MCP suite: server and client modes, each era)"
+step "conformance (official MCP suite: server and client modes, each era)" "node __test__/conformance/run.mjs"
 # run.mjs bounds itself (7 min); the outer bound is the backstop for a wedged Node.
 timeout --kill-after=10 600 node __test__/conformance/run.mjs
