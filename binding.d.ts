@@ -226,8 +226,11 @@ export interface HttpServeOptions {
   accessLog?: (entry: import("./index").AccessLogEntry) => void
   /** Whether the servers behind the endpoint are connected, for `/readyz`. */
   ready?: () => { ready: boolean; servers: Record<string, string> }
-  /** The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals). */
-  stateKey?: Array<Buffer>
+  /**
+   * The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals).
+   * Typed as `Uint8Array`, so the public types never need Node's.
+   */
+  stateKey?: Array<Uint8Array>
   /** The URL other replicas reach this one at. */
   replicaUrl?: string
 }

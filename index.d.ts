@@ -19,9 +19,9 @@ export interface ToolInfo {
   outputSchema?: JSONSchema
   icons?: Array<Record<string, unknown>>
   /**
-   * How the tool may be called; `{ taskSupport: "required" }` marks a tool only callable as a
-   * task, which toolnexus does not support: its calls fail at once saying so. (Kept from stdio
-   * and server-sent-event listings; a streamable-HTTP listing sent as a plain JSON body loses it.)
+   * How the tool may be called: a tool whose listing says `{ taskSupport: "required" }` is
+   * always called as a task (its `execute` waits for the task's result), one that says
+   * `"optional"` when its call asks for one (`ToolContext.task`).
    */
   execution?: { taskSupport?: "forbidden" | "optional" | "required"; [key: string]: unknown }
   _meta?: Record<string, unknown>

@@ -61,6 +61,9 @@ npx tsc -p __test__/tsconfig.json
 step "TypeScript check of the framework adapters against the frameworks' own types" "npx tsc -p __test__/tsconfig.adapters.json"
 npx tsc -p __test__/tsconfig.adapters.json
 
+step "TypeScript check of the public types alone (types: [], skipLibCheck: false)" "npx tsc -p __test__/tsconfig.standalone.json"
+npx tsc -p __test__/tsconfig.standalone.json
+
 step "node --test (the Node suite; scripts/node-suite.sh)" "bash scripts/node-suite.sh"
 failures=$(mktemp)
 bash scripts/node-suite.sh "$failures"

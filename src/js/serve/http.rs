@@ -39,7 +39,8 @@ pub struct HttpServeOptions<'a> {
     #[napi(ts_type = "() => { ready: boolean; servers: Record<string, string> }")]
     pub ready: Option<Function<'a, (), JsonValue>>,
     /// The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals).
-    pub state_key: Option<Vec<Buffer>>,
+    /// Typed as `Uint8Array`, so the public types never need Node's.
+    pub state_key: Option<Vec<Uint8Array>>,
     /// The URL other replicas reach this one at.
     pub replica_url: Option<String>,
 }
