@@ -421,7 +421,9 @@ for (const signal of ["SIGTERM", "SIGINT"]) {
     const pidA = tmpFile("a.pid")
     const pidB = tmpFile("b.pid")
     const config = tmpConfig({ mcpServers: { a: fixtureServer(["add", "echo"], pidA), b: fixtureServer(["ping"], pidB) } })
-    const gw = startCli(["serve", config, "--addr", "127.0.0.1:0", "--tools", "a_add,b_ping,nope", "--name", "gw"])
+    // Off a terminal a line per call is opt-in: SIGTERM's run asks for it, SIGINT's does not.
+    const logCalls = signal === "SIGTERM"
+    const gw = startCli(["serve", config, "--addr", "127.0.0.1:0", "--tools", "a_add,b_ping,nope", "--name", "gw", ...(logCalls ? ["--log-calls"] : [])])
     let client
     try {
       const line = await gw.firstLine
@@ -454,6 +456,12 @@ for (const signal of ["SIGTERM", "SIGINT"]) {
       const end = await gw.exited
       assert.equal(end.code, 0, end.stderr)
       assert.equal(end.signal, null)
+      const callLines = end.stderr.split("\n").filter((l) => /^✓ (a_add|b_ping) {2}\d+ ms$/.test(l))
+      assert.deepEqual(
+        callLines.map((l) => l.split(" ")[1]),
+        logCalls ? ["a_add", "b_ping"] : [],
+        `a line per call only with --log-calls (stderr is not a terminal):\n${end.stderr}`,
+      )
       const left = [...new Set([...servers, ...tree])].filter(isAlive)
       assert.deepEqual(left, [], `left running after ${signal}: ${describePids(left)}`)
     } finally {

@@ -14,7 +14,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--session-idle-timeout ms] [--max-sessions n]
                        [--auth-token-env NAME]… [--auth-token-file PATH] [--auth-file PATH]
                        [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
-                       [--oauth-jwks-uri URL]] [--no-auth] [--access-log]
+                       [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
 
@@ -30,8 +30,8 @@ stdout once serving:
 
   toolnexus: serving <N> tools at http://127.0.0.1:8808/mcp
 
-With --stdio nothing but the protocol goes to stdout. Server statuses (and one line
-per tool call) go to stderr. When a server's tools change, clients in a session are
+With --stdio nothing but the protocol goes to stdout. Server statuses go to stderr, and
+one line per tool call when stderr is a terminal or with --log-calls. When a server's tools change, clients in a session are
 sent notifications/tools/list_changed. SIGINT or SIGTERM (or, with --stdio, the end
 of stdin) stops serving, closes every server (no child process is left) and exits 0.
 
@@ -78,6 +78,8 @@ Options:
                     the issuer's key set (default: from the issuer's metadata)
   --no-auth         serve a non-loopback --addr without auth: anyone who can reach it may
                     use every tool (without auth flags, only loopback addresses serve)
+  --log-calls       one line per tool call on stderr (name, ms) even when stderr is not a
+                    terminal (on a terminal it is always written)
   --access-log      one JSON line per request on stderr (time, principal, method, tool,
                     status, ms; never arguments or tokens)
   --state-key-file PATH
@@ -380,7 +382,12 @@ export async function serve({ positionals, values }) {
   const mcp = {}
   if (only !== undefined) mcp.tools = only
   if (values.name !== undefined) mcp.name = values.name
-  const onCall = ({ name, ms, isError }) => log(`${isError ? MARK.failed : MARK.connected} ${name}  ${Math.round(ms)} ms`)
+  // A line per call costs throughput under load, and off a terminal (a container, a service)
+  // nobody reads it unless asked: --log-calls.
+  const onCall =
+    values["log-calls"] === true || process.stderr.isTTY
+      ? ({ name, ms, isError }) => log(`${isError ? MARK.failed : MARK.connected} ${name}  ${Math.round(ms)} ms`)
+      : undefined
 
   let handle
   let serving
