@@ -266,6 +266,21 @@ test("createToolkit's toolSearch option: a TypeError for each bad value", T, asy
 // ---------------------------------------------------------------------------------------------
 // Served toolSearch
 
+test("served toolSearch refuses to start when a tool is named search_tools or call_tool (it would be hidden)", T, async () => {
+  for (const name of ["search_tools", "call_tool"]) {
+    const tk = await createToolkit({ builtins: false, toolSearch: true, extraTools: [defineTool({ name, run: () => "mine" }), defineTool({ name: "other", run: () => "o" })] })
+    defer(() => tk.close())
+    const message = `toolnexus: toolSearch serves its own "${name}", which would hide the tool of that name: rename the tool, or serve without toolSearch`
+    await assert.rejects(tk.serve("127.0.0.1:0"), { name: "Error", message })
+    await assert.rejects(tk.serveStdio(), { name: "Error", message })
+    // Without toolSearch the tool is served as any other.
+    const plain = await createToolkit({ builtins: false, extraTools: [defineTool({ name, run: () => "mine" })] })
+    defer(() => plain.close())
+    const client = await sdkClient((await serveAndDefer(plain)).url)
+    assert.deepEqual((await client.callTool({ name, arguments: {} })).content, [{ type: "text", text: "mine" }])
+  }
+})
+
 /** Serves `tk` on 127.0.0.1:0 (stopped by `defer`); resolves { url }. */
 async function serveAndDefer(tk, opts = {}) {
   const handle = await tk.serve("127.0.0.1:0", opts)
@@ -415,15 +430,33 @@ test("served toolSearch: call_tool forwards with full fidelity (content, structu
 test("served toolSearch under auth: a caller never finds nor calls a tool outside its scopes", T, async () => {
   const MATH = "tn-search-math-3b9d7f1a"
   const TEXT = "tn-search-text-8c2e6a4f"
+  const NONE = "tn-search-none-5e1f9c3d"
   const tk = await createToolkit({ builtins: false, mcpConfig: { mcpServers: { up: fixtureServer("add", "echo", "structured") } }, toolSearch: { always: ["up_echo"] } })
   defer(() => tk.close())
   const auth = {
-    tokens: [{ token: MATH, subject: "mathematician", scopes: ["math"] }, { token: TEXT, subject: "writer", scopes: ["text"] }],
+    tokens: [
+      { token: MATH, subject: "mathematician", scopes: ["math"] },
+      { token: TEXT, subject: "writer", scopes: ["text"] },
+      { token: NONE, subject: "visitor", scopes: ["nothing"] },
+    ],
     tools: { math: ["up_add"], text: ["up_echo", "up_struct*"] },
   }
   const { url } = await serveAndDefer(tk, { auth })
   const math = await sdkClient(url, { token: MATH })
   const text = await sdkClient(url, { token: TEXT })
+
+  // A caller whose scopes allow no tool is not offered search: nothing listed, and the two
+  // search tools are unknown to it like any tool it may not see.
+  const visitor = await sdkClient(url, { token: NONE })
+  assert.deepEqual(names((await visitor.listTools()).tools), [])
+  for (const [name, args] of [
+    ["search_tools", { query: "add" }],
+    ["call_tool", { name: "up_add", arguments: { a: 1, b: 2 } }],
+  ]) {
+    const refused = await outcome(visitor.callTool({ name, arguments: args }))
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused))
+    assert.match(refused.error?.message ?? "", new RegExp(`Unknown tool: ${name}`))
+  }
 
   // The always tool only for whom it is visible.
   assert.deepEqual(names((await math.listTools()).tools), ["search_tools", "call_tool"])

@@ -158,8 +158,18 @@ function serviceFor(tools, cfg, onCall, search) {
   if (onCall !== undefined && typeof onCall !== "function") {
     throw new TypeError("toolnexus: onCall must be a function")
   }
+  const exposed = exposedMcpTools(tools, cfg)
+  if (search !== undefined) {
+    // Search mode answers these two names itself: a tool of the same name could never be called.
+    const clash = exposed.find((t) => t.name === "search_tools" || t.name === "call_tool")
+    if (clash) {
+      throw new Error(
+        `toolnexus: toolSearch serves its own "${clash.name}", which would hide the tool of that name: rename the tool, or serve without toolSearch`,
+      )
+    }
+  }
   return binding.createService(
-    servedTools(exposedMcpTools(tools, cfg)),
+    servedTools(exposed),
     cfg?.name ?? "toolnexus",
     cfg?.version ?? "0.1.0",
     /** @type {((call: CallRecord) => void) | undefined} */ (onCall),

@@ -288,7 +288,12 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let set = self.current();
         let mut request = request;
-        if let Some(mode) = self.search_mode() {
+        // Search is offered only to a caller who may see some tool; to another, its two tools
+        // are unknown like any it may not see.
+        let searching = self
+            .search_mode()
+            .filter(|_| super::search::offered(&set, &Sight::of(&context)));
+        if let Some(mode) = searching {
             match request.name.as_ref() {
                 super::search::SEARCH_TOOLS => {
                     let arguments = request.arguments.unwrap_or_default();

@@ -86,8 +86,18 @@ pub(super) fn index_of(set: &ToolSet) -> &Index {
     })
 }
 
-/// What search mode lists: the two search tools, then the `always` ones the caller may see.
+/// Whether search is offered to this caller: only when its scopes let it see some tool (the
+/// two search tools would otherwise list, find and call nothing, and say that there is more).
+pub(super) fn offered(set: &ToolSet, sight: &Sight) -> bool {
+    set.listed.iter().any(|t| sight.sees(Kind::Tool, &t.name))
+}
+
+/// What search mode lists: the two search tools, then the `always` ones the caller may see;
+/// nothing to a caller who may see no tool.
 pub(super) fn listing(mode: &SearchMode, set: &ToolSet, sight: &Sight) -> Vec<Tool> {
+    if !offered(set, sight) {
+        return Vec::new();
+    }
     let mut listed: Vec<Tool> = meta_tools().into();
     listed.extend(
         set.listed
