@@ -258,6 +258,53 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
   assert.equal((await ask(ADMIN, "resources/read", { uri: "files://x" })).result.contents[0].text, "x")
   assert.equal((await ask(USER, "resources/read", { uri: "notes://public" })).result.contents[0].text, "pub")
 
+  // A 2026-07-28 subscriptions/listen is acknowledged with only the URIs the caller may see:
+  // a hidden one is neither echoed back nor followed.
+  const acknowledged = async (token) => {
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    const res = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "subscriptions/listen",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "subscriptions/listen",
+        params: { notifications: { resourceSubscriptions: ["notes://public", "notes://private", "files://x"] }, _meta: meta },
+      }),
+    })
+    assert.equal(res.status, 200)
+    let text = ""
+    const decoder = new TextDecoder()
+    const reader = res.body.getReader()
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+      const ack = text
+        .split("\n")
+        .filter((l) => l.startsWith("data:") && l.length > 5)
+        .map((l) => JSON.parse(l.slice(5)))
+        .find((m) => m.method === "notifications/subscriptions/acknowledged")
+      if (ack) {
+        await reader.cancel()
+        return ack.params.notifications.resourceSubscriptions
+      }
+    }
+    assert.fail(`the listen stream ended without an acknowledgement: ${text}`)
+  }
+  assert.deepEqual(await acknowledged(USER), ["notes://public"])
+  assert.deepEqual(await acknowledged(ADMIN), ["notes://public", "notes://private", "files://x"])
+
   // The access log names the prompt or resource a request asked for (hidden or not).
   await waitFor(() => log.filter((e) => e.method === "resources/read").length === 6, { message: "the reads logged" })
   const named = log.filter((e) => e.method === "prompts/get" || e.method === "resources/read").map(({ time, ms, http, path: p, status, ...rest }) => rest)

@@ -93,6 +93,12 @@ impl Sight {
         Self(Caller::of(context))
     }
 
+    /// What the request whose HTTP extensions are `extensions` may see (the gate put its
+    /// caller there), for the front, before rmcp has a context.
+    pub fn of_http(extensions: &http::Extensions) -> Self {
+        Self(extensions.get::<Arc<Caller>>().cloned())
+    }
+
     /// Whether the `kind` named `name` (a tool or prompt name, a resource URI or template) is
     /// visible to this request. One outside its scopes is answered as if it did not exist.
     pub fn sees(&self, kind: Kind, name: &str) -> bool {

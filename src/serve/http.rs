@@ -486,19 +486,26 @@ impl Front {
         // Only a sessionless POST of that era is mended here (rmcp holds its header to its
         // body; a session's answers are mended in `sessions`, and a GET's stream never ends).
         let headers = req.headers();
-        let listing = req.method() == http::Method::POST
+        let sessionless_modern = req.method() == http::Method::POST
             && !headers.contains_key("mcp-session-id")
             && headers
                 .get("mcp-protocol-version")
-                .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
-            && headers
-                .get("mcp-method")
-                .is_some_and(|m| m.as_bytes() == b"tools/list");
+                .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice());
+        let method = |name: &[u8]| {
+            sessionless_modern
+                && headers
+                    .get("mcp-method")
+                    .is_some_and(|m| m.as_bytes() == name)
+        };
+        let listing = method(b"tools/list");
+        let listening = method(b"subscriptions/listen");
         // Where a call answered on the sessions' direct road leaves its answer.
         let answer = JsonAnswer::default();
         req.extensions_mut().insert(answer.clone());
         let reply = if self.speaks_tasks(&req) {
             self.handle_with_tasks(req).await
+        } else if listening {
+            self.handle_listen(req).await
         } else {
             self.endpoint.handle(req).await
         };
@@ -553,6 +560,35 @@ impl Front {
             });
         if let Some(lifted) = lifted {
             body.replace(Bytes::from(lifted));
+        }
+        self.endpoint.handle(Request::from_parts(parts, body)).await
+    }
+
+    /// rmcp's answer to a `subscriptions/listen` whose resource URIs were first cut to those
+    /// the caller may see: rmcp acknowledges the filter as requested (its handler's hook has no
+    /// caller), so a URI outside the caller's scopes is never echoed back, nor followed.
+    async fn handle_listen(&self, req: Request<GuardedBody<Incoming>>) -> Response<Body> {
+        let sight = crate::serve::caller::Sight::of_http(req.extensions());
+        if sight.sees_all(crate::serve::auth::Kind::Resource) {
+            return self.endpoint.handle(req).await;
+        }
+        let (parts, body) = req.into_parts();
+        let mut body = body::ReadAhead::read(body, MAX_BODY).await;
+        let seen = body
+            .whole()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+            .and_then(|mut message| {
+                let uris = message
+                    .pointer_mut("/params/notifications/resourceSubscriptions")?
+                    .as_array_mut()?;
+                uris.retain(|uri| {
+                    uri.as_str()
+                        .is_some_and(|uri| sight.sees(crate::serve::auth::Kind::Resource, uri))
+                });
+                serde_json::to_vec(&message).ok()
+            });
+        if let Some(seen) = seen {
+            body.replace(Bytes::from(seen));
         }
         self.endpoint.handle(Request::from_parts(parts, body)).await
     }
