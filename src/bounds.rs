@@ -158,11 +158,16 @@ pub const SERVE_MAX_COMPILED_PROPERTIES: usize = 1000;
 /// it, to reach the client (a client that stopped reading cannot hold the result back).
 pub const SERVE_RELAY_FLUSH: Duration = Duration::from_secs(5);
 /// A portable handshake-era session id (serving with a state key) is accepted this long after
-/// it was issued, on any replica sharing the key.
+/// it was issued, on any replica sharing the key. An active session's id is issued again
+/// (see [`SERVE_PORTABLE_SESSION_RENEW`]), so the lifetime bounds how long a session may idle.
 pub const SERVE_PORTABLE_SESSION_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
-/// How many sessions ended by DELETE one replica keeps refusing (other replicas accept their
-/// ids until the lifetime ends).
-pub const SERVE_PORTABLE_DENIED: usize = 4096;
+/// A request naming a portable session id older than this is answered with the session's id
+/// issued anew (the same session, a fresh `issued`): clients take the newest `Mcp-Session-Id`.
+pub const SERVE_PORTABLE_SESSION_RENEW: Duration = Duration::from_secs(60 * 60);
+/// How many sessions ended by DELETE one replica keeps refusing, each for the lifetime (after
+/// which its ids have expired anyway); past this count the oldest are forgotten early. Other
+/// replicas accept their ids until the lifetime ends.
+pub const SERVE_PORTABLE_DENIED: usize = 65_536;
 /// How many opened session states (and fresh sessions' handshakes) wait for rmcp at once.
 pub const SERVE_PORTABLE_PENDING: usize = 1024;
 /// A client's answer forwarded to the replica whose request it answers.

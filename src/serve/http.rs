@@ -465,13 +465,17 @@ impl Front {
         };
         let sent = req.headers().clone();
         let owner = portable::owner_of(req.extensions());
-        let local = match portable.inbound(req.headers_mut(), owner.as_deref()) {
-            portable::Inbound::Plain => None,
-            portable::Inbound::Local(local) => Some(local),
+        let deleted = req.method() == http::Method::DELETE;
+        let (local, renewed) = match portable.inbound(req.headers_mut(), owner.as_deref()) {
+            portable::Inbound::Plain => (None, None),
+            portable::Inbound::Local { local, renewed } => (Some(local), renewed),
             portable::Inbound::Refused(reply) => return reply,
         };
         let mut reply = portable::with_client_headers(sent, self.answer_here(req)).await;
         portable.outbound(&mut reply, owner);
+        if let Some(renewed) = renewed {
+            portable.renew(&mut reply, renewed, deleted);
+        }
         if let Some(local) = local {
             portable.settled(&local);
         }

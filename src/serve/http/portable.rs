@@ -133,6 +133,20 @@ impl<V> Bounded<V> {
         self.map.remove(key)
     }
 
+    /// Forgets the oldest entries while `stale` says so of them (entries go in in time order).
+    fn forget_while(&mut self, stale: impl Fn(&V) -> bool) {
+        while let Some(old) = self.order.front() {
+            match self.map.get(old) {
+                Some(value) if !stale(value) => break,
+                Some(_) => {
+                    self.map.remove(old);
+                }
+                None => {}
+            }
+            self.order.pop_front();
+        }
+    }
+
     fn contains(&self, key: &str) -> bool {
         self.map.contains_key(key)
     }
@@ -152,8 +166,10 @@ pub struct Portable {
     fresh: Mutex<Bounded<InitializeRequestParams>>,
     /// Opened session states by local id, from the front to `load`.
     opened: Mutex<Bounded<SessionState>>,
-    /// Local ids ended by DELETE here.
-    denied: Mutex<Bounded<()>>,
+    /// Local ids ended by DELETE here, with when (seconds since the epoch).
+    denied: Mutex<Bounded<u64>>,
+    /// How old an id may get before a request naming it is answered with it renewed.
+    renew: Duration,
     client: reqwest::Client,
 }
 
@@ -161,8 +177,12 @@ pub struct Portable {
 pub enum Inbound {
     /// It names no session.
     Plain,
-    /// It named a sealed session, now its local id.
-    Local(String),
+    /// It named a sealed session, now its local id; `renewed` is its id issued anew when the
+    /// one it named is getting old (for the answer's `Mcp-Session-Id`, see [`Portable::renew`]).
+    Local {
+        local: String,
+        renewed: Option<HeaderValue>,
+    },
     /// Answered here.
     Refused(Response<Body>),
 }
@@ -199,6 +219,7 @@ impl Portable {
             fresh: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_PENDING)),
             opened: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_PENDING)),
             denied: Mutex::new(Bounded::new(bounds::SERVE_PORTABLE_DENIED)),
+            renew: bounds::SERVE_PORTABLE_SESSION_RENEW,
             client,
         }
     }
@@ -223,9 +244,10 @@ impl Portable {
         let Some(sealed) = sealed else {
             return Inbound::Refused(session_not_found());
         };
-        let age = now_secs().saturating_sub(sealed.issued);
+        let now = now_secs();
+        let age = now.saturating_sub(sealed.issued);
         let expired = age >= self.lifetime.as_secs();
-        if expired || lock(&self.denied).contains(&sealed.local) {
+        if expired || self.is_denied(&sealed.local, now) {
             return Inbound::Refused(session_not_found());
         }
         if let Some(owner) = &sealed.owner
@@ -238,8 +260,36 @@ impl Portable {
             return Inbound::Refused(session_not_found());
         };
         headers.insert(SESSION_HEADER, local);
-        lock(&self.opened).insert(sealed.local.clone(), SessionState::new(sealed.params));
-        Inbound::Local(sealed.local)
+        let local = sealed.local.clone();
+        lock(&self.opened).insert(local.clone(), SessionState::new(sealed.params.clone()));
+        let renewed = (age >= self.renew.as_secs())
+            .then(|| {
+                let fresh = SealedSession {
+                    issued: now,
+                    ..sealed
+                };
+                HeaderValue::from_str(&self.key.seal_json(Purpose::Session, &fresh)).ok()
+            })
+            .flatten();
+        Inbound::Local { local, renewed }
+    }
+
+    /// An answer to a request whose session id was getting old carries the id issued anew, so
+    /// a session in use never reaches the lifetime (clients take the newest `Mcp-Session-Id`).
+    /// Not on a failure, nor on the answer to DELETE.
+    pub fn renew(&self, reply: &mut Response<Body>, renewed: HeaderValue, deleted: bool) {
+        if !deleted && reply.status().is_success() && !reply.headers().contains_key(SESSION_HEADER)
+        {
+            reply.headers_mut().insert(SESSION_HEADER, renewed);
+        }
+    }
+
+    /// Whether `local` was ended by DELETE here within the lifetime.
+    fn is_denied(&self, local: &str, now: u64) -> bool {
+        let mut denied = lock(&self.denied);
+        let lifetime = self.lifetime.as_secs();
+        denied.forget_while(|&at| now.saturating_sub(at) >= lifetime);
+        denied.contains(local)
     }
 
     /// The request that named `local` is answered: its state, if rmcp did not need it, goes.
@@ -351,6 +401,12 @@ impl Portable {
         self.lifetime = lifetime;
         self
     }
+
+    #[cfg(test)]
+    fn with_renew(mut self, renew: Duration) -> Self {
+        self.renew = renew;
+        self
+    }
 }
 
 /// The principal key of the request's caller, when it came in with a token.
@@ -384,7 +440,7 @@ impl SessionStore for Store {
 
     /// DELETE ended the session: this replica refuses its id from now on.
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        lock(&self.0.denied).insert(session_id.to_string(), ());
+        lock(&self.0.denied).insert(session_id.to_string(), now_secs());
         Ok(())
     }
 }
