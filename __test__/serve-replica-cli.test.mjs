@@ -41,6 +41,9 @@ test("toolnexus serve: a bad state-key flag is exit 2 in words, before any serve
   const short = file("short.txt", `# rotated in July\n${KEY_ONE}\n\nSECRET-short\n`)
   const many = file("many.txt", Array.from({ length: 17 }, (_, i) => `${KEY_ONE}-${i}`).join("\n"))
   const good = file("good.txt", `${KEY_ONE}\n`)
+  const binary = file("binary.key", Buffer.from([0, 1, 2, 255, 254, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]))
+  const badBase64 = file("bad-base64.txt", "base64:not*base64\n")
+  const shortBase64 = file("short-base64.txt", `base64:${Buffer.alloc(8, 7).toString("base64")}\n`)
   const missing = path.join(dir, "missing.txt")
 
   const cases = [
@@ -50,6 +53,12 @@ test("toolnexus serve: a bad state-key flag is exit 2 in words, before any serve
     [["--state-key-file", empty], `toolnexus serve: --state-key-file ${empty} holds no key (one per line, the sealing one first; blank lines and # comments are ignored)\n`],
     [["--state-key-file", short], `toolnexus serve: --state-key-file ${short}: the key on line 4 is 12 bytes; ${ADVICE}\n`],
     [["--state-key-file", many], "toolnexus serve: the state key holds 17 keys; at most 16 can be in rotation\n"],
+    [
+      ["--state-key-file", binary],
+      `toolnexus serve: --state-key-file ${binary} is not text (one key a line) nor a raw key of exactly 32 bytes (it holds 20 bytes); write the key as text (openssl rand -base64 32 > FILE), as base64:<key in base64> lines, or as 32 raw bytes (head -c 32 /dev/urandom > FILE)\n`,
+    ],
+    [["--state-key-file", badBase64], `toolnexus serve: --state-key-file ${badBase64}: line 1 says base64: but what follows is not base64\n`],
+    [["--state-key-file", shortBase64], `toolnexus serve: --state-key-file ${shortBase64}: the key on line 1 is 8 bytes; ${ADVICE}\n`],
     [["--state-key-env", "TN_KEY_NOT_SET"], "toolnexus serve: --state-key-env TN_KEY_NOT_SET: the environment variable TN_KEY_NOT_SET is not set\n"],
     [["--state-key-env", "TN_KEY_EMPTY"], "toolnexus serve: --state-key-env TN_KEY_EMPTY: the environment variable TN_KEY_EMPTY is empty\n"],
     [["--state-key-env", "TN_KEY_ONE", "--state-key-env", "TN_KEY_SHORT"], `toolnexus serve: --state-key-env TN_KEY_SHORT: the key is 12 bytes; ${ADVICE}\n`],
@@ -116,6 +125,32 @@ test("toolnexus serve --state-key-file: keys one a line (comments and blank line
   const end = await gw.exited
   assert.equal(end.code, 0, end.stderr)
   assertNoSecret(end.stdout + end.stderr, [KEY_ONE, KEY_TWO], "toolnexus serve's output")
+})
+
+test("toolnexus serve --state-key-file: a raw 32-byte key file and the same key as a base64: line are one key", T, async () => {
+  const config = tmpConfig({ mcpServers: { up: { command: nodeFixture("stdio-server", "--tools", "add") } } })
+  // Bytes that are not text, a newline and a NUL among them (a text reading would mangle them).
+  const raw = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 10) % 256))
+  raw[3] = 0
+  const rawFile = tmpFile("raw.key")
+  fs.writeFileSync(rawFile, raw)
+  const b64File = tmpFile("b64.txt")
+  fs.writeFileSync(b64File, `# the same key\nbase64:${raw.toString("base64")}\n`)
+  const a = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--state-key-file", rawFile])
+  const b = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--state-key-file", b64File])
+  const [urlA, urlB] = await Promise.all([a.serving, b.serving])
+  // A session sealed by one replica opens on the other: they hold the same key.
+  const init = await mcpPost(urlA)
+  assert.equal(init.status, 200, init.text)
+  const headers = { "mcp-protocol-version": init.json.result.protocolVersion, "mcp-session-id": init.headers.get("mcp-session-id") }
+  await mcpPost(urlA, { headers, body: { jsonrpc: "2.0", method: "notifications/initialized" } })
+  const res = await mcpPost(urlB, { headers, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 40, b: 2 } } } })
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.json.result.content, [{ type: "text", text: "42" }])
+  for (const gw of [a, b]) {
+    gw.child.kill("SIGTERM")
+    assert.equal((await gw.exited).code, 0)
+  }
 })
 
 test("toolnexus serve --help names the state-key flags", T, async () => {

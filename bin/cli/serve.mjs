@@ -86,9 +86,11 @@ Options:
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a
                     tool asks the client for input: each line of PATH is one key (at least
-                    16 bytes; \`openssl rand -base64 32\`), the first sealing and every one
-                    opening, so a key rotates by putting the new one first; blank lines and
-                    # comments are ignored. Keys are never taken from the command line
+                    16 bytes; \`openssl rand -base64 32\`; a line base64:<…> is the bytes it
+                    encodes), the first sealing and every one opening, so a key rotates by
+                    putting the new one first; blank lines and # comments are ignored. A file
+                    of exactly 32 bytes that are not text is one raw key. Keys are never taken
+                    from the command line
   --state-key-env NAME
                     the state key held by the environment variable NAME (removed from the
                     environment of the servers this command starts); repeatable, the first
@@ -161,8 +163,16 @@ const AUTH_FLAGS = ["auth-token-env", "auth-token-file", "auth-file", "oauth-iss
 
 /** The text of `file` for `flag`, or a UsageError in words. */
 function readFlagFile(flag, file) {
+  return readFlagFileBytes(flag, file).toString("utf8")
+}
+
+/**
+ * @param {string} flag
+ * @param {string} file
+ */
+function readFlagFileBytes(flag, file) {
   try {
-    return fs.readFileSync(file, "utf8")
+    return fs.readFileSync(file)
   } catch (err) {
     const why = err?.code === "ENOENT" ? "no such file" : err?.code === "EISDIR" ? "it is a folder" : messageOf(err)
     throw new UsageError(`toolnexus serve: cannot read ${flag} ${file}: ${why}`)
@@ -255,6 +265,51 @@ const MIN_STATE_KEY = 16
 const KEY_ADVICE = "a key must be at least 16 bytes (32 random bytes are best: openssl rand -base64 32)"
 
 /**
+ * The keys of a --state-key-file: exactly 32 bytes that are not text are one raw key (as
+ * `head -c 32 /dev/urandom` writes it); otherwise UTF-8 text, one key a line (blank lines and
+ * # comments skipped), a line `base64:…` being the bytes it encodes. Anything else is refused
+ * in words (never quoting the file).
+ * @param {string} file
+ * @returns {Array<string | Buffer>}
+ */
+function stateKeysOfFile(file) {
+  const bytes = readFlagFileBytes("--state-key-file", file)
+  const text = new TextDecoder("utf-8", { fatal: true })
+  let decoded
+  try {
+    decoded = text.decode(bytes)
+  } catch {
+    decoded = undefined
+  }
+  // Text holds no control characters but line breaks and tabs.
+  const isText = decoded !== undefined && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(decoded)
+  if (!isText) {
+    if (bytes.length === 32) return [bytes]
+    throw new UsageError(
+      `toolnexus serve: --state-key-file ${file} is not text (one key a line) nor a raw key of exactly 32 bytes (it holds ${bytes.length} bytes); write the key as text (openssl rand -base64 32 > FILE), as base64:<key in base64> lines, or as 32 raw bytes (head -c 32 /dev/urandom > FILE)`,
+    )
+  }
+  /** @type {Array<string | Buffer>} */
+  const keys = []
+  decoded.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim()
+    if (line === "" || line.startsWith("#")) return
+    let key = /** @type {string | Buffer} */ (line)
+    if (line.startsWith("base64:")) {
+      const encoded = line.slice("base64:".length).trim()
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 !== 0) {
+        throw new UsageError(`toolnexus serve: --state-key-file ${file}: line ${i + 1} says base64: but what follows is not base64`)
+      }
+      key = Buffer.from(encoded, "base64")
+    }
+    const length = typeof key === "string" ? Buffer.byteLength(key, "utf8") : key.length
+    if (length < MIN_STATE_KEY) throw new UsageError(`toolnexus serve: --state-key-file ${file}: the key on line ${i + 1} is ${length} bytes; ${KEY_ADVICE}`)
+    keys.push(key)
+  })
+  return keys
+}
+
+/**
  * serve's `stateKey` and `replicaUrl` from --state-key-file, --state-key-env and --replica-url
  * (both undefined without them), checked as toolkit.serve checks them. No key is ever part of
  * a message, and an --state-key-env variable is removed from the environment once read.
@@ -267,17 +322,10 @@ export function stateKeyFromFlags(values) {
   if (file !== undefined && names.length > 0) {
     throw new ArgumentError("toolnexus serve: --state-key-file and --state-key-env cannot be combined (keep every key in one place, the sealing one first)")
   }
+  /** @type {Array<string | Buffer>} */
   const keys = []
   if (file !== undefined) {
-    readFlagFile("--state-key-file", file)
-      .split(/\r?\n/)
-      .forEach((raw, i) => {
-        const line = raw.trim()
-        if (line === "" || line.startsWith("#")) return
-        const bytes = Buffer.byteLength(line, "utf8")
-        if (bytes < MIN_STATE_KEY) throw new UsageError(`toolnexus serve: --state-key-file ${file}: the key on line ${i + 1} is ${bytes} bytes; ${KEY_ADVICE}`)
-        keys.push(line)
-      })
+    keys.push(...stateKeysOfFile(file))
     if (keys.length === 0) {
       throw new UsageError(`toolnexus serve: --state-key-file ${file} holds no key (one per line, the sealing one first; blank lines and # comments are ignored)`)
     }
