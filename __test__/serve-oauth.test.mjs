@@ -235,7 +235,8 @@ test("RFC 9728 metadata at both well-known paths, outside auth, with CORS; an ex
 
 test("requiredScopes: a token without them is 403 insufficient_scope; the 401 challenge names them", T, async () => {
   const server = await idp({ scopes: ["tools:read", "tools:admin", "other"] })
-  const { url } = await startGateway(defer, { auth: { oauth: { issuer: server.issuer, requiredScopes: ["tools:read", "tools:admin"] } } })
+  const log = []
+  const { url } = await startGateway(defer, { accessLog: (e) => log.push(e), auth: { oauth: { issuer: server.issuer, requiredScopes: ["tools:read", "tools:admin"] } } })
   const aud = `${url}/mcp`
   const bare = await mcpPost(url)
   assert.equal(bare.status, 401)
@@ -256,6 +257,19 @@ test("requiredScopes: a token without them is 403 insufficient_scope; the 401 ch
     assertNoSecret(res.text + res.headers.get("www-authenticate"), [token], "a 403 answer")
   }
   assertServed(await mcpPost(url, { token: await server.clientCredentialsToken({ scope: "tools:admin other tools:read", resource: aud }) }), "both scopes (and one more)")
+  // The access log names who a 403 refused (the token proved it), as it names who was served.
+  await waitFor(() => log.filter((e) => e.status === 403).length === 3 && log.some((e) => e.status === 200), { message: "the 403s and the served request logged" })
+  const served = log.find((e) => e.status === 200).principal
+  assert.equal(typeof served, "string")
+  assert.ok(served.length > 0)
+  assert.deepEqual(
+    log.filter((e) => e.status === 403).map((e) => [e.principal, e.error]),
+    [
+      [served, lacks.other],
+      [served, lacks["tools:read"]],
+      [served, lacks["tools:admin"]],
+    ],
+  )
 })
 
 test("per-scope tool policy over a real stdio server: tools/list shows, and tools/call reaches, only what a token's scopes allow", T, async () => {

@@ -16,6 +16,9 @@ pub struct Denial {
     challenge: Option<String>,
     /// For the server's own log (a failed check's cause); never sent.
     detail: Option<String>,
+    /// Who the token proved to be, when it proved someone the request is still refused to
+    /// (insufficient scope): for the server's own log; never sent.
+    subject: Option<String>,
 }
 
 /// What every challenge of one guard carries.
@@ -64,6 +67,7 @@ impl Challenge {
             description,
             challenge: Some(challenge),
             detail: None,
+            subject: None,
         }
     }
 
@@ -87,6 +91,7 @@ impl Challenge {
             description,
             challenge: Some(challenge),
             detail: None,
+            subject: None,
         }
     }
 }
@@ -101,6 +106,7 @@ impl Denial {
             description: "the token could not be checked".into(),
             challenge: None,
             detail: Some(detail),
+            subject: None,
         }
     }
 
@@ -112,6 +118,7 @@ impl Denial {
             description: "this session belongs to another principal".into(),
             challenge: None,
             detail: None,
+            subject: None,
         }
     }
 
@@ -127,6 +134,17 @@ impl Denial {
     /// Why the check failed, for the server's log (a 500's cause); never part of the response.
     pub fn detail(&self) -> Option<&str> {
         self.detail.as_deref()
+    }
+
+    /// Who was refused, for the server's log, when the token proved someone.
+    pub fn subject(&self) -> Option<&str> {
+        self.subject.as_deref()
+    }
+
+    /// The same refusal, naming who was refused in the server's log.
+    pub fn of_subject(mut self, subject: &str) -> Denial {
+        self.subject = Some(subject.to_string());
+        self
     }
 
     /// The `WWW-Authenticate` value, when the status has one (401, 403 insufficient_scope).

@@ -271,7 +271,10 @@ impl Guard {
             .collect();
         match missing.is_empty() {
             true => Ok(Arc::new(principal)),
-            false => Err(self.challenge.insufficient_scope(&missing)),
+            false => Err(self
+                .challenge
+                .insufficient_scope(&missing)
+                .of_subject(&principal.subject)),
         }
     }
 

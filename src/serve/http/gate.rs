@@ -50,7 +50,7 @@ pub enum Admission {
 fn refused(denial: &crate::serve::auth::Denial, principal: Option<String>) -> Admission {
     Admission::Refused {
         reply: denial.response().map(|b| Full::new(b).boxed()),
-        principal,
+        principal: principal.or_else(|| denial.subject().map(str::to_string)),
         why: denial.detail().unwrap_or(denial.description()).to_string(),
     }
 }
