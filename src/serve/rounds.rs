@@ -163,6 +163,8 @@ struct Parked {
     since: Instant,
     run: Running,
     portable: bool,
+    /// Whose call it is (the principal's key; None without auth).
+    owner: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -178,6 +180,51 @@ impl Default for Limits {
             timeout: PARK_TIMEOUT,
         }
     }
+}
+
+/// What [`make_room`] weighs of a parked run.
+struct Waiting<'a> {
+    handle: &'a str,
+    owner: Option<&'a str>,
+    since: Instant,
+    portable: bool,
+}
+
+/// Which parked run, if any, makes room for a new run of `owner` when the space is full.
+///
+/// A run whose call its sealed state can continue (`portable`) is only a shortcut: dropping it
+/// makes its retry run the call again. Behind a balancer most retries reach another replica and
+/// leave their run here unclaimed. So the room comes from the newcomer's own runs or from
+/// another principal's holding at least as many as the newcomer then would, the heaviest first
+/// (the newcomer's own between equals): a principal that floods the space drops its own oldest
+/// runs, never another's. A run that cannot be continued elsewhere is never dropped (the call is refused).
+fn make_room<'a>(
+    waiting: impl Iterator<Item = Waiting<'a>>,
+    owner: Option<&str>,
+) -> Option<String> {
+    let waiting: Vec<Waiting<'a>> = waiting.collect();
+    let mut held: HashMap<Option<&str>, usize> = HashMap::new();
+    for run in &waiting {
+        *held.entry(run.owner).or_default() += 1;
+    }
+    let newcomer = held.get(&owner).copied().unwrap_or(0) + 1;
+    let mut owners: Vec<(Option<&str>, usize)> = held
+        .into_iter()
+        .filter(|&(who, count)| who == owner || count >= newcomer)
+        .collect();
+    // The heaviest first; between equals, the newcomer's own, then in a stable order.
+    owners.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| (b.0 == owner).cmp(&(a.0 == owner)))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    owners.into_iter().find_map(|(candidate, _)| {
+        waiting
+            .iter()
+            .filter(|run| run.owner == candidate && run.portable)
+            .min_by_key(|run| run.since)
+            .map(|run| run.handle.to_string())
+    })
 }
 
 impl Parking {
@@ -204,21 +251,20 @@ impl Parking {
             None => (handle.clone(), false),
         };
         let state = handle;
+        let owner = super::caller::owner_of(&run.ctx.request());
         {
             let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
             let timeout = self.limits.timeout;
             runs.retain(|_, parked| parked.since.elapsed() < timeout);
             if runs.len() >= self.limits.max {
-                // A run whose call its sealed state can continue is only a shortcut: the
-                // oldest such makes room (its retry runs the call again). Behind a balancer
-                // most retries reach another replica and leave their run here unclaimed.
-                let oldest = runs
-                    .iter()
-                    .filter(|(_, parked)| parked.portable)
-                    .min_by_key(|(_, parked)| parked.since)
-                    .map(|(handle, _)| handle.clone());
-                match oldest {
-                    Some(oldest) => drop(runs.remove(&oldest)),
+                let waiting = runs.iter().map(|(handle, parked)| Waiting {
+                    handle,
+                    owner: parked.owner.as_deref(),
+                    since: parked.since,
+                    portable: parked.portable,
+                });
+                match make_room(waiting, owner.as_deref()) {
+                    Some(victim) => drop(runs.remove(&victim)),
                     None => {
                         return Err(format!(
                             "{} calls are already waiting for their clients' input; try again later",
@@ -231,6 +277,7 @@ impl Parking {
                 since: Instant::now(),
                 run,
                 portable,
+                owner,
             };
             runs.insert(state.clone(), parked);
         }
@@ -367,4 +414,73 @@ pub(super) fn new_state() -> String {
         bytes[..8].copy_from_slice(&n.to_le_bytes());
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod room_tests {
+    use std::time::{Duration, Instant};
+
+    use super::{Waiting, make_room};
+
+    /// Parked runs as (handle, owner, age in seconds, portable).
+    fn room(runs: &[(&str, Option<&str>, u64, bool)], owner: Option<&str>) -> Option<String> {
+        let now = Instant::now() + Duration::from_secs(1000);
+        make_room(
+            runs.iter().map(|&(handle, who, age, portable)| Waiting {
+                handle,
+                owner: who,
+                since: now - Duration::from_secs(age),
+                portable,
+            }),
+            owner,
+        )
+    }
+
+    #[test]
+    fn a_flooding_principal_drops_its_own_runs_never_anothers() {
+        let (mallory, alice, bob) = (Some("mallory"), Some("alice"), Some("bob"));
+        let full = [
+            ("a1", alice, 100, true),
+            ("m1", mallory, 90, true),
+            ("m2", mallory, 80, true),
+            ("m3", mallory, 70, true),
+            ("b1", bob, 60, true),
+        ];
+        // Mallory's next run drops Mallory's oldest, though Alice's is older.
+        assert_eq!(room(&full, mallory).as_deref(), Some("m1"));
+        // Bob (one held) drops from the heaviest: Mallory's oldest.
+        assert_eq!(room(&full, bob).as_deref(), Some("m1"));
+        // A newcomer with none drops from the heaviest too.
+        assert_eq!(room(&full, Some("carol")).as_deref(), Some("m1"));
+        // Alice's oldest is never the one dropped for anyone else.
+        for who in [mallory, bob, Some("carol"), None] {
+            assert_ne!(room(&full, who).as_deref(), Some("a1"));
+        }
+    }
+
+    #[test]
+    fn only_from_whoever_holds_at_least_as_many_and_only_portable_runs() {
+        let (alice, bob) = (Some("alice"), Some("bob"));
+        // Equal holdings: the newcomer drops its own oldest, not the other's.
+        let even = [("a1", alice, 100, true), ("b1", bob, 90, true)];
+        assert_eq!(room(&even, bob).as_deref(), Some("b1"));
+        assert_eq!(room(&even, alice).as_deref(), Some("a1"));
+        // Bob's runs cannot be continued elsewhere: Alice (one) cannot take Bob's (three), nor
+        // drop her own, which is not portable either; Bob's own newcomer is refused too.
+        let pinned = [
+            ("a1", alice, 100, false),
+            ("b1", bob, 90, false),
+            ("b2", bob, 80, false),
+            ("b3", bob, 70, false),
+        ];
+        assert_eq!(room(&pinned, alice), None);
+        assert_eq!(room(&pinned, bob), None);
+        // Without auth everyone is one owner: the oldest portable run, as before.
+        let anonymous = [
+            ("x", None, 50, false),
+            ("y", None, 40, true),
+            ("z", None, 30, true),
+        ];
+        assert_eq!(room(&anonymous, None).as_deref(), Some("y"));
+    }
 }
