@@ -127,6 +127,9 @@ pub const SERVE_MIN_TRIM_GAP: Duration = Duration::from_secs(1);
 pub const SERVE_MAX_PARKED: usize = 1024;
 /// How long such a run waits for its retry before it is dropped (and its `run` aborted).
 pub const SERVE_PARK_TIMEOUT: Duration = Duration::from_secs(600);
+/// How many retried `requestState`s (with a state key) one replica remembers, so that a replay
+/// is refused: each until its state expires; past this count the oldest are forgotten early.
+pub const SERVE_MAX_SPENT_STATES: usize = 65_536;
 /// How many tasks a served server keeps at once (running or ended, not yet expired), across all
 /// clients.
 pub const SERVE_MAX_TASKS: usize = 1024;

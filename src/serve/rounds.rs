@@ -155,7 +155,19 @@ impl Running {
 pub struct Parking {
     runs: Mutex<HashMap<String, Parked>>,
     limits: Limits,
+    /// The handles of sealed states already retried here (see [`Parking::spend`]).
+    spent: Mutex<Spent>,
 }
+
+/// The handles of sealed states retried on this replica, each until its state expires (when
+/// it would be refused anyway), at most [`MAX_SPENT`] (the oldest forgotten first).
+#[derive(Default)]
+struct Spent {
+    until: HashMap<String, u64>,
+    order: std::collections::VecDeque<(String, u64)>,
+}
+
+pub use crate::bounds::SERVE_MAX_SPENT_STATES as MAX_SPENT;
 
 /// A waiting run: since when, and whether another replica (or this one, running it again) could
 /// continue its call without it, from its sealed state.
@@ -232,7 +244,31 @@ impl Parking {
         Self {
             runs: Mutex::default(),
             limits,
+            spent: Mutex::default(),
         }
+    }
+
+    /// Marks the sealed state of `handle` (good until `expires`, ms since the epoch) retried
+    /// here: false when it was already, so a replayed retry is refused instead of running the
+    /// call again. Once per replica: another replica sharing the key has its own record.
+    pub fn spend(&self, handle: &str, expires: u64) -> bool {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let now = seal::now_millis();
+        while let Some((old, until)) = spent.order.front().cloned() {
+            if until >= now && spent.until.len() < MAX_SPENT {
+                break;
+            }
+            spent.order.pop_front();
+            if spent.until.get(&old) == Some(&until) {
+                spent.until.remove(&old);
+            }
+        }
+        if spent.until.contains_key(handle) {
+            return false;
+        }
+        spent.until.insert(handle.to_string(), expires);
+        spent.order.push_back((handle.to_string(), expires));
+        true
     }
 
     /// Parks `run` until its retry and answers the call with what it waits on.

@@ -234,3 +234,48 @@ async fn an_expired_state_is_refused() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn a_replayed_retry_runs_at_most_once_per_replica() {
+    const KEY: &str = "a shared key of thirty-two bytes";
+    let ((a, started_a), (b, started_b)) = (replica(KEY).await, replica(KEY).await);
+    let first = call(&a, json!({})).await["result"].clone();
+    let state = first["requestState"].as_str().unwrap().to_string();
+    let second = call(
+        &a,
+        json!({"requestState": state, "inputResponses": answer("elicitation-1", "Ada")}),
+    )
+    .await["result"]
+        .clone();
+    let state2 = second["requestState"].as_str().unwrap().to_string();
+    let last = json!({"requestState": state2, "inputResponses": answer("elicitation-2", "Bob")});
+    let done = call(&a, last.clone()).await["result"].clone();
+    assert_eq!(
+        done["content"],
+        json!([{"type": "text", "text": "Ada and Bob (7)"}])
+    );
+    assert_eq!(started_a.load(Ordering::SeqCst), 1);
+    // The last retry sent again, and an earlier round's: refused, the run not started again.
+    let replayed = json!({"requestState": state, "inputResponses": answer("elicitation-1", "Ada")});
+    for again in [last.clone(), replayed] {
+        let refused = call(&a, again).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert_eq!(
+            refused["error"]["message"],
+            "requestState was already retried: its call went on from there (each state is \
+             answered once); make the call again"
+        );
+    }
+    assert_eq!(started_a.load(Ordering::SeqCst), 1, "a replay never runs");
+    // Once per replica: another replica sharing the key has no record of it (the fleet's
+    // shared store is what makes it once per fleet), and runs it once, then refuses it too.
+    let elsewhere = call(&b, last.clone()).await["result"].clone();
+    assert_eq!(
+        elsewhere["content"],
+        json!([{"type": "text", "text": "Ada and Bob (7)"}])
+    );
+    assert_eq!(call(&b, last).await["error"]["code"], -32602);
+    assert_eq!(started_b.load(Ordering::SeqCst), 1);
+    a.stop().await;
+    b.stop().await;
+}

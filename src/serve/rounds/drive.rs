@@ -253,6 +253,15 @@ impl ToolServer {
                     .into(),
             );
         }
+        // A state is retried once: a replay (its last retry sent again, say) would otherwise
+        // run the call again from its answers, steps after its last question included.
+        if !self.shared.parking.spend(&sealed.handle, sealed.expires) {
+            return refused(
+                "requestState was already retried: its call went on from there (each state is \
+                 answered once); make the call again"
+                    .into(),
+            );
+        }
         let owner = crate::serve::caller::owner_of(request);
         match self
             .shared
