@@ -4,7 +4,7 @@
 // see __test__/fixtures/.
 import { afterEach, test } from "node:test"
 import assert from "node:assert/strict"
-import { listMcpTools } from "toolnexus"
+import { listMcpTools, loadMcp } from "toolnexus"
 import { assertAbortedBeforeStart, assertAbortMidway, descendants, leakCheck, nodeFixture, rejection } from "./helpers.mjs"
 
 const T = { timeout: 20000 }
@@ -87,3 +87,38 @@ for (const key of ["deadline", "timeout"]) {
     assert.deepEqual(descendants(), [])
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lists with too many items
+
+test("a listing is bounded in items per server and kind: the first 10000 kept, a warning says how many were dropped", { timeout: 120000 }, async () => {
+  const warnings = []
+  const onWarning = (w) => w.name === "ToolnexusWarning" && warnings.push(w.message)
+  process.on("warning", onWarning)
+  // 3 pages of 5000 tools (and `listings`), and 3 pages of 100000 resources.
+  const pager = { command: nodeFixture("pager-server", "--pages", "3", "--per", "5000", "--resources", "100000"), timeout: 60000 }
+  const source = await loadMcp({ mcpServers: { pager, small: { command: nodeFixture("stdio-server", "--tools", "echo") } } })
+  try {
+    assert.equal(source.status.pager, "connected", source.errors.pager)
+    const mine = source.tools.filter((t) => t.name.startsWith("pager_"))
+    assert.equal(mine.length, 10000)
+    assert.deepEqual([mine[0].name, mine.at(-1).name], ["pager_t0_0", "pager_t1_4998"], "the first ones, in order")
+    assert.deepEqual(names(source.tools.filter((t) => t.name.startsWith("small_"))), ["small_echo"], "another server is whole")
+    assert.equal(source.resources.length, 10000)
+    assert.deepEqual([source.resources[0].uri, source.resources.at(-1).uri], ["res://0/0", "res://0/9999"])
+    // The kept ones work.
+    assert.equal((await mine.at(-1).execute({})).output, "t1_4998")
+  } finally {
+    await source.close()
+  }
+  // Warnings are emitted on a later tick.
+  await new Promise((resolve) => setImmediate(resolve))
+  process.off("warning", onWarning)
+  assert.deepEqual(warnings.filter((w) => w.includes('"pager"')).sort(), [
+    'toolnexus: server "pager" listed more resources than are kept (10000 at most, 32 MiB of JSON): the first 10000 are kept, 90000 more were dropped, and its later pages were not read',
+    'toolnexus: server "pager" listed more tools than are kept (10000 at most, 32 MiB of JSON): the first 10000 are kept, 5001 more were dropped',
+  ])
+  // listMcpTools keeps the same bound.
+  const inv = await listMcpTools({ mcpServers: { pager } })
+  assert.equal(inv.tools.pager.length, 10000)
+})

@@ -29,6 +29,11 @@ pub const OAUTH_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 pub const SSE_POST_TIMEOUT: Duration = Duration::from_secs(60);
 /// At most this many `tools/list` pages are followed.
 pub const MAX_LIST_PAGES: usize = 1000;
+/// The most items one listing of one server keeps, per kind (tools, resources, resource
+/// templates, prompts); the rest are dropped with a warning, and no later page is read.
+pub const MAX_LIST_ITEMS: usize = 10_000;
+/// The most JSON one listing of one server keeps, per kind (its items' text together).
+pub const MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
 /// The largest single tool a listing keeps (8 MiB of JSON).
 pub const MAX_TOOL_BYTES: usize = 8 * 1024 * 1024;
 /// The largest single resource, resource template or prompt a listing keeps (1 MiB of JSON).

@@ -60,6 +60,15 @@ impl Kind {
         }
     }
 
+    /// What its items are called in words ("resources", "resource templates", "prompts").
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Resources => "resources",
+            Kind::ResourceTemplates => "resource templates",
+            Kind::Prompts => "prompts",
+        }
+    }
+
     /// Whether a server with these capabilities lists this kind.
     pub fn declared(self, caps: &rmcp::model::ServerCapabilities) -> bool {
         match self {
@@ -140,6 +149,8 @@ pub struct Listed {
     pub hints: Hints,
     /// When it was listed (`None`: never).
     pub at: Option<Instant>,
+    /// What its listing left out, over the bound of a listing.
+    pub truncated: Option<crate::connect::listing::Truncated>,
 }
 
 impl PartialEq for Listed {
@@ -154,7 +165,14 @@ impl Listed {
             items: Arc::new(items),
             hints,
             at: Some(Instant::now()),
+            truncated: None,
         }
+    }
+
+    /// The same, saying what its listing left out.
+    pub fn with(mut self, truncated: Option<crate::connect::listing::Truncated>) -> Self {
+        self.truncated = truncated;
+        self
     }
 
     /// Whether its TTL has run out (never, when the server gave none).

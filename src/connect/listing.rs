@@ -34,17 +34,15 @@ use crate::surface::{Hints, scope_of};
 
 mod paging;
 mod surface;
-use paging::{Cursors, Merged, too_many_pages};
+pub use paging::Truncated;
+use paging::{Budget, Cursors, Merged, too_many_pages};
 pub use surface::{SurfacePage, left_out, list_kind, list_surface, read_surface_page};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
 /// The caching hints of all pages come merged.
-pub async fn list_tools(
-    road: Road<'_>,
-    timeout: Duration,
-) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
+pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<ListedTools, ConnectError> {
     let listing = async {
         match road {
             Road::Direct(direct) => list_pipelined(direct).await,
@@ -54,18 +52,28 @@ pub async fn list_tools(
     super::phase("tools/list", timeout, listing).await
 }
 
+/// A server's tools as listed: the tools, their pages' caching hints merged, and what the
+/// listing's bound left out.
+pub type ListedTools = (Vec<ToolInfo>, Hints, Option<Truncated>);
+
 /// rmcp's typed requests, one page after another.
-async fn list_typed(peer: &Peer<RoleClient>) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
+async fn list_typed(peer: &Peer<RoleClient>) -> Result<ListedTools, ConnectError> {
     let mut tools = Vec::new();
     let mut hints = Merged::default();
     let mut cursors = Cursors::of("tools/list");
     let mut cursor: Option<String> = None;
+    let mut budget = Budget::default();
     for _ in 0..MAX_LIST_PAGES {
         let page = rmcp_page(peer, cursor.take()).await?;
-        tools.extend(page.tools);
+        let kept = page
+            .tools
+            .into_iter()
+            .filter(|t| budget.keep(t.json().get().len()));
+        tools.extend(kept);
         hints.add(page.hints);
         match page.next_cursor {
-            None => return Ok((tools, hints.get())),
+            Some(_) if budget.spent() => return Ok((tools, hints.get(), budget.truncated(true))),
+            None => return Ok((tools, hints.get(), budget.truncated(false))),
             Some(next) => cursor = Some(cursors.check(next)?),
         }
     }
@@ -79,15 +87,22 @@ async fn list_typed(peer: &Peer<RoleClient>) -> Result<(Vec<ToolInfo>, Hints), C
 /// The next page's request is polled once, to write it, before this page's tools are read. Its
 /// answer may already be there on that poll, so the request is held in a [`MaybeDone`], which
 /// keeps an answer taken early: a finished future is never polled again.
-async fn list_pipelined(direct: &Direct) -> Result<(Vec<ToolInfo>, Hints), ConnectError> {
+async fn list_pipelined(direct: &Direct) -> Result<ListedTools, ConnectError> {
     let mut tools = Vec::new();
     let mut hints = Merged::default();
     let mut cursors = Cursors::of("tools/list");
+    let mut budget = Budget::default();
     let mut asked = Box::pin(futures::future::maybe_done(ask(direct, None)));
     for _ in 0..MAX_LIST_PAGES {
         let result = answer(asked.as_mut()).await?;
         let head = read_head(result.get())?;
         hints.add(head.hints());
+        if budget.spent() {
+            // Over the bound on the page before: this one is only counted.
+            let more = head.next_cursor.is_some();
+            read_tools(head.tools.get(), &mut budget)?;
+            return Ok((tools, hints.get(), budget.truncated(more)));
+        }
         let next = match head.next_cursor {
             None => None,
             Some(cursor) => {
@@ -100,9 +115,9 @@ async fn list_pipelined(direct: &Direct) -> Result<(Vec<ToolInfo>, Hints), Conne
                 Some(next)
             }
         };
-        tools.extend(read_tools(head.tools.get())?);
+        tools.extend(read_tools(head.tools.get(), &mut budget)?);
         match next {
-            None => return Ok((tools, hints.get())),
+            None => return Ok((tools, hints.get(), budget.truncated(false))),
             Some(next) => asked = next,
         }
     }
@@ -242,7 +257,7 @@ pub fn read_page(result: &str) -> Result<Page, ConnectError> {
     let head = read_head(result)?;
     Ok(Page {
         hints: head.hints(),
-        tools: read_tools(head.tools.get())?,
+        tools: read_tools(head.tools.get(), &mut Budget::default())?,
         next_cursor: head.next_cursor,
     })
 }
@@ -254,7 +269,7 @@ fn read_head(result: &str) -> Result<PageHead<'_>, ConnectError> {
 /// Each tool of a page, read from its text to its text: a tool's schemas are never held as
 /// values here (see [`super::tool_info`]); a tool over [`super::tool_info::MAX_TOOL_BYTES`] is
 /// refused, naming it.
-fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, ConnectError> {
+fn read_tools(tools: &str, budget: &mut Budget) -> Result<Vec<ToolInfo>, ConnectError> {
     #[derive(Deserialize)]
     struct Named {
         name: String,
@@ -262,6 +277,7 @@ fn read_tools(tools: &str) -> Result<Vec<ToolInfo>, ConnectError> {
     let tools: Vec<&RawValue> = serde_json::from_str(tools).map_err(not_a_listing)?;
     tools
         .into_iter()
+        .filter(|raw| budget.keep(raw.get().len()))
         .map(|raw| {
             let text = raw.get();
             check_size(text.len(), || {

@@ -300,7 +300,10 @@ impl Connection {
             listing::list_tools(road, timeout),
             listing::list_surface(road, server, caps.as_ref(), timeout)
         );
-        let (tools, tool_hints) = tools?;
+        let (tools, tool_hints, truncated) = tools?;
+        if let Some(truncated) = truncated {
+            warnings.push(truncated.warning(server, "tools"));
+        }
         warnings.extend(surface_warnings);
         Ok(Listing {
             tools,

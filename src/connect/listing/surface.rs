@@ -14,7 +14,7 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::paging::{Cursors, Merged, too_many_pages};
+use super::paging::{Budget, Cursors, Merged, too_many_pages};
 use super::{MAX_LIST_PAGES, failed};
 use crate::bounds::MAX_SURFACE_ITEM_BYTES;
 use crate::connect::error::{self, ConnectError};
@@ -43,15 +43,21 @@ pub async fn list_kind(
         let mut hints = Merged::default();
         let mut cursors = Cursors::of(kind.method());
         let mut cursor: Option<String> = None;
+        let mut budget = Budget::default();
         for _ in 0..MAX_LIST_PAGES {
             let page = match road {
-                Road::Direct(direct) => direct_page(direct, kind, cursor.take()).await?,
-                Road::Rmcp(peer) => rmcp_page(peer, kind, cursor.take()).await?,
+                Road::Direct(direct) => {
+                    direct_page(direct, kind, cursor.take(), &mut budget).await?
+                }
+                Road::Rmcp(peer) => rmcp_page(peer, kind, cursor.take(), &mut budget).await?,
             };
             items.extend(page.items);
             hints.add(page.hints);
             match page.next_cursor {
-                None => return Ok(Listed::new(items, hints.get())),
+                Some(_) if budget.spent() => {
+                    return Ok(Listed::new(items, hints.get()).with(budget.truncated(true)));
+                }
+                None => return Ok(Listed::new(items, hints.get()).with(budget.truncated(false))),
                 Some(next) => cursor = Some(cursors.check(next)?),
             }
         }
@@ -83,7 +89,12 @@ pub async fn list_surface(
     let mut warnings = Vec::new();
     for (kind, listed) in [a, b, c] {
         match listed {
-            Ok(listed) => surface.set(kind, listed),
+            Ok(listed) => {
+                if let Some(truncated) = listed.truncated {
+                    warnings.push(truncated.warning(server, kind.plural()));
+                }
+                surface.set(kind, listed)
+            }
             Err(error) => warnings.push(left_out(server, kind, &error)),
         }
     }
@@ -107,11 +118,7 @@ pub fn left_out(server: &str, kind: Kind, error: &ConnectError) -> String {
     };
     format!(
         "toolnexus: server {server:?}: {why}; its {} are left out",
-        match kind {
-            Kind::Resources => "resources",
-            Kind::ResourceTemplates => "resource templates",
-            Kind::Prompts => "prompts",
-        }
+        kind.plural()
     )
 }
 
@@ -126,6 +133,7 @@ async fn direct_page(
     direct: &Direct,
     kind: Kind,
     cursor: Option<String>,
+    budget: &mut Budget,
 ) -> Result<SurfacePage, ConnectError> {
     let mut params = Map::new();
     if let Some(cursor) = cursor {
@@ -137,7 +145,7 @@ async fn direct_page(
         Err(Failure::JsonRpc { code, .. }) if no_templates(kind, code) => return Ok(nothing()),
         Err(failure) => return Err(error::request(failed_prefix(kind), failed(&failure))),
     };
-    read_surface_page(kind, result.get())
+    read_page_within(kind, result.get(), budget)
 }
 
 /// A server that declares resources but has no `resources/templates/list` (method not found)
@@ -156,6 +164,16 @@ fn nothing() -> SurfacePage {
 
 /// Reads a page of `kind` (the `result` member's JSON text), every field of its items kept.
 pub fn read_surface_page(kind: Kind, result: &str) -> Result<SurfacePage, ConnectError> {
+    read_page_within(kind, result, &mut Budget::default())
+}
+
+/// [`read_surface_page`], keeping only the items `budget` has room for (the others are never
+/// read past their extent).
+fn read_page_within(
+    kind: Kind,
+    result: &str,
+    budget: &mut Budget,
+) -> Result<SurfacePage, ConnectError> {
     let page: HashMap<String, &RawValue> =
         serde_json::from_str(result).map_err(|e| not_a_listing(kind, &e.to_string()))?;
     let raw_items: Vec<&RawValue> = match page.get(kind.key()) {
@@ -166,6 +184,7 @@ pub fn read_surface_page(kind: Kind, result: &str) -> Result<SurfacePage, Connec
     let items = raw_items
         .into_iter()
         .enumerate()
+        .filter(|(_, raw)| budget.keep(raw.get().len()))
         .map(|(at, raw)| read_item(kind, at, raw.get()))
         .collect::<Result<_, _>>()?;
     let value = |key: &str| {
@@ -248,6 +267,7 @@ async fn rmcp_page(
     peer: &Peer<RoleClient>,
     kind: Kind,
     cursor: Option<String>,
+    budget: &mut Budget,
 ) -> Result<SurfacePage, ConnectError> {
     let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
     let answered = match kind {
@@ -273,17 +293,23 @@ async fn rmcp_page(
         }
     };
     Ok(SurfacePage {
-        items: read_items(kind, values)?,
+        items: read_items(kind, values, budget)?,
         next_cursor,
         hints: Hints { ttl_ms, scope },
     })
 }
 
-/// Typed items, each checked as the direct road checks a page's items.
-fn read_items(kind: Kind, values: Vec<String>) -> Result<Vec<Map<String, Value>>, ConnectError> {
+/// Typed items, each checked as the direct road checks a page's items, as many as `budget`
+/// keeps.
+fn read_items(
+    kind: Kind,
+    values: Vec<String>,
+    budget: &mut Budget,
+) -> Result<Vec<Map<String, Value>>, ConnectError> {
     values
         .into_iter()
         .enumerate()
+        .filter(|(_, text)| budget.keep(text.len()))
         .map(|(at, text)| read_item(kind, at, &text))
         .collect()
 }

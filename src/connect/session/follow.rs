@@ -128,7 +128,7 @@ async fn relist_once(session: &Weak<Session>, server: &LiveServer, relist: &Reli
     match relist {
         Relist::Tools(hook) => {
             let listed = crate::connect::listing::list_tools(server.road(), server.timeout).await;
-            let Ok((tools, hints)) = listed else {
+            let Ok((tools, hints, _)) = listed else {
                 return true;
             };
             *server.tool_hints.lock().unwrap_or_else(|e| e.into_inner()) =
