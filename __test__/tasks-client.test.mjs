@@ -317,15 +317,32 @@ test("hostile task servers: garbage task ids, statuses and intervals are failure
   })
 })
 
-test("hostile task servers: a huge pollInterval is capped at 5 s, a zero one floored at 10 ms", T, async () => {
+test("hostile task servers: a huge pollInterval is capped at 5 s, a zero one floored at 10 ms and backed off while nothing changes", T, async () => {
   const huge = await hostile("huge-interval")
   assert.deepEqual(huge.result, { output: "job done", isError: false })
   assert.equal(huge.seen.gets.length, 1)
   const zero = await hostile("zero-interval")
   assert.deepEqual(zero.result, { output: "job done", isError: false })
-  assert.equal(zero.seen.gets.length, 20)
+  assert.equal(zero.seen.gets.length, 8)
+  // The task says the same each time: the waits double from the 10 ms floor (10, 20, 40, …),
+  // where a 0 ms suggestion alone would have the call poll a hundred times a second. Lower
+  // bounds only (a timer never fires early; a busy machine only adds), less a millisecond
+  // of the server's own clock reading.
   const gaps = zero.seen.gets.slice(1).map((t, i) => t - zero.seen.gets[i])
-  assert.ok(gaps.every((g) => g >= 9), `tasks/get gaps (ms): ${gaps}`)
+  const floors = gaps.map((_, i) => 10 * 2 ** (i + 1))
+  assert.ok(
+    gaps.every((g, i) => g >= floors[i] - 2),
+    `tasks/get gaps (ms): ${gaps}, each at least about ${floors}`,
+  )
+})
+
+test("a task's tasks/result waits as long as progress keeps the call alive (it has no timeout of its own)", T, async () => {
+  // The result comes 800 ms after it is asked for, with progress every 100 ms: a 400 ms timeout
+  // restarted by each progress never runs out.
+  const slow = await hostile("slow-result", { timeout: 400 })
+  assert.deepEqual(slow.result, { output: "job done", isError: false })
+  assert.ok(slow.seen.methods.includes("tasks/result"), JSON.stringify(slow.seen.methods))
+  assert.ok(!slow.seen.methods.includes("tasks/cancel"), JSON.stringify(slow.seen.methods))
 })
 
 test("hostile task servers: a status notification storm is followed (no poll needed), bounded; a task that never ends times out and is cancelled", T, async () => {

@@ -153,6 +153,30 @@ impl Legacy {
     }
 }
 
+/// How long to wait before the next `tasks/get`: the server's `pollInterval` while the task
+/// changes, doubled after each poll that heard nothing new (up to [`TASK_POLL_CAP`]), so a
+/// server suggesting 0 ms cannot make a call poll it a hundred times a second for its whole life.
+#[derive(Default)]
+struct Backoff {
+    unchanged: u32,
+}
+
+impl Backoff {
+    fn interval(&self, suggested: Duration) -> Duration {
+        let doubled = suggested.saturating_mul(1 << self.unchanged.min(16));
+        doubled.min(TASK_POLL_CAP.max(suggested))
+    }
+
+    /// A poll heard the task as it was (`changed` false) or not.
+    fn heard(&mut self, changed: bool) {
+        self.unchanged = if changed {
+            0
+        } else {
+            self.unchanged.saturating_add(1)
+        };
+    }
+}
+
 /// A suggested poll interval (ms) within [`TASK_POLL_FLOOR`] and [`TASK_POLL_CAP`].
 fn bounded_poll(ms: f64) -> Duration {
     let ms = ms.clamp(0.0, TASK_POLL_CAP.as_millis() as f64);
@@ -360,6 +384,7 @@ impl LiveServer {
         report(front.as_ref(), &mut last, &task.update);
         let mut result: Option<futures::future::BoxFuture<'_, Result<Value, NoResult>>> = None;
         let mut notes_open = true;
+        let mut backoff = Backoff::default();
         loop {
             match task.status() {
                 "cancelled" => {
@@ -372,15 +397,17 @@ impl LiveServer {
                 // (Its time is the task's, kept below: a progress restarts it.)
                 _ if result.is_none() => {
                     let params = task_params(&task_id);
+                    // No timeout of its own: the task's deadline below bounds it, and progress
+                    // restarts that one (a request timeout would not hear the progress).
                     result = Some(Box::pin(async move {
-                        self.raw_request("tasks/result", params, timeout, (cancel, closed))
+                        self.raw_request("tasks/result", params, Duration::MAX, (cancel, closed))
                             .await
                     }));
                 }
                 _ => {}
             }
             let terminal = matches!(task.status(), "completed" | "failed");
-            let poll = task.poll;
+            let poll = backoff.interval(task.poll);
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(NoResult::Aborted),
@@ -416,6 +443,7 @@ impl LiveServer {
                             "the server answered tasks/get for task {task_id:?} about another task"
                         )));
                     }
+                    backoff.heard(got.update != task.update);
                     task = got;
                     report(front.as_ref(), &mut last, &task.update);
                 }
@@ -499,6 +527,7 @@ impl LiveServer {
         let mut last = None;
         report(front.as_ref(), &mut last, &update_of(&created.task));
         let mut poll = poll_of(&created.task, TASK_POLL_DEFAULT);
+        let mut backoff = Backoff::default();
         // The input requests already answered (an update is acknowledged before the task
         // moves on: the same request is not asked twice).
         let mut answered = std::collections::BTreeSet::new();
@@ -510,7 +539,7 @@ impl LiveServer {
                     _ = cancel.cancelled() => return Err(NoResult::Aborted),
                     _ = closed.cancelled() => return Err(NoResult::SourceClosed),
                     _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
-                    _ = tokio::time::sleep(poll) => {}
+                    _ = tokio::time::sleep(backoff.interval(poll)) => {}
                 }
             }
             let left = remaining(deadline, timeout)?;
@@ -531,7 +560,9 @@ impl LiveServer {
                     "the server answered tasks/get for task {task_id:?} about another task"
                 )));
             }
-            report(front.as_ref(), &mut last, &update_of(&detailed.task));
+            let update = update_of(&detailed.task);
+            backoff.heard(last.as_ref() != Some(&update));
+            report(front.as_ref(), &mut last, &update);
             poll = poll_of(&detailed.task, poll);
             match detailed.payload {
                 TaskPayload::Completed { result } => return Ok(Value::Object(result)),
@@ -642,6 +673,29 @@ fn whole(why: NoResult, timeout: Duration) -> NoResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn polling_backs_off_while_nothing_changes() {
+        let mut backoff = Backoff::default();
+        let ten = Duration::from_millis(10);
+        let mut waits = Vec::new();
+        for _ in 0..12 {
+            waits.push(backoff.interval(ten).as_millis());
+            backoff.heard(false);
+        }
+        assert_eq!(
+            waits,
+            [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5000, 5000, 5000]
+        );
+        backoff.heard(true);
+        assert_eq!(
+            backoff.interval(ten),
+            ten,
+            "a change: back to the server's interval"
+        );
+        // A suggestion over the cap (the server's, capped already) is never shortened.
+        assert_eq!(backoff.interval(TASK_POLL_CAP), TASK_POLL_CAP);
+    }
 
     #[test]
     fn a_task_is_read_strictly_and_its_interval_bounded() {
