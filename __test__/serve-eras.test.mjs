@@ -204,3 +204,27 @@ test("a burst of 100 concurrent 1 MB calls: the serving process's memory comes b
   child.stdin.end()
   await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)))
 })
+
+test("resources/subscribe served statelessly is refused in words (nothing could carry an update); with sessions it is taken", T, async () => {
+  const { defineResource } = await import("toolnexus")
+  const tk = await createToolkit({ extraResources: [defineResource({ uri: "notes://a", name: "a", read: () => "a" })] })
+  defer(() => tk.close())
+  for (const stateless of [true, false]) {
+    const h = await tk.serve("127.0.0.1:0", { stateless })
+    defer(() => h.stop())
+    const client = new Client({ name: "sub", version: "1" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`)))
+    defer(() => client.close())
+    const subscribed = await client.subscribeResource({ uri: "notes://a" }).then(
+      (r) => ({ ok: r }),
+      (e) => ({ code: e.code, message: e.message }),
+    )
+    if (stateless) {
+      assert.deepEqual(subscribed, {
+        code: -32601,
+        message:
+          "MCP error -32601: resources/subscribe is not offered by this stateless server: it keeps no stream to send updates on (read the resource again, or follow it with subscriptions/listen in protocol 2026-07-28)",
+      })
+    } else assert.deepEqual(subscribed, { ok: {} })
+  }
+})

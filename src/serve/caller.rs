@@ -115,6 +115,10 @@ impl Sight {
     }
 }
 
+/// Marks a request the HTTP front answers statelessly: no stream outlives its answer.
+#[derive(Clone, Copy)]
+pub struct Stateless;
+
 /// What the HTTP front put in the request's parts for the handler (its caller, its endpoint's
 /// state key), if the request came through it.
 pub fn from_front<T: Clone + Send + Sync + 'static>(

@@ -206,6 +206,16 @@ impl ServerHandler for ToolServer {
         if !self.surface_now().caps.resources {
             return Err(ErrorData::method_not_found::<SubscribeRequestMethod>());
         }
+        // Served statelessly, nothing outlives the answer: an update would have nowhere to go.
+        if super::caller::from_front::<super::caller::Stateless>(&context).is_some() {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "resources/subscribe is not offered by this stateless server: it keeps no \
+                 stream to send updates on (read the resource again, or follow it with \
+                 subscriptions/listen in protocol 2026-07-28)",
+                None,
+            ));
+        }
         self.follow(&request.uri, context).await
     }
 

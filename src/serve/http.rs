@@ -506,6 +506,9 @@ impl Front {
         // Where a call answered on the sessions' direct road leaves its answer.
         let answer = JsonAnswer::default();
         req.extensions_mut().insert(answer.clone());
+        if matches!(self.endpoint, Endpoint::Stateless(_)) {
+            req.extensions_mut().insert(crate::serve::caller::Stateless);
+        }
         let reply = if self.speaks_tasks(&req) {
             self.handle_with_tasks(req).await
         } else if listening {
