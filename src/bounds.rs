@@ -147,6 +147,9 @@ pub const SERVE_TASK_MIN_TTL: Duration = Duration::from_secs(1);
 pub const SERVE_TASK_DEFAULT_TTL: Duration = Duration::from_secs(600);
 /// ...and the most it may ask for (a task is removed when its ttl passes).
 pub const SERVE_TASK_MAX_TTL: Duration = Duration::from_secs(3600);
+/// The most bytes of results ended tasks keep together, per server: past it the tasks that
+/// ended first are forgotten (as if expired).
+pub const SERVE_TASK_RESULT_BYTES: usize = 256 * 1024 * 1024;
 /// How often a served task's client is asked to poll it.
 pub const SERVE_TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The most a sealed `requestState` carries of a call's earlier answers (serialized bytes): a

@@ -59,6 +59,9 @@ pub struct Limits {
     pub default_ttl: Duration,
     pub max_ttl: Duration,
     pub poll_interval: Duration,
+    /// The most bytes of results (and failures) ended tasks keep together: past it the tasks
+    /// that ended first are forgotten (as if expired), the newest always kept.
+    pub max_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -69,6 +72,7 @@ impl Default for Limits {
             default_ttl: DEFAULT_TTL,
             max_ttl: MAX_TTL,
             poll_interval: POLL_INTERVAL,
+            max_result_bytes: crate::bounds::SERVE_TASK_RESULT_BYTES,
         }
     }
 }
@@ -136,6 +140,8 @@ struct Entry {
     session: Option<rmcp::Peer<rmcp::service::RoleServer>>,
     /// Aborts the expiry timer when the entry goes first.
     _expiry: super::AbortOnDrop<()>,
+    /// Once ended: when, and how many bytes its result (or failure) holds.
+    kept: Option<(Instant, usize)>,
 }
 
 impl Entry {
@@ -277,6 +283,7 @@ impl Tasks {
                 watch,
                 session,
                 _expiry: expiry,
+                kept: None,
             };
             entries.insert(id.clone(), entry);
         }
@@ -488,9 +495,44 @@ impl Tasks {
                 },
                 Ended::Cancelled => TaskPayload::Cancelled,
             };
+            let bytes = match &payload {
+                TaskPayload::Completed { result } => serde_json::to_vec(result),
+                TaskPayload::Failed { error } => serde_json::to_vec(error),
+                _ => Ok(Vec::new()),
+            }
+            .map_or(0, |v| v.len());
             settle(entry, payload);
+            entry.kept = Some((Instant::now(), bytes));
             entry.news()
         });
+        self.within_result_budget(id);
+    }
+
+    /// Ended tasks' results over [`Limits::max_result_bytes`] together: those that ended
+    /// first are forgotten until the rest fit (`newest`, just ended, is always kept).
+    fn within_result_budget(&self, newest: &str) {
+        let mut entries = self.lock();
+        let mut total: usize = entries
+            .values()
+            .filter_map(|e| e.kept)
+            .map(|(_, b)| b)
+            .sum();
+        if total <= self.limits.max_result_bytes {
+            return;
+        }
+        let mut ended: Vec<(Instant, usize, String)> = entries
+            .iter()
+            .filter(|(id, _)| id.as_str() != newest)
+            .filter_map(|(id, e)| e.kept.map(|(at, bytes)| (at, bytes, id.clone())))
+            .collect();
+        ended.sort();
+        for (_, bytes, id) in ended {
+            if total <= self.limits.max_result_bytes {
+                break;
+            }
+            entries.remove(&id);
+            total -= bytes;
+        }
     }
 }
 

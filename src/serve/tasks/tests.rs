@@ -553,3 +553,48 @@ async fn a_handshake_era_sessions_tasks_end_with_its_connection() {
     let listed = stays.ask("tasks/list", json!({})).await;
     assert_eq!(listed["result"]["tasks"][0]["status"], "working");
 }
+
+#[tokio::test]
+async fn ended_results_are_kept_within_a_byte_budget_the_oldest_forgotten_first() {
+    // Room for two results, not three: one result's size as a task keeps it.
+    let one = {
+        let (server, _) = serve_job(Act::Answer, Limits::default());
+        let client = connect(server).await;
+        let id = start(&client).await;
+        let TaskPayload::Completed { result } = ended(&client, &id).await.payload else {
+            panic!("completed")
+        };
+        client.cancel().await.unwrap();
+        serde_json::to_vec(&result).unwrap().len()
+    };
+    let limits = Limits {
+        max_result_bytes: 2 * one + one / 2,
+        ..Limits::default()
+    };
+    let (server, _) = serve_job(Act::Answer, limits);
+    let client = connect(server.clone()).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let id = start(&client).await;
+        assert_eq!(ended(&client, &id).await.status(), TaskStatus::Completed);
+        ids.push(id);
+    }
+    let first = client.peer().get_task(GetTaskParams::new(&ids[0])).await;
+    let first = first
+        .expect_err("the first result was forgotten")
+        .to_string();
+    assert!(
+        first.contains("it does not exist, or it expired"),
+        "{first}"
+    );
+    for id in &ids[1..] {
+        let kept = client
+            .peer()
+            .get_task(GetTaskParams::new(id))
+            .await
+            .unwrap();
+        assert_eq!(kept.task.status(), TaskStatus::Completed, "{id} is kept");
+    }
+    assert_eq!(server.task_count(), 2);
+    client.cancel().await.unwrap();
+}
