@@ -63,14 +63,16 @@ test("ctx.timeout without progress: the exact timeout message, and the server is
 })
 
 test("ctx.timeout overrides the server's timeout in both directions", T, async () => {
-  const source = await load({ mcpServers: { fx: { command: nodeFixture("stdio-server", "--tools", "sleep"), timeout: 1000 } } })
+  // The server's timeout also bounds starting the fixture (a node process: over a second on a
+  // busy machine), so it is not made tight.
+  const source = await load({ mcpServers: { fx: { command: nodeFixture("stdio-server", "--tools", "sleep"), timeout: 2500 } } })
   const sleep = byName(source).fx_sleep
-  assert.deepEqual(await call(sleep, { ms: 3000 }), {
-    output: "MCP tool call timed out after 1000 ms",
+  assert.deepEqual(await call(sleep, { ms: 6000 }), {
+    output: "MCP tool call timed out after 2500 ms",
     isError: true,
     metadata: { server: "fx" },
   })
-  assert.deepEqual(await call(sleep, { ms: 1500 }, { timeout: 5000 }), { output: "slept 1500", isError: false, metadata: { server: "fx" } })
+  assert.deepEqual(await call(sleep, { ms: 3000 }, { timeout: 8000 }), { output: "slept 3000", isError: false, metadata: { server: "fx" } })
   assert.deepEqual(await call(sleep, { ms: 3000 }, { timeout: 200 }), {
     output: "MCP tool call timed out after 200 ms",
     isError: true,
