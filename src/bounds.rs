@@ -54,6 +54,9 @@ pub const RELIST_MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub const TASK_POLL_FLOOR: Duration = Duration::from_millis(10);
 pub const TASK_POLL_CAP: Duration = Duration::from_secs(5);
 pub const TASK_POLL_DEFAULT: Duration = Duration::from_secs(1);
+/// How long after a task's last change its server's poll interval is kept as it is; past it,
+/// each poll that hears nothing new doubles the wait (up to `TASK_POLL_CAP`).
+pub const TASK_POLL_GRACE: Duration = Duration::from_secs(1);
 /// A task's `notifications/tasks/status` queued for its call; past it the call polls instead.
 pub const TASK_STATUS_QUEUE: usize = 64;
 /// How long `tasks/cancel` gets once a task call is aborted or timed out.

@@ -29,7 +29,7 @@ use super::failure::NoResult;
 use super::{CallOutcome, LiveServer};
 use crate::bounds::{
     TASK_CANCEL_BOUND, TASK_MAX_ID_CHARS, TASK_MAX_MESSAGE_CHARS, TASK_POLL_CAP, TASK_POLL_DEFAULT,
-    TASK_POLL_FLOOR,
+    TASK_POLL_FLOOR, TASK_POLL_GRACE,
 };
 use crate::connect::relay::Front;
 use crate::connect::road::Road;
@@ -154,26 +154,38 @@ impl Legacy {
 }
 
 /// How long to wait before the next `tasks/get`: the server's `pollInterval` while the task
-/// changes, doubled after each poll that heard nothing new (up to [`TASK_POLL_CAP`]), so a
-/// server suggesting 0 ms cannot make a call poll it a hundred times a second for its whole life.
-#[derive(Default)]
+/// changes and for [`TASK_POLL_GRACE`] after its last change, then doubled after each poll that
+/// heard nothing new (up to [`TASK_POLL_CAP`]). A short status is still heard at the server's
+/// pace, and a server suggesting 0 ms cannot make a call poll it a hundred times a second for
+/// its whole life.
 struct Backoff {
-    unchanged: u32,
+    quiet_since: tokio::time::Instant,
+    doublings: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            quiet_since: tokio::time::Instant::now(),
+            doublings: 0,
+        }
+    }
 }
 
 impl Backoff {
     fn interval(&self, suggested: Duration) -> Duration {
-        let doubled = suggested.saturating_mul(1 << self.unchanged.min(16));
+        let doubled = suggested.saturating_mul(1 << self.doublings.min(16));
         doubled.min(TASK_POLL_CAP.max(suggested))
     }
 
     /// A poll heard the task as it was (`changed` false) or not.
     fn heard(&mut self, changed: bool) {
-        self.unchanged = if changed {
-            0
-        } else {
-            self.unchanged.saturating_add(1)
-        };
+        if changed {
+            self.quiet_since = tokio::time::Instant::now();
+            self.doublings = 0;
+        } else if self.quiet_since.elapsed() >= TASK_POLL_GRACE {
+            self.doublings = self.doublings.saturating_add(1);
+        }
     }
 }
 
@@ -678,14 +690,21 @@ mod tests {
     fn polling_backs_off_while_nothing_changes() {
         let mut backoff = Backoff::default();
         let ten = Duration::from_millis(10);
+        // Within the grace after a change: the server's pace.
+        backoff.heard(false);
+        assert_eq!(backoff.interval(ten), ten);
+        // Quiet for longer: doubled after each poll that heard nothing new, up to the cap.
+        backoff.quiet_since -= TASK_POLL_GRACE;
         let mut waits = Vec::new();
         for _ in 0..12 {
-            waits.push(backoff.interval(ten).as_millis());
             backoff.heard(false);
+            waits.push(backoff.interval(ten).as_millis());
         }
         assert_eq!(
             waits,
-            [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 5000, 5000, 5000]
+            [
+                20, 40, 80, 160, 320, 640, 1280, 2560, 5000, 5000, 5000, 5000
+            ]
         );
         backoff.heard(true);
         assert_eq!(
