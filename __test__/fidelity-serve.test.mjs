@@ -44,7 +44,7 @@ test("onCall hears a call refused by argument validation, as a failed call", T, 
 
 test("toolnexus serve over server-everything: a raw tools/list keeps execution; a refused call is logged ✗", T, async () => {
   const config = tmpConfig({ mcpServers: { everything } })
-  const child = spawn(process.execPath, [BIN, "serve", config, "--addr", "127.0.0.1:0"], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [BIN, "serve", config, "--addr", "127.0.0.1:0", "--log-calls"], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d))
