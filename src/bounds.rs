@@ -95,8 +95,13 @@ pub const TREE_POLL_INTERVAL: Duration = Duration::from_millis(2);
 pub const EXIT_WAIT_ON_FAILURE: Duration = Duration::from_millis(300);
 /// A server that closed the connection mid-call: its exit is waited for this long.
 pub const EXIT_WAIT_MID_CALL: Duration = Duration::from_millis(500);
-/// Once a child has exited, its stderr drain gets this long to reach the end.
-pub const STDERR_DRAIN_WAIT: Duration = Duration::from_millis(500);
+/// Once a child has exited, its stderr drain gets this long to reach the end. Not shorter: the
+/// drain is a task of the runtime, and while many servers start at once the runtime's threads
+/// are busy forking them (each fork of a large Node process takes milliseconds), so a drain
+/// given 500 ms sometimes had not yet read a crashed server's last words (faults-http's 100
+/// servers, beside a CPU hog: 1 in 8). It costs only a server that exits while something it
+/// started keeps its stderr open.
+pub const STDERR_DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 // serving
 
