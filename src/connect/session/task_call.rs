@@ -483,12 +483,19 @@ impl LiveServer {
     pub(super) async fn follow_extension(
         &self,
         created: CreateTaskResult,
-        timeout: Duration,
+        (timeout, token): (Duration, Option<rmcp::model::ProgressToken>),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
         started: Instant,
     ) -> Result<CallOutcome, NoResult> {
-        // The call's timeout bounds it all: the request that made the task, and the task.
+        // The call's timeout bounds it all: the request that made the task, and the task; the
+        // task's progress (under the token of the request that made it, which outlives that
+        // request) restarts it and reaches the front, as for a 2025-11-25 task.
+        let heard = Arc::new(TaskFront {
+            front: front.clone(),
+            progressed: tokio::sync::Notify::new(),
+        });
+        let _relayed = token.map(|token| self.client.relays.register(token, heard.clone()));
         let deadline = tokio::time::Instant::now() + timeout.saturating_sub(started.elapsed());
         let task_id = created.task.task_id.clone();
         if task_id.is_empty() || task_id.chars().count() > TASK_MAX_ID_CHARS {
@@ -497,7 +504,12 @@ impl LiveServer {
             ));
         }
         let followed = self
-            .follow_extension_task(created, (deadline, timeout), (cancel, closed), &front)
+            .follow_extension_task(
+                created,
+                (deadline, timeout, &heard.progressed),
+                (cancel, closed),
+                &front,
+            )
             .await;
         match followed {
             Ok(result) => Ok(super::result::map_value(result, started)),
@@ -519,7 +531,7 @@ impl LiveServer {
     async fn follow_extension_task(
         &self,
         created: CreateTaskResult,
-        (deadline, timeout): (tokio::time::Instant, Duration),
+        (mut deadline, timeout, progressed): (tokio::time::Instant, Duration, &tokio::sync::Notify),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: &Option<Arc<dyn Front>>,
     ) -> Result<Value, NoResult> {
@@ -546,12 +558,17 @@ impl LiveServer {
         let mut first = true;
         loop {
             if !std::mem::take(&mut first) {
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => return Err(NoResult::Aborted),
-                    _ = closed.cancelled() => return Err(NoResult::SourceClosed),
-                    _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
-                    _ = tokio::time::sleep(backoff.interval(poll)) => {}
+                let next_poll = tokio::time::sleep(backoff.interval(poll));
+                tokio::pin!(next_poll);
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => return Err(NoResult::Aborted),
+                        _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                        _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
+                        _ = progressed.notified() => deadline = tokio::time::Instant::now() + timeout,
+                        _ = &mut next_poll => break,
+                    }
                 }
             }
             let left = remaining(deadline, timeout)?;
