@@ -12,6 +12,9 @@ import { createToolkit } from "toolnexus"
 import { PYTHON, deferredCleanup, fixture, repoRoot, serverEverything, waitFor } from "./helpers.mjs"
 import { captureWarnings } from "./lib/load.mjs"
 import { parseBody, post, rawSession } from "./lib/serve.mjs"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 
 const T = { timeout: 90000 }
 const defer = deferredCleanup(afterEach)
@@ -121,6 +124,42 @@ test("two servers listing the same URIs: the first wins with one warning naming 
   assert.equal(read.contents[0].uri, STATIC)
   assert.equal(read.contents[0].mimeType, "text/markdown")
   assert.deepEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "This is a simple prompt without arguments." } }])
+})
+
+test("a subscription held through the gateway follows its server across a reload that restarts it", T, async () => {
+  // The upstream sends an update right after each resources/subscribe it answers: an update
+  // heard after the reload proves the gateway subscribed again at the restarted server.
+  const upstream = (generation) => ({ command: [process.execPath, fixture("eager-update-server")], env: { GENERATION: generation }, timeout: 20000 })
+  const tk = await createToolkit({ mcpConfig: { mcpServers: { eager: upstream("1") } } })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0")
+  defer(() => handle.stop())
+  const client = new Client({ name: "follower", version: "1.0.0" })
+  defer(() => client.close())
+  const updates = []
+  let heard
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updates.push(n.params.uri)
+    heard?.()
+  })
+  const next = () => new Promise((resolve) => (heard = resolve))
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${handle.url}/mcp`)))
+  let first = next()
+  await client.subscribeResource({ uri: "eager://note" })
+  await first
+  assert.deepEqual(updates, ["eager://note"])
+  const second = next()
+  assert.deepEqual(await tk.reload({ mcpServers: { eager: upstream("2") } }), { added: [], removed: [], restarted: ["eager"] })
+  // A hang bound only: without the new subscription no update ever comes.
+  const bound = new AbortController()
+  const late = delay(15000, undefined, { signal: bound.signal }).then(() => assert.fail("no update from the restarted server within 15 s"), () => {})
+  await Promise.race([second, late]).finally(() => bound.abort())
+  assert.deepEqual(updates, ["eager://note", "eager://note"])
+  // An unchanged surface (a reload that restarts nothing) subscribes nowhere again.
+  assert.deepEqual(await tk.reload({ mcpServers: { eager: upstream("2") } }), { added: [], removed: [], restarted: [] })
+  const counted = await client.callTool({ name: "eager_subscribes", arguments: {} })
+  assert.deepEqual(counted.content, [{ type: "text", text: "1" }])
+  assert.deepEqual(updates, ["eager://note", "eager://note"])
 })
 
 /** A raw legacy session's request; resolves the JSON-RPC result. */

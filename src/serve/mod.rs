@@ -297,6 +297,13 @@ impl ToolServer {
                 serde_json::to_value(prompts).unwrap_or_default(),
             )
         };
+        let surface = next.clone();
+        self.shared
+            .subs
+            .rehome(move |uri| match surface.resolve(uri) {
+                Some((surface::Owner::Up(up), _)) => Some(up),
+                _ => None,
+            });
         let (resources_before, prompts_before) = listed(&before);
         let (resources_now, prompts_now) = listed(&next);
         if resources_before != resources_now {

@@ -29,7 +29,11 @@ struct Follower {
 enum Held {
     Ready {
         count: usize,
-        _guard: Box<dyn Send + Sync>,
+        /// The server it is held at ([`Upstream::identity`]), and the guard that holds it
+        /// there; none while the URI has no upstream (gone with a reload) or is being moved.
+        at: Option<(usize, Box<dyn Send + Sync>)>,
+        /// Bumped at each move to another server: a move that finishes late is dropped.
+        moves: u64,
     },
     Opening(u64, tokio::sync::watch::Receiver<()>),
 }
@@ -235,13 +239,7 @@ impl Subs {
             // this one try).
             let _ = waiting.changed().await;
         };
-        let subs: Weak<Self> = Arc::downgrade(self);
-        let listener = Arc::new(move |updated: &str| {
-            if let Some(subs) = subs.upgrade() {
-                subs.updated(updated);
-            }
-        });
-        let subscribed = owner.subscribe(uri.to_string(), listener).await;
+        let subscribed = self.subscribe_at(uri, &owner).await;
         let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
         let ours = matches!(held.get(uri), Some(Held::Opening(i, _)) if *i == id);
         match subscribed {
@@ -250,7 +248,8 @@ impl Subs {
                     uri.to_string(),
                     Held::Ready {
                         count: 1,
-                        _guard: guard,
+                        at: Some((owner.identity(), guard)),
+                        moves: 0,
                     },
                 );
                 Ok(())
@@ -263,6 +262,68 @@ impl Subs {
                 }
                 Err(e)
             }
+        }
+    }
+
+    /// `resources/subscribe` of `uri` at `owner`, whose updates reach this endpoint's followers.
+    async fn subscribe_at(
+        self: &Arc<Self>,
+        uri: &str,
+        owner: &Arc<dyn Upstream>,
+    ) -> Result<Box<dyn Send + Sync>, ErrorData> {
+        let subs: Weak<Self> = Arc::downgrade(self);
+        let listener = Arc::new(move |updated: &str| {
+            if let Some(subs) = subs.upgrade() {
+                subs.updated(updated);
+            }
+        });
+        owner.subscribe(uri.to_string(), listener).await
+    }
+
+    /// The served surface changed (a reload restarted, added or removed upstreams): each URI
+    /// followed upstream is followed at the server that serves it now, `owner_of(uri)`. One
+    /// still at the same server is left alone; one whose server restarted or changed is
+    /// subscribed again there (the old guard goes, unsubscribing where that server still runs);
+    /// one no upstream serves any more is let go upstream while its followers stay (a later
+    /// surface may serve it again). Must run inside the runtime.
+    pub fn rehome(self: &Arc<Self>, owner_of: impl Fn(&str) -> Option<Arc<dyn Upstream>>) {
+        let mut moving = Vec::new();
+        let mut gone = Vec::new();
+        {
+            let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+            for (uri, entry) in held.iter_mut() {
+                let Held::Ready { at, moves, .. } = entry else {
+                    continue;
+                };
+                let now = owner_of(uri);
+                if at.as_ref().map(|(id, _)| *id) == now.as_ref().map(|o| o.identity())
+                    && at.is_some()
+                {
+                    continue;
+                }
+                *moves += 1;
+                gone.extend(at.take());
+                if let Some(owner) = now {
+                    moving.push((uri.clone(), owner, *moves));
+                }
+            }
+        }
+        drop(gone);
+        for (uri, owner, moved) in moving {
+            let subs = self.clone();
+            tokio::spawn(async move {
+                // A server that cannot be followed is as one that was not: its followers stay,
+                // and hear what this endpoint says itself.
+                let Ok(guard) = subs.subscribe_at(&uri, &owner).await else {
+                    return;
+                };
+                let mut held = subs.upstream.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(Held::Ready { at, moves, .. }) = held.get_mut(&uri)
+                    && *moves == moved
+                {
+                    *at = Some((owner.identity(), guard));
+                }
+            });
         }
     }
 

@@ -56,6 +56,11 @@ pub struct UpstreamListing {
 /// An upstream server a gateway relays (a live server of a loadMcp source).
 pub trait Upstream: Send + Sync + 'static {
     fn name(&self) -> &str;
+    /// Which server this is: two upstreams of the same running server are the same one (a
+    /// restarted server is another).
+    fn identity(&self) -> usize {
+        self as *const Self as *const () as usize
+    }
     fn listing(&self) -> UpstreamListing;
     /// The caching hints of its `kind` listing now.
     fn hints(&self, kind: ListKind) -> Hints;
@@ -159,6 +164,10 @@ impl Live {
 impl Upstream for Live {
     fn name(&self) -> &str {
         &self.server.name
+    }
+
+    fn identity(&self) -> usize {
+        Arc::as_ptr(&self.server) as usize
     }
 
     fn listing(&self) -> UpstreamListing {
