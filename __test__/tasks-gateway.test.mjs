@@ -87,6 +87,16 @@ test("2025-11-25 front: server-everything's task-required tool keeps execution, 
   assert.deepEqual((await other.experimental.tasks.listTasks()).tasks, [])
 })
 
+test("2025-11-25 front: the gateway's task mirrors the upstream task's statusMessage", T, async () => {
+  const url = await gateway({ t: await upstream() })
+  const client = await front(url)
+  const created = await taskCall(client, "t_required-steps", { text: "mirrored" })
+  assert.equal(created.task.statusMessage, undefined)
+  assert.deepEqual(await follow(client, created.task.taskId), ["working", "completed"])
+  const done = await client.experimental.tasks.getTask(created.task.taskId)
+  assert.equal(done.statusMessage, "step 2")
+})
+
 test("2025-11-25 front: the upstream task's elicitation reaches the front client while the gateway's task runs, and its answer shapes the result", T, async () => {
   const url = await gateway({ everything })
   const client = await front(url, { elicitation: {} })
@@ -139,6 +149,8 @@ test("2026-07-28 front: a gateway task over an upstream task, tasks/get to compl
   const done = await until(request, created.taskId, ["completed", "failed", "cancelled"])
   assert.equal(done.status, "completed")
   assert.deepEqual(done.result.content, [{ type: "text", text: "done: relayed" }])
+  // The gateway's task says what the upstream's said last.
+  assert.equal(done.statusMessage, "step 2")
 
   const failing = (await request("tools/call", { name: "t_required-fails", arguments: {} })).result
   const failed = await until(request, failing.taskId, ["completed", "failed", "cancelled"])

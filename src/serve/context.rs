@@ -148,6 +148,23 @@ impl CallContext {
             .map(|task| task.ttl)
     }
 
+    /// The run's status message, when it runs as a task (see [`super::tasks::Tasks::status_message`]);
+    /// nothing otherwise.
+    pub fn task_status(&self, message: &str) {
+        let at = {
+            let request = self.request.lock().unwrap_or_else(|e| e.into_inner());
+            request
+                .extensions
+                .get::<super::task_calls::InTask>()
+                .map(|task| task.at.clone())
+        };
+        if let Some(at) = at.as_deref().and_then(std::sync::OnceLock::get)
+            && let Some(tasks) = at.tasks.upgrade()
+        {
+            tasks.status_message(&at.id, message);
+        }
+    }
+
     /// The run failed rather than answered (its result is then an error result about it).
     pub fn fail(&self, why: impl Into<String>) {
         *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.into());
@@ -479,6 +496,13 @@ impl crate::connect::relay::Front for Relay {
 
     fn log(&self, param: LoggingMessageNotificationParam) {
         let _ = self.events.send(Event::Log(param));
+    }
+
+    /// The upstream task's status message becomes this call's task's (when it runs as one).
+    fn status(&self, update: &crate::connect::session::TaskUpdate) {
+        if let Some(message) = &update.status_message {
+            self.ctx.task_status(message);
+        }
     }
 
     fn elicit(

@@ -15,9 +15,18 @@ use super::toolset::ToolSet;
 use super::{ToolServer, input};
 
 /// Marks the request context of a run served as a task.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct InTask {
     pub(super) ttl: std::time::Duration,
+    /// The task, once made (the run starts just before it is): where the run's status
+    /// messages go.
+    pub(super) at: std::sync::Arc<std::sync::OnceLock<TaskAt>>,
+}
+
+/// A served task: its server's tasks and its id.
+pub(super) struct TaskAt {
+    pub(super) tasks: std::sync::Weak<super::tasks::Tasks>,
+    pub(super) id: String,
 }
 
 /// A tool's `execution.taskSupport`.
@@ -90,7 +99,7 @@ impl ToolServer {
         let watch = legacy.then(|| status_notifications(context));
         // A handshake-era task is its session's: it ends with it.
         let session = legacy.then(|| context.peer.clone());
-        self.shared.tasks.create(
+        let task = self.shared.tasks.create(
             scope,
             ttl,
             run,
@@ -102,7 +111,14 @@ impl ToolServer {
                 record(&me, &subject, started, is_error, principal);
             },
             (watch, session),
-        )
+        )?;
+        if let Some(in_task) = context.extensions.get::<InTask>() {
+            let _ = in_task.at.set(TaskAt {
+                tasks: std::sync::Arc::downgrade(&self.shared.tasks),
+                id: task.task_id.clone(),
+            });
+        }
+        Ok(task)
     }
 
     /// A 2026-07-28 task call: the task at once.
@@ -187,7 +203,10 @@ impl ToolServer {
         context.ct = tokio_util::sync::CancellationToken::new();
         // Its run knows it runs as a task, for how long at most (a gateway's relayed call then
         // runs as a task upstream too, bounded by this task's life).
-        context.extensions.insert(InTask { ttl });
+        context.extensions.insert(InTask {
+            ttl,
+            at: Default::default(),
+        });
         context
     }
 }

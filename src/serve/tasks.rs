@@ -456,6 +456,23 @@ impl Tasks {
         tell(news);
     }
 
+    /// The run's own words on how it is going (a gateway's: its upstream task's): the task's
+    /// `statusMessage` while it runs, bounded; watchers hear of a change.
+    pub fn status_message(&self, id: &str, message: &str) {
+        let message: String = message
+            .chars()
+            .take(crate::bounds::TASK_MAX_MESSAGE_CHARS)
+            .collect();
+        self.if_running(id, |entry| {
+            if entry.task.status_message.as_deref() == Some(message.as_str()) {
+                return None;
+            }
+            entry.task.status_message = Some(message);
+            entry.touch();
+            entry.news()
+        });
+    }
+
     /// The driver's news: the run waits on `requests` (none: it is working).
     fn waiting(&self, id: &str, requests: InputRequests) {
         self.if_running(id, |entry| {
