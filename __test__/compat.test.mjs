@@ -50,7 +50,7 @@ for (const { name, command, setup } of runtimes) {
     t.diagnostic(`${name}: ${((performance.now() - began) / 1000).toFixed(1)} s`)
     const closing = out.trimEnd().split("\n").at(-1)
     assert.equal(signal, null, `killed by ${signal}:\n${out}`)
-    assert.match(closing, /^compat \(\w+ [\w.-]+\): \d+ passed, 0 failed$/, out)
+    assert.match(closing, /^compat \(\w+ [\w.-]+ linux-x64\): \d+ passed, 0 failed$/, out)
     assert.equal(code, 0, out)
     assert.doesNotMatch(out, /panic|fatal/i, out)
     const left = descendants()

@@ -1,9 +1,13 @@
 // Packs what a release publishes, for this host only: the root package and the host's platform
 // package (npm/<platform>/ with the addon copied in), as two installable tarballs in dist-pkg/.
 //
-// Usage: node scripts/package.mjs [--debug]      (or `npm run package`)
-//   --debug  package the addon already built at the root (`npm run build:debug`) instead of
-//            building a release one first with `napi build --platform --release`.
+// Usage: node scripts/package.mjs [--debug] [--platform P --addon FILE] [--out DIR]
+//   (or `npm run package`)
+//   --debug     package the addon already built at the root (`npm run build:debug`) instead of
+//               building a release one first with `napi build --platform --release`.
+//   --platform  pack npm/<P>/ (e.g. linux-arm64-gnu) rather than the host's, with --addon FILE
+//               (a cross-built addon) as its `.node`; nothing is built (`npm run platforms`).
+//   --out       where the tarballs go (default dist-pkg/, emptied first; a given one is not).
 //
 // The root tarball declares every platform package under npm/ as an optional dependency at the
 // root's version, which is what `napi prepublish` writes into package.json at release time. The
@@ -16,8 +20,13 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..")
-const distDir = path.join(root, "dist-pkg")
+const option = (name) => {
+  const at = process.argv.indexOf(name)
+  return at < 0 ? undefined : process.argv[at + 1]
+}
+const distDir = path.resolve(option("--out") ?? path.join(root, "dist-pkg"))
 const debug = process.argv.includes("--debug")
+const givenAddon = option("--addon") && path.resolve(option("--addon"))
 
 /** The napi-rs `platformArchABI` of this host, e.g. `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
 function hostPlatform() {
@@ -49,7 +58,8 @@ function pack(dir) {
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"))
 const rootPackage = readJson(path.join(root, "package.json"))
-const platform = hostPlatform()
+const platform = option("--platform") ?? hostPlatform()
+if (option("--platform") && !givenAddon) throw new Error("--platform needs --addon FILE (the addon built for it)")
 const platformDir = path.join(root, "npm", platform)
 const addon = `${rootPackage.napi.binaryName}.${platform}.node`
 
@@ -59,16 +69,29 @@ if (!fs.existsSync(path.join(platformDir, "package.json"))) {
 if (readJson(path.join(platformDir, "package.json")).version !== rootPackage.version) {
   throw new Error(`npm/${platform}/package.json is not at version ${rootPackage.version}: run \`npx napi version\``)
 }
-if (debug) {
+if (givenAddon) {
+  if (!fs.existsSync(givenAddon)) throw new Error(`no addon at ${givenAddon}`)
+} else if (debug) {
   if (!fs.existsSync(path.join(root, addon))) throw new Error(`no ${addon} at the root: run \`npm run build:debug\` first`)
 } else {
   run("npm", ["run", "build"], root, { log: true })
 }
 
-fs.rmSync(distDir, { recursive: true, force: true })
-fs.mkdirSync(distDir)
-fs.copyFileSync(path.join(root, addon), path.join(platformDir, addon))
-const platformTarball = pack(platformDir)
+if (!option("--out")) fs.rmSync(distDir, { recursive: true, force: true })
+fs.mkdirSync(distDir, { recursive: true })
+// The platform package is packed from a copy, so npm/<platform>/ stays as committed.
+const platformStage = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-platform-"))
+let platformTarball
+try {
+  fs.copyFileSync(path.join(platformDir, "package.json"), path.join(platformStage, "package.json"))
+  for (const extra of ["README.md", "LICENSE"]) {
+    if (fs.existsSync(path.join(platformDir, extra))) fs.copyFileSync(path.join(platformDir, extra), path.join(platformStage, extra))
+  }
+  fs.copyFileSync(givenAddon ?? path.join(root, addon), path.join(platformStage, addon))
+  platformTarball = pack(platformStage)
+} finally {
+  fs.rmSync(platformStage, { recursive: true, force: true })
+}
 
 // Stage the root package (exactly the files `npm pack` would take) with the optional dependencies.
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-package-"))

@@ -72,6 +72,7 @@ pub const TASK_MAX_MESSAGE_CHARS: usize = 4096;
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of lines read and not yet taken by rmcp's side, past which a reader stops reading (the
 /// server then blocks on its full pipe).
+#[cfg_attr(not(unix), allow(dead_code))] // unix-only paths
 pub const STDOUT_QUEUE_BYTES: usize = 16 * 1024 * 1024;
 /// How many lines of a server's stray stdout are kept for a failure reason, and how much of each
 /// line (or of a bad answer) is quoted.
@@ -88,8 +89,10 @@ pub const EXIT_GRACE: Duration = Duration::from_millis(100);
 /// How long the server itself gets to be reaped once killed.
 pub const REAP_BOUND: Duration = Duration::from_secs(2);
 /// How long a killed process tree gets to be gone before what is left is killed again.
+#[cfg_attr(not(unix), allow(dead_code))] // unix-only paths
 pub const TREE_END_BOUND: Duration = Duration::from_secs(2);
 /// How often a killed tree is looked at until its processes are gone.
+#[cfg_attr(not(unix), allow(dead_code))] // unix-only paths
 pub const TREE_POLL_INTERVAL: Duration = Duration::from_millis(2);
 /// A failed server's exit is waited for this long, to say it in the reason.
 pub const EXIT_WAIT_ON_FAILURE: Duration = Duration::from_millis(300);
@@ -220,4 +223,5 @@ pub const AUTH_VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a loaded stdio server's transport gets to hand its stdout over to the chosen reader
 /// (past it, the stdout stays with the transport and is read on the runtime).
+#[cfg_attr(not(unix), allow(dead_code))] // unix-only paths
 pub const STDOUT_HANDOVER_BOUND: Duration = Duration::from_secs(1);

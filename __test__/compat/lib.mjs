@@ -11,15 +11,25 @@ export { isAlive, within } from "./proc.mjs"
 
 export const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.join(here, "..", "..")
-/** The addon, through its CommonJS loader (as `import "toolnexus"` reaches it too). */
-export const toolnexus = createRequire(import.meta.url)(path.join(repoRoot, "index.js"))
+/**
+ * The addon, through its CommonJS loader (as `import "toolnexus"` reaches it too): this
+ * checkout's, or (TOOLNEXUS_COMPAT_PACKAGE, `npm run platforms`) a copy installed from the packed
+ * tarballs, which finds its platform package as a user's install does.
+ */
+export const toolnexus = createRequire(import.meta.url)(process.env.TOOLNEXUS_COMPAT_PACKAGE || path.join(repoRoot, "index.js"))
 
 /** "node", "bun" or "deno". */
 export const runtime = globalThis.Deno ? "deno" : process.versions.bun ? "bun" : "node"
 
+/**
+ * What starts this runtime's binary: itself, or (TOOLNEXUS_COMPAT_EMULATOR, e.g. `qemu-aarch64
+ * -L /usr/aarch64-linux-gnu` where no binfmt handler runs a foreign binary) an emulator.
+ */
+const emulator = (process.env.TOOLNEXUS_COMPAT_EMULATOR || "").split(" ").filter(Boolean)
+
 /** The command that runs `script` with this very runtime. */
 export function runtimeCommand(script, ...args) {
-  return runtime === "deno" ? [process.execPath, "run", "-A", script, ...args] : [process.execPath, script, ...args]
+  return runtime === "deno" ? [process.execPath, "run", "-A", script, ...args] : [...emulator, process.execPath, script, ...args]
 }
 
 /** The MCP test servers run on Node (the runner passes its own binary), whatever runs the suite. */

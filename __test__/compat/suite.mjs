@@ -222,5 +222,5 @@ for (const { name, fn } of checks) {
     console.log(`not ok - ${name}\n  ${String(err?.stack ?? err).replaceAll("\n", "\n  ")}`)
   }
 }
-console.log(`compat (${runtime} ${version}): ${passed} passed, ${failed} failed`)
+console.log(`compat (${runtime} ${version} ${process.platform}-${process.arch}): ${passed} passed, ${failed} failed`)
 process.exit(failed === 0 ? 0 : 1)

@@ -19,8 +19,10 @@ mod watchdog;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
+#[cfg(unix)]
+use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// The environment variable that marks every process of a server's tree (see [`tree`]).
 pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
@@ -181,11 +183,14 @@ pub fn kill_owned(owner: u64) {
     kill(Some(owner));
 }
 
+#[cfg(unix)]
 extern "C" fn kill_all_at_exit() {
     kill(None);
 }
 
 fn install_atexit() {
+    // On Windows the job object ends every tree when this process goes, however it goes.
+    #[cfg(unix)]
     static ONCE: Once = Once::new();
     #[cfg(unix)]
     ONCE.call_once(|| {

@@ -82,7 +82,7 @@ pub fn spawn(
         )));
     }
     let marker = reaper::new_marker();
-    let mut cmd = command_for(program, args);
+    let mut cmd = command_for(program, args, environment, cwd);
     cmd.envs(environment.iter().map(|(k, v)| (k, v)))
         .env(reaper::MARKER_VAR, reaper::marker_value(&marker))
         .stdin(Stdio::piped())
@@ -161,14 +161,37 @@ pub fn spawn(
 }
 
 /// The command to run. On Windows, `npx`, `uvx` and the like are `.cmd` scripts that
-/// CreateProcess cannot start by name, so anything that is not an `.exe` runs through `cmd /c`,
-/// as other MCP clients do.
-fn command_for(program: &str, args: &[String]) -> Command {
+/// CreateProcess cannot start by name: the program is found as Windows MCP clients find it, on
+/// the PATH the server gets (its own `env` first) with each PATHEXT extension, relative to its
+/// `cwd`. A `.cmd` or `.bat` found so is started by its path, through which the standard library
+/// runs it with `cmd.exe`, escaping the arguments for it (and refusing arguments it cannot
+/// escape safely). Found nowhere: started by name, so the error says it was not found.
+#[cfg_attr(not(windows), allow(unused_variables))]
+fn command_for(
+    program: &str,
+    args: &[String],
+    environment: &[(String, String)],
+    cwd: Option<&str>,
+) -> Command {
     #[cfg(windows)]
-    if !program.to_ascii_lowercase().ends_with(".exe") {
-        let mut cmd = Command::new("cmd");
-        cmd.args(["/d", "/s", "/c", program]).args(args);
-        return cmd;
+    {
+        let path = environment
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case("PATH"))
+            .map(|(_, v)| std::ffi::OsString::from(v))
+            .or_else(|| std::env::var_os("PATH"));
+        let dir = match cwd {
+            Some(dir) => Some(std::path::PathBuf::from(dir)),
+            None => std::env::current_dir().ok(),
+        };
+        if let Some(dir) = dir
+            && let Ok(found) = which::which_in(program, path, dir)
+        {
+            let mut cmd = Command::new(found);
+            cmd.args(args);
+            return cmd;
+        }
     }
     let mut cmd = Command::new(program);
     cmd.args(args);

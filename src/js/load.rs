@@ -237,7 +237,9 @@ fn describe(loaded: inventory::Loaded, warn_names: bool) -> Loaded {
 
 /// What the native load resolves: `{ status, errors, info, handle }`, `handle` a
 /// [`NativeSource`] that lib/source.js builds the `McpSource` around.
-fn build_source<'env>(env: &'env Env, mut loaded: Loaded) -> Result<Unknown<'env>> {
+fn build_source<'env>(env: &'env Env, loaded: Loaded) -> Result<Unknown<'env>> {
+    #[cfg(unix)]
+    let mut loaded = loaded;
     #[cfg(unix)]
     for taken in std::mem::take(&mut loaded.stdouts) {
         let owner = Arc::as_ptr(&loaded.session) as usize;
