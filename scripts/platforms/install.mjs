@@ -38,6 +38,7 @@ fs.writeFileSync(path.join(into, "package.json"), JSON.stringify(manifest, null,
 execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", ...flags], {
   cwd: into,
   stdio: ["ignore", "inherit", "inherit"],
+  shell: process.platform === "win32", // npm is a .cmd shim there
 })
 
 const installed = fs.readdirSync(path.join(into, "node_modules")).filter((d) => d.startsWith("toolnexus-"))

@@ -164,6 +164,6 @@ musl_with_ldd() {
   [ -n "${MUSL_NODE:-}" ] || musl_setup || return 1
   local q
   q=$(printf ' %q' "$@")
-  unshare --mount --propagation private -- bash -c \
+  $([ "$(id -u)" = 0 ] || echo sudo -E) unshare --mount --propagation private -- bash -c \
     "mount --bind $(printf %q "$MUSL_TOOLS_DIR/lib/ldd") /usr/bin/ldd && export PATH=$(printf %q "$MUSL_NODE_BIN_DIR"):\"\$PATH\" && source $(printf %q "$_musl_env_src") && MUSL_NODE=$(printf %q "$MUSL_NODE") && MUSL_NODE_BIN_DIR=$(printf %q "$MUSL_NODE_BIN_DIR") && $q"
 }
