@@ -44,6 +44,9 @@ bash scripts/setup-test-deps.sh
 step "cargo fmt --check" "cargo fmt --check (cargo fmt mends it)"
 cargo fmt --check
 
+step "module cycles: none beyond scripts/module-cycles.allow" "node scripts/module-cycles.mjs"
+node scripts/module-cycles.mjs
+
 step "cargo clippy -- -D warnings" "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 
