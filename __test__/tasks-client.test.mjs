@@ -273,26 +273,19 @@ test("task fixture over stdio: an elicitation inside a task reaches waitFor", T,
   ])
 })
 
-test("task fixture over stdio: the task's progress reaches onProgress and restarts the timeout", T, async () => {
-  const source = closing(await loadMcp({ mcpServers: { t: { command: nodeFixture("sdk-task-server") } } }))
-  const tool = source.tools.find((t) => t.name === "t_required-progress")
-  const heard = []
-  // 4 × 150 ms is longer than the 400 ms timeout; each progress restarts it.
-  const result = await tool.execute({ steps: 4, ms: 150 }, { timeout: 400, onProgress: (p) => heard.push(p) })
-  assert.deepEqual({ output: result.output, isError: result.isError }, { output: "4 steps", isError: false })
-  assert.deepEqual(heard, [1, 2, 3, 4].map((progress) => ({ progress, total: 4 })))
-  // Without progress in time, the timeout ends it.
-  const late = await tool.execute({ steps: 1, ms: 600 }, { timeout: 300 })
-  assert.deepEqual({ output: late.output, isError: late.isError }, { output: "MCP tool call timed out after 300 ms", isError: true })
-})
-
-for (const protocol of ["2025-11-25", "2026-07-28"]) {
-  test(`toolnexus-served task over stdio (${protocol}): the task's progress reaches onProgress and restarts the timeout`, T, async () => {
-    const source = closing(await loadMcp({ mcpServers: { t: { command: nodeFixture("task-server"), protocol } } }))
-    const tool = source.tools.find((t) => t.name === "t_ticks")
+// A task's progress reaches onProgress and restarts the call's timeout: 4 × 150 ms is longer than
+// the 400 ms timeout, each progress restarts it; without progress in time, the timeout ends it.
+// The SDK task server (2025-11-25), and toolnexus's own served task in both eras (in the
+// 2026-07-28 extension the progress comes under the token of the call that made the task).
+const progressServers = [
+  ["task fixture over stdio", { command: nodeFixture("sdk-task-server") }, "t_required-progress"],
+  ...["2025-11-25", "2026-07-28"].map((protocol) => [`toolnexus-served task over stdio (${protocol})`, { command: nodeFixture("task-server"), protocol }, "t_ticks"]),
+]
+for (const [label, server, name] of progressServers) {
+  test(`${label}: the task's progress reaches onProgress and restarts the timeout`, T, async () => {
+    const source = closing(await loadMcp({ mcpServers: { t: server } }))
+    const tool = source.tools.find((t) => t.name === name)
     const heard = []
-    // 4 × 150 ms is longer than the 400 ms timeout; each progress restarts it (in the 2026-07-28
-    // extension too, where the progress comes under the token of the call that made the task).
     const result = await tool.execute({ steps: 4, ms: 150 }, { timeout: 400, onProgress: (p) => heard.push(p) })
     assert.deepEqual({ output: result.output, isError: result.isError }, { output: "4 steps", isError: false })
     assert.deepEqual(heard, [1, 2, 3, 4].map((progress) => ({ progress, total: 4 })))

@@ -296,9 +296,8 @@ impl Subs {
                     continue;
                 };
                 let now = owner_of(uri);
-                if at.as_ref().map(|(id, _)| *id) == now.as_ref().map(|o| o.identity())
-                    && at.is_some()
-                {
+                // Held at the server that serves it now, or served by none and held nowhere.
+                if at.as_ref().map(|(id, _)| *id) == now.as_ref().map(|o| o.identity()) {
                     continue;
                 }
                 *moves += 1;
