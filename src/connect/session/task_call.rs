@@ -483,19 +483,12 @@ impl LiveServer {
     pub(super) async fn follow_extension(
         &self,
         created: CreateTaskResult,
-        (timeout, token): (Duration, Option<rmcp::model::ProgressToken>),
+        timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
         started: Instant,
     ) -> Result<CallOutcome, NoResult> {
-        // The call's timeout bounds it all: the request that made the task, and the task; the
-        // task's progress (under the token of the request that made it, which outlives that
-        // request) restarts it and reaches the front, as for a 2025-11-25 task.
-        let heard = Arc::new(TaskFront {
-            front: front.clone(),
-            progressed: tokio::sync::Notify::new(),
-        });
-        let _relayed = token.map(|token| self.client.relays.register(token, heard.clone()));
+        // The call's timeout bounds it all: the request that made the task, and the task.
         let deadline = tokio::time::Instant::now() + timeout.saturating_sub(started.elapsed());
         let task_id = created.task.task_id.clone();
         if task_id.is_empty() || task_id.chars().count() > TASK_MAX_ID_CHARS {
@@ -504,12 +497,7 @@ impl LiveServer {
             ));
         }
         let followed = self
-            .follow_extension_task(
-                created,
-                (deadline, timeout, &heard.progressed),
-                (cancel, closed),
-                &front,
-            )
+            .follow_extension_task(created, (deadline, timeout), (cancel, closed), &front)
             .await;
         match followed {
             Ok(result) => Ok(super::result::map_value(result, started)),
@@ -531,7 +519,7 @@ impl LiveServer {
     async fn follow_extension_task(
         &self,
         created: CreateTaskResult,
-        (mut deadline, timeout, progressed): (tokio::time::Instant, Duration, &tokio::sync::Notify),
+        (deadline, timeout): (tokio::time::Instant, Duration),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: &Option<Arc<dyn Front>>,
     ) -> Result<Value, NoResult> {
@@ -558,17 +546,12 @@ impl LiveServer {
         let mut first = true;
         loop {
             if !std::mem::take(&mut first) {
-                let next_poll = tokio::time::sleep(backoff.interval(poll));
-                tokio::pin!(next_poll);
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = cancel.cancelled() => return Err(NoResult::Aborted),
-                        _ = closed.cancelled() => return Err(NoResult::SourceClosed),
-                        _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
-                        _ = progressed.notified() => deadline = tokio::time::Instant::now() + timeout,
-                        _ = &mut next_poll => break,
-                    }
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Err(NoResult::Aborted),
+                    _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                    _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
+                    _ = tokio::time::sleep(backoff.interval(poll)) => {}
                 }
             }
             let left = remaining(deadline, timeout)?;
