@@ -39,13 +39,21 @@ impl LiveServer {
         let mut resumed = front.as_ref().and_then(|f| f.resume_point());
         let fresh = params.clone();
         let mut from_point = false;
+        // The progress token of the request that made a task: the task's progress comes under it.
+        let mut token = None;
         for _ in 0..=MAX_INPUT_ROUNDS {
             let result = if let Some(point) = resumed.take() {
                 from_point = true;
                 ServerResult::InputRequiredResult(point)
             } else {
                 let sent = self
-                    .call_once(params.clone(), timeout, (cancel, closed), front.clone())
+                    .call_once(
+                        params.clone(),
+                        timeout,
+                        (cancel, closed),
+                        front.clone(),
+                        &mut token,
+                    )
                     .await;
                 match (sent, std::mem::take(&mut from_point)) {
                     // The upstream did not take the state it gave another replica's call (it
@@ -63,7 +71,7 @@ impl LiveServer {
             // The server made the call a task (the 2026-07-28 extension): followed to its end.
             if let ServerResult::CreateTaskResult(created) = result {
                 return self
-                    .follow_extension(created, timeout, (cancel, closed), front, started)
+                    .follow_extension(created, (timeout, token), (cancel, closed), front, started)
                     .await;
             }
             let ServerResult::InputRequiredResult(input_required) = result else {
@@ -93,9 +101,10 @@ impl LiveServer {
         timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
+        token: &mut Option<rmcp::model::ProgressToken>,
     ) -> Result<ServerResult, NoResult> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        self.request_once(request, timeout, (cancel, closed), front)
+        self.request_once_heard(request, timeout, (cancel, closed), front, token)
             .await
     }
 

@@ -483,12 +483,19 @@ impl LiveServer {
     pub(super) async fn follow_extension(
         &self,
         created: CreateTaskResult,
-        timeout: Duration,
+        (timeout, token): (Duration, Option<rmcp::model::ProgressToken>),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
         started: Instant,
     ) -> Result<CallOutcome, NoResult> {
-        // The call's timeout bounds it all: the request that made the task, and the task.
+        // The call's timeout bounds it all: the request that made the task, and the task; the
+        // task's progress (under the token of the request that made it, which outlives that
+        // request) restarts it and reaches the front, as for a 2025-11-25 task.
+        let heard = Arc::new(TaskFront {
+            front: front.clone(),
+            progressed: tokio::sync::Notify::new(),
+        });
+        let _relayed = token.map(|token| self.client.relays.register(token, heard.clone()));
         let deadline = tokio::time::Instant::now() + timeout.saturating_sub(started.elapsed());
         let task_id = created.task.task_id.clone();
         if task_id.is_empty() || task_id.chars().count() > TASK_MAX_ID_CHARS {
@@ -497,7 +504,12 @@ impl LiveServer {
             ));
         }
         let followed = self
-            .follow_extension_task(created, (deadline, timeout), (cancel, closed), &front)
+            .follow_extension_task(
+                created,
+                (deadline, timeout, &heard.progressed),
+                (cancel, closed),
+                &front,
+            )
             .await;
         match followed {
             Ok(result) => Ok(super::result::map_value(result, started)),
@@ -519,7 +531,7 @@ impl LiveServer {
     async fn follow_extension_task(
         &self,
         created: CreateTaskResult,
-        (deadline, timeout): (tokio::time::Instant, Duration),
+        (mut deadline, timeout, progressed): (tokio::time::Instant, Duration, &tokio::sync::Notify),
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: &Option<Arc<dyn Front>>,
     ) -> Result<Value, NoResult> {
@@ -544,21 +556,33 @@ impl LiveServer {
         // moves on: the same request is not asked twice).
         let mut answered = std::collections::BTreeSet::new();
         let mut first = true;
+        // The deadline passed with nothing heard: one last `tasks/get` says whether the task
+        // ended meanwhile (it is polled, so an end between polls is heard only by asking).
+        let mut last_look = false;
         loop {
             if !std::mem::take(&mut first) {
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => return Err(NoResult::Aborted),
-                    _ = closed.cancelled() => return Err(NoResult::SourceClosed),
-                    _ = tokio::time::sleep_until(deadline) => return Err(NoResult::TimedOut(timeout)),
-                    _ = tokio::time::sleep(backoff.interval(poll)) => {}
+                let next_poll = tokio::time::sleep(backoff.interval(poll));
+                tokio::pin!(next_poll);
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => return Err(NoResult::Aborted),
+                        _ = closed.cancelled() => return Err(NoResult::SourceClosed),
+                        _ = tokio::time::sleep_until(deadline) => {
+                            last_look = true;
+                            break;
+                        }
+                        _ = progressed.notified() => deadline = tokio::time::Instant::now() + timeout,
+                        _ = &mut next_poll => break,
+                    }
                 }
             }
-            let left = remaining(deadline, timeout)?;
+            // Each poll has the call's timeout of its own: the deadline is the task's (progress
+            // restarts it), and is kept between polls.
             let request =
                 ClientRequest::GetTaskRequest(GetTaskRequest::new(GetTaskParams::new(&task_id)));
             let got = self
-                .request_once(request, left, (cancel, closed), front.clone())
+                .request_once(request, timeout, (cancel, closed), front.clone())
                 .await
                 .map_err(|why| whole(why, timeout))?;
             let ServerResult::GetTaskResult(got) = got else {
@@ -576,6 +600,18 @@ impl LiveServer {
             backoff.heard(last.as_ref() != Some(&update));
             report(front.as_ref(), &mut last, &update);
             poll = poll_of(&detailed.task, poll);
+            // A progress heard while the last poll was out restarts the deadline after all.
+            if futures::FutureExt::now_or_never(progressed.notified()).is_some() {
+                deadline = tokio::time::Instant::now() + timeout;
+                last_look = false;
+            }
+            let ended = matches!(
+                detailed.payload,
+                TaskPayload::Completed { .. } | TaskPayload::Failed { .. } | TaskPayload::Cancelled
+            );
+            if last_look && !ended {
+                return Err(NoResult::TimedOut(timeout));
+            }
             match detailed.payload {
                 TaskPayload::Completed { result } => return Ok(Value::Object(result)),
                 TaskPayload::Failed { error } => {
