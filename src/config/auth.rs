@@ -2,7 +2,7 @@
 //! VS Code's configs carry it (`clientId`, `clientSecret`, `scopes`, `redirectPort`), plus
 //! `clientMetadataUrl` for an app that hosts a Client ID Metadata Document.
 
-use super::Invalid;
+use super::error::Invalid;
 use serde_json::{Map, Value};
 
 /// Values are kept unexpanded (like headers); `${VAR}` is expanded when the server connects.

@@ -3,10 +3,9 @@
 //! A wrong type fails only this entry, with a reason naming the field path. Reasons quote keys
 //! and `type` names but never values of env, headers or args, which may hold secrets.
 
-use super::Invalid;
+use super::error::Invalid;
 use serde_json::{Map, Value};
 
-use super::ServerEntry;
 use super::quote::{QUOTE_CHARS, key_path, quote, shorten};
 use super::spec::{
     DISCOVER_REVISION, HANDSHAKE_REVISIONS, Kind, Protocol, RemoteTransport, ServerSpec,
@@ -14,6 +13,22 @@ use super::spec::{
 
 pub(super) use crate::bounds::DEFAULT_TIMEOUT_MS;
 pub use crate::bounds::MAX_TIMEOUT_MS;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerEntry {
+    pub name: String,
+    pub enabled: bool,
+    pub timeout_ms: u64,
+    /// Per-server filter of original tool names, in config order.
+    pub tools: Option<Vec<(String, bool)>>,
+    /// The `protocol` field as given; `None` leaves the era to the transport's default.
+    pub protocol: Option<Protocol>,
+    /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
+    pub auth: Option<super::auth::OAuthSettings>,
+    /// `Err(why)` when a known field has the wrong type; its words name the field path,
+    /// e.g. `mcpServers.github.command must be a string or an array of strings`.
+    pub spec: Result<ServerSpec, Invalid>,
+}
 
 /// How much of our own reason a round-tripped `{type: "invalid", error}` entry keeps.
 const REASON_CHARS: usize = 1000;

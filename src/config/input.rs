@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::error::{ConfigError, ConfigErrorKind};
 use super::quote::{QUOTE_CHARS, shorten};
-use super::{ConfigError, ConfigErrorKind};
 
 pub use crate::bounds::MAX_CONFIG_BYTES;
 

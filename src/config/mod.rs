@@ -5,6 +5,7 @@
 
 pub mod auth;
 mod entry;
+mod error;
 mod input;
 pub mod jsonc;
 pub mod quote;
@@ -23,97 +24,19 @@ mod tests_protocol;
 #[cfg(test)]
 mod tests_real;
 
-use std::fmt;
-
 use serde_json::{Map, Value};
 
-pub use entry::MAX_TIMEOUT_MS;
+pub use entry::{MAX_TIMEOUT_MS, ServerEntry};
+pub use error::{ConfigError, ConfigErrorKind, Invalid};
 pub use input::{ConfigInput, MAX_CONFIG_BYTES, input_from_string};
 pub use spec::{
     DISCOVER_REVISION, HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, Protocol, RemoteTransport, ServerSpec,
 };
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ConfigErrorKind {
-    Syntax,
-    Io,
-    /// The document has the wrong shape (e.g. the top level is an array): a JS `TypeError`.
-    Type,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigError {
-    pub kind: ConfigErrorKind,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub servers: Vec<ServerEntry>,
     pub warnings: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerEntry {
-    pub name: String,
-    pub enabled: bool,
-    pub timeout_ms: u64,
-    /// Per-server filter of original tool names, in config order.
-    pub tools: Option<Vec<(String, bool)>>,
-    /// The `protocol` field as given; `None` leaves the era to the transport's default.
-    pub protocol: Option<Protocol>,
-    /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
-    pub auth: Option<auth::OAuthSettings>,
-    /// `Err(why)` when a known field has the wrong type; its words name the field path,
-    /// e.g. `mcpServers.github.command must be a string or an array of strings`.
-    pub spec: Result<ServerSpec, Invalid>,
-}
-
-/// Why one server's entry cannot be used (a field of the wrong type, a missing command), in
-/// words that name the field's path. The server fails with them; the rest of the config stands.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Invalid(pub String);
-
-/// Its words, for reading them as text.
-impl std::ops::Deref for Invalid {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for Invalid {
-    fn from(words: String) -> Self {
-        Self(words)
-    }
-}
-
-impl From<&str> for Invalid {
-    fn from(words: &str) -> Self {
-        Self(words.to_string())
-    }
-}
-
-impl PartialEq<String> for Invalid {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
-impl PartialEq<&str> for Invalid {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
 }
 
 /// Checked in this order; the first one holding an object of servers is the server map.

@@ -11,9 +11,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::error::ConnectError;
 
-mod client;
+pub(super) mod streamable;
 pub use super::reason::{redact_url, without_secrets};
-pub use client::RemoteClient;
 
 /// One reqwest client for the process: connection pools and TLS roots are built once.
 pub fn client() -> reqwest::Client {

@@ -77,7 +77,7 @@ pub struct Connection {
     /// stdout to hand over).
     fast: Option<stdio::Fast>,
     /// Ends every HTTP request and response stream of this connection (see
-    /// [`http::RemoteClient`]); fired by `shutdown`.
+    /// [`http::streamable::RemoteClient`]); fired by `shutdown`.
     requests: tokio_util::sync::CancellationToken,
     /// A cause rmcp's streamable-HTTP transport lost (it reports only a closed transport).
     lost_cause: http::LostCause,

@@ -11,34 +11,21 @@
 //! On Windows every server runs in a job object that is killed when its last handle closes —
 //! which the kernel does when this process dies, however it dies (see `stdio.rs`).
 
+mod marker;
 #[cfg(unix)]
 pub mod tree;
 #[cfg(unix)]
 mod watchdog;
 
+pub use marker::{MARKER_VAR, Tree, host_token};
+
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Mutex;
 #[cfg(unix)]
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
-
-/// The environment variable that marks every process of a server's tree (see [`tree`]).
-pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
-
-/// One stdio server's process tree.
-#[derive(Clone, Debug)]
-#[cfg_attr(not(unix), allow(dead_code))]
-pub struct Tree {
-    /// The server's pid, which is also its process group id.
-    pub leader: i32,
-    /// This server's entry in [`MARKER_VAR`]: `<host token>.<n>`.
-    pub marker: String,
-    /// The server's start time (clock ticks since boot; 0 when unknown): nothing started
-    /// earlier belongs to the tree, and a reused pid is told apart by it.
-    pub started: u64,
-}
 
 /// Live trees and the environment that owns each, by leader pid.
 static TREES: Mutex<Option<HashMap<i32, (Tree, u64)>>> = Mutex::new(None);
@@ -74,19 +61,6 @@ pub fn owned<F: Future>(owner: u64, work: F) -> impl Future<Output = F::Output> 
 /// The owner of the task running now (0 outside any owned work).
 pub fn current_owner() -> u64 {
     OWNER.try_with(|owner| *owner).unwrap_or(0)
-}
-
-/// This process's token: its pid and a random part, so that no other process's markers match.
-pub fn host_token() -> &'static str {
-    static TOKEN: OnceLock<String> = OnceLock::new();
-    TOKEN.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        // RandomState is seeded from the operating system's randomness.
-        let random = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        format!("tnx{}-{random:016x}", std::process::id())
-    })
 }
 
 /// A fresh marker for the next server.

@@ -9,7 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::client::ClientSide;
 use super::error::{AtUrl, ConnectError};
-use super::http::{self, RemoteClient};
+use super::http::{self, streamable::RemoteClient};
 use super::lifecycle::{self, Carrier, Lifecycle, Probe, Service};
 
 use super::reason::Cause;

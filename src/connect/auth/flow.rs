@@ -7,10 +7,14 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
 };
 
-use super::Authorize;
 use super::credentials::ServerCredentials;
 use super::loopback::{Listener, Redirect};
 use crate::config::auth::OAuthSettings;
+
+/// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
+pub type Authorize = std::sync::Arc<
+    dyn Fn(String) -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync,
+>;
 
 /// The name dynamic registration gives the client.
 const CLIENT_NAME: &str = "toolnexus";

@@ -14,7 +14,6 @@ pub mod store;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use futures::future::BoxFuture;
 use rmcp::transport::auth::AuthorizationManager;
 
 use crate::config::auth::OAuthSettings;
@@ -28,8 +27,7 @@ pub const MAX_AUTHORIZATIONS: u32 = 3;
 
 pub use crate::bounds::USER_WAIT;
 
-/// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.
-pub type Authorize = Arc<dyn Fn(String) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+pub use flow::Authorize;
 
 /// What the caller of one listMcpTools / loadMcp / createToolkit supplies for all its servers.
 #[derive(Clone, Default)]

@@ -26,7 +26,7 @@ pub trait TokenStore: Send + Sync {
 /// The server URL as credentials are keyed: no userinfo, query or fragment; scheme and host
 /// lower-cased and a default port dropped (the URL parser does both).
 pub fn canonical_url(url: &str) -> String {
-    crate::connect::http::without_secrets(url).map_or_else(|| url.to_string(), String::from)
+    crate::connect::reason::without_secrets(url).map_or_else(|| url.to_string(), String::from)
 }
 
 /// The default store: one JSON file, written whole (a temporary file renamed over it) under an

@@ -12,7 +12,7 @@
 //!
 //! Elsewhere on Unix (no /proc) the tree is the process group.
 
-use super::Tree;
+use super::marker::Tree;
 
 /// How long [`end`] keeps killing before it gives up on processes that will not die (stopped in
 /// uninterruptible sleep, say).
@@ -99,7 +99,7 @@ fn is_alive(pid: i32) -> bool {
 mod linux {
     use std::collections::HashSet;
 
-    use super::super::{MARKER_VAR, Tree};
+    use super::super::marker::{MARKER_VAR, Tree};
 
     pub struct Proc {
         pub pid: i32,
@@ -238,11 +238,11 @@ mod tests {
     /// leads its own session and is re-parented away — all found, all ended.
     #[tokio::test]
     async fn setsid_children_and_double_forked_daemons_are_found_and_ended() {
-        let marker = format!("{}.tree-test", super::super::host_token());
+        let marker = format!("{}.tree-test", super::super::marker::host_token());
         let mut leader = std::process::Command::new("/bin/sh")
             .arg("-c")
             .arg("setsid sleep 300 & (setsid sleep 301 &); sleep 302; :")
-            .env(super::super::MARKER_VAR, &marker)
+            .env(super::super::marker::MARKER_VAR, &marker)
             .process_group(0)
             .spawn()
             .unwrap();

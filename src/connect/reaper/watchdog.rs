@@ -119,7 +119,7 @@ fn start() -> std::io::Result<UnixStream> {
         .arg("-c")
         .arg(SCRIPT)
         .arg("toolnexus-watchdog")
-        .arg(super::host_token())
+        .arg(super::marker::host_token())
         .arg(std::process::id().to_string())
         .stdin(Stdio::from(OwnedFd::from(theirs)))
         .stdout(Stdio::null())

@@ -24,7 +24,6 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::screen::Route;
 pub use super::screen::Routed;
 use super::writer::StdinWriter;
 
@@ -273,17 +272,6 @@ impl Direct {
         let mut line = notification.to_string().into_bytes();
         line.push(b'\n');
         let _ = self.shared.writer.write_line(&line);
-    }
-}
-
-impl Route for Direct {
-    /// Looks at one line from the server before rmcp does: an answer to a direct request is
-    /// settled here, a progress notification for one restarts its timeout (and still goes on).
-    fn route(&self, text: &str) -> Routed {
-        if self.shared.lock().pending.is_empty() {
-            return Routed::NotOurs;
-        }
-        peek::route(self, text)
     }
 }
 

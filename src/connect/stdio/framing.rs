@@ -31,8 +31,10 @@ pub use super::screen::{MAX_LINE_BYTES, StdoutReport};
 use super::writer::StdinWriter;
 
 mod switch;
+
+/// Turns a reader into its descriptor, off the runtime's reactor.
 #[cfg(unix)]
-pub use switch::IntoFd;
+pub type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
 
 /// What one line turned out to be.
 enum Line {

@@ -8,7 +8,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use serde_json::{Map, Number, Value};
 
-use super::{Limits, Refusal, Step};
+use super::limits::{Limits, Refusal, Step};
 
 mod refusal;
 

@@ -186,3 +186,12 @@ fn quotable(text: &str) -> String {
         })
         .collect()
 }
+
+/// Why an OAuth check did not accept a token.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The token is not good: words for the 401.
+    Invalid(String),
+    /// The token could not be checked (the issuer out of reach): words for the log.
+    Unchecked(String),
+}

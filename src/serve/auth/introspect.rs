@@ -11,10 +11,10 @@ use reqwest::Url;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::Principal;
+use super::denial::Refusal;
 use super::fetch::{Fetcher, shown};
-use super::issuer::{Refusal, principal};
 use super::jwt::Expected;
+use super::principal::{Principal, principal};
 use crate::bounds::{AUTH_INTROSPECTION_CACHE_ENTRIES, AUTH_INTROSPECTION_TTL};
 
 /// A remembered introspection answer.

@@ -6,21 +6,33 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reqwest::Url;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::denial::Refusal;
 use super::fetch::{Fetcher, secure_url, shown};
 use super::introspect::Introspector;
 use super::jwt::{self, Choice, Expected, KeySet};
-use super::{OAuthOptions, Principal};
+use super::principal::{Principal, principal};
 use crate::bounds::{AUTH_KEYS_REFETCH_MIN, AUTH_KEYS_REFRESH_AFTER, AUTH_MAX_CLOCK_SKEW};
 
-/// Why an OAuth check did not accept a token.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// The token is not good: words for the 401.
-    Invalid(String),
-    /// The token could not be checked (the issuer out of reach): words for the log.
-    Unchecked(String),
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthOptions {
+    pub issuer: String,
+    /// Default: the endpoint's own URL.
+    pub audience: Option<String>,
+    pub required_scopes: Vec<String>,
+    /// Default: the issuer metadata's `jwks_uri`.
+    pub jwks_uri: Option<String>,
+    pub introspection: Option<Introspection>,
+    pub clock_skew: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Introspection {
+    pub client_id: String,
+    pub client_secret: String,
+    /// Default: the issuer metadata's `introspection_endpoint`.
+    pub endpoint: Option<String>,
 }
 
 /// How often keys are fetched again (tests shorten them).
@@ -166,26 +178,6 @@ fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// A principal from accepted claims: `sub` (an introspection answer may give `client_id`
-/// instead, for a client's own token), the scopes, the claims.
-pub(super) fn principal(
-    issuer: &str,
-    claims: Map<String, Value>,
-    introspected: bool,
-) -> Result<Principal, String> {
-    let subject = match (claims.get("sub"), claims.get("client_id")) {
-        (Some(Value::String(sub)), _) if !sub.is_empty() => sub.clone(),
-        (None, Some(Value::String(client))) if introspected && !client.is_empty() => client.clone(),
-        _ => return Err("the token names no subject (sub)".into()),
-    };
-    Ok(Principal {
-        subject,
-        scopes: jwt::scopes(&claims),
-        claims: Value::Object(claims),
-        issuer: Some(issuer.to_string()),
-    })
 }
 
 /// The issuer's metadata: RFC 8414's URL (the well-known path inserted before the issuer's

@@ -8,6 +8,7 @@ mod introspect;
 mod issuer;
 mod jwt;
 mod policy;
+mod principal;
 
 #[cfg(test)]
 mod test_issuer;
@@ -21,44 +22,23 @@ mod tests_jwt;
 mod tests_oauth;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 pub use denial::Denial;
+pub use issuer::{Introspection, OAuthOptions};
 pub use policy::{AccessPolicy, Kind};
+pub use principal::Principal;
 
 use crate::bounds::AUTH_MAX_TOKEN_BYTES;
 use denial::Challenge;
-use issuer::{Issuer, Refusal, Timing};
-
-/// Who made a request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Principal {
-    pub subject: String,
-    pub scopes: Vec<String>,
-    /// The token's claims (a JSON object; empty for static tokens).
-    pub claims: Value,
-    /// The OAuth issuer that vouched for the subject; None for static tokens and token checks.
-    pub issuer: Option<String>,
-}
-
-impl Principal {
-    /// Who a session belongs to: issuer and subject (an issuer URL never holds a space).
-    pub fn key(&self) -> String {
-        format!("{} {}", self.issuer.as_deref().unwrap_or(""), self.subject)
-    }
-
-    /// `{subject, scopes, claims}`, as JavaScript sees it.
-    pub fn to_json(&self) -> Value {
-        json!({ "subject": self.subject, "scopes": self.scopes, "claims": self.claims })
-    }
-}
+use denial::Refusal;
+use issuer::{Issuer, Timing};
 
 /// The embedder's check of a presented token: Some principal, None (not accepted), or Err (the
 /// check itself failed: a 500).
@@ -71,26 +51,6 @@ pub struct StaticToken {
     pub token: String,
     pub subject: String,
     pub scopes: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OAuthOptions {
-    pub issuer: String,
-    /// Default: the endpoint's own URL.
-    pub audience: Option<String>,
-    pub required_scopes: Vec<String>,
-    /// Default: the issuer metadata's `jwks_uri`.
-    pub jwks_uri: Option<String>,
-    pub introspection: Option<Introspection>,
-    pub clock_skew: Duration,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Introspection {
-    pub client_id: String,
-    pub client_secret: String,
-    /// Default: the issuer metadata's `introspection_endpoint`.
-    pub endpoint: Option<String>,
 }
 
 pub struct AuthOptions {

@@ -1,6 +1,6 @@
 //! Which tools, prompts and resources a caller may see: scope → globs of names.
 
-use super::Principal;
+use super::principal::Principal;
 
 /// What a policy is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Direct, FIRST_ID, Failure};
-use crate::connect::stdio::screen::{Routed, bounded, response_problem};
+use crate::connect::stdio::screen::{Route, Routed, bounded, response_problem};
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
@@ -39,6 +39,17 @@ struct ProgressParams<'a> {
 struct ErrorObject {
     code: i32,
     message: String,
+}
+
+impl Route for Direct {
+    /// Looks at one line from the server before rmcp does: an answer to a direct request is
+    /// settled here, a progress notification for one restarts its timeout (and still goes on).
+    fn route(&self, text: &str) -> Routed {
+        if self.shared.lock().pending.is_empty() {
+            return Routed::NotOurs;
+        }
+        route(self, text)
+    }
 }
 
 pub(super) fn route(direct: &Direct, text: &str) -> Routed {

@@ -3,11 +3,10 @@
 
 use tokio::io::AsyncRead;
 
-use super::{LineTransport, Read};
-
-/// Turns a reader into its descriptor, off the runtime's reactor.
 #[cfg(unix)]
-pub type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
+use super::IntoFd;
+use super::LineTransport;
+use crate::connect::stdio::screen::Read;
 
 impl<R> LineTransport<R>
 where

@@ -7,7 +7,7 @@ use napi::sys;
 
 use super::{Read, Walk};
 use crate::config::quote::{QUOTE_CHARS, shorten};
-use crate::js::bounded::{Refusal, describe_path};
+use crate::js::bounded::limits::{Refusal, describe_path};
 
 impl Walk<'_> {
     pub(super) fn refuse(&self, problem: impl Into<String>) -> Refusal {

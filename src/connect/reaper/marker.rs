@@ -1,0 +1,32 @@
+//! What marks a server's process tree: the marker variable, this process's token, a tree.
+
+use std::sync::OnceLock;
+
+/// The environment variable that marks every process of a server's tree (see [`tree`]).
+pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
+
+/// One stdio server's process tree.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(unix), allow(dead_code))]
+pub struct Tree {
+    /// The server's pid, which is also its process group id.
+    pub leader: i32,
+    /// This server's entry in [`MARKER_VAR`]: `<host token>.<n>`.
+    pub marker: String,
+    /// The server's start time (clock ticks since boot; 0 when unknown): nothing started
+    /// earlier belongs to the tree, and a reused pid is told apart by it.
+    pub started: u64,
+}
+
+/// This process's token: its pid and a random part, so that no other process's markers match.
+pub fn host_token() -> &'static str {
+    static TOKEN: OnceLock<String> = OnceLock::new();
+    TOKEN.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // RandomState is seeded from the operating system's randomness.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        format!("tnx{}-{random:016x}", std::process::id())
+    })
+}
