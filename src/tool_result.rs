@@ -153,6 +153,11 @@ pub fn call_result_from_json(result: Value) -> CallToolResult {
         })
 }
 
+/// A text result as MCP's `CallToolResult`.
+pub fn text_result(text: impl Into<String>, is_error: bool) -> rmcp::model::CallToolResult {
+    ToolResult::text(text, is_error).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,23 +30,6 @@ pub fn object_schema(schema: Value) -> Map<String, Value> {
     }
 }
 
-/// `tools` narrowed to `names` (None: all), in tool order; unknown names are ignored, so a
-/// stale filter never breaks anything.
-pub fn narrow<T: Clone>(
-    tools: &[T],
-    names: Option<&[String]>,
-    name: impl Fn(&T) -> &str,
-) -> Vec<T> {
-    match names {
-        None => tools.to_vec(),
-        Some(names) => tools
-            .iter()
-            .filter(|t| names.iter().any(|n| n == name(t)))
-            .cloned()
-            .collect(),
-    }
-}
-
 /// First name wins: for each tool, whether it is the first of its name (later ones are left
 /// out, so a listing never shows a name twice).
 pub fn first_wins<'a, T: 'a>(
@@ -83,11 +66,8 @@ mod tests {
     }
 
     #[test]
-    fn narrowing_keeps_tool_order_and_first_name_wins() {
+    fn the_first_of_a_name_wins() {
         let tools = ["a", "b", "a", "c"];
-        let wanted = ["c".to_string(), "zzz".to_string(), "a".to_string()];
-        assert_eq!(narrow(&tools, Some(&wanted), |t| t), ["a", "a", "c"]);
-        assert_eq!(narrow(&tools, None, |t| t), tools);
         assert_eq!(first_wins(&tools, |t| t), [true, true, false, true]);
     }
 }

@@ -101,6 +101,15 @@ impl CallContext {
     }
 
     /// The request the call answers now (a 2026-07-28 retry replaces the one before).
+    /// What `read` makes of the request's extension of type `T`, when it has one.
+    pub(super) fn extension<T: Send + Sync + 'static, R>(
+        &self,
+        read: impl FnOnce(&T) -> R,
+    ) -> Option<R> {
+        let request = self.request.lock().unwrap_or_else(|e| e.into_inner());
+        request.extensions.get::<T>().map(read)
+    }
+
     pub fn request(&self) -> RequestContext<RoleServer> {
         self.request
             .lock()
@@ -137,32 +146,6 @@ impl CallContext {
     /// A call run again from a sealed state starts where the state says the upstream was.
     pub fn resume_from(&self, checkpoint: Option<Value>) {
         *self.checkpoint.lock().unwrap_or_else(|e| e.into_inner()) = checkpoint;
-    }
-
-    /// How long the task this call runs as may live, when it runs as one.
-    pub fn task_life(&self) -> Option<std::time::Duration> {
-        let request = self.request.lock().unwrap_or_else(|e| e.into_inner());
-        request
-            .extensions
-            .get::<super::task_calls::InTask>()
-            .map(|task| task.ttl)
-    }
-
-    /// The run's status message, when it runs as a task (see [`super::tasks::Tasks::status_message`]);
-    /// nothing otherwise.
-    pub fn task_status(&self, message: &str) {
-        let at = {
-            let request = self.request.lock().unwrap_or_else(|e| e.into_inner());
-            request
-                .extensions
-                .get::<super::task_calls::InTask>()
-                .map(|task| task.at.clone())
-        };
-        if let Some(at) = at.as_deref().and_then(std::sync::OnceLock::get)
-            && let Some(tasks) = at.tasks.upgrade()
-        {
-            tasks.status_message(&at.id, message);
-        }
     }
 
     /// The run failed rather than answered (its result is then an error result about it).
@@ -401,9 +384,10 @@ async fn ask_on_call_stream(
     // that handler's (a task-local), over the marker set here, and a gateway's relay asks from
     // inside the upstream client's handler, whose request the front session does not know.
     // Aborted when the call ends (dropped) before the client answers.
-    let mut task = super::AbortOnDrop(tokio::spawn(
-        async move { peer.send_request(request).await },
-    ));
+    let mut task =
+        super::abort::AbortOnDrop(tokio::spawn(
+            async move { peer.send_request(request).await },
+        ));
     let sent = (&mut task.0)
         .await
         .map_err(|_| format!("{} failed: the request was dropped", ask.kind.capability()))?;

@@ -19,7 +19,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::auth::Kind;
 use super::caller::Sight;
 use super::surface::ListKind;
-use super::{ToolServer, changes, input, rounds, task_calls, text_result};
+use super::{ToolServer, changes, input, rounds, task_calls};
+use crate::tool_result::text_result;
 
 /// The items of a listing `sight` sees (all of them, uncopied, when it sees every one).
 fn visible<T: Clone>(items: &[T], sight: &Sight, kind: Kind, name: impl Fn(&T) -> &str) -> Vec<T> {
@@ -394,13 +395,15 @@ impl ServerHandler for ToolServer {
                             self.start(subject, tool.caller.clone(), arguments, context.clone());
                         return Ok(CallToolResponse::Complete(
                             match self.run_as_task(run, ttl, &context) {
-                                Ok(task) => super::to_call_result(serde_json::json!({
-                                    "content": [],
-                                    "_meta": {
-                                        super::task_legacy::CREATED_META:
-                                            super::task_legacy::task_json(&task),
-                                    },
-                                })),
+                                Ok(task) => {
+                                    crate::tool_result::call_result_from_json(serde_json::json!({
+                                        "content": [],
+                                        "_meta": {
+                                            super::task_legacy::CREATED_META:
+                                                super::task_legacy::task_json(&task),
+                                        },
+                                    }))
+                                }
                                 Err(why) => text_result(why, true),
                             },
                         ));

@@ -7,6 +7,7 @@
 //! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
 //! messages handed in one at a time (an SDK `Transport` in JavaScript).
 
+mod abort;
 pub mod auth;
 pub mod bridge;
 pub mod caller;
@@ -25,6 +26,7 @@ pub mod surface;
 mod task_calls;
 pub mod task_legacy;
 pub mod tasks;
+pub mod tool;
 mod toolset;
 pub mod upstream;
 mod validate;
@@ -43,12 +45,7 @@ mod tests_surface;
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value};
-
-use crate::tool_result::ToolResult;
 
 /// `serverInfo` announced to clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,99 +63,13 @@ impl Default for ServerIdentity {
     }
 }
 
-/// The result of one call as MCP's CallToolResult JSON (`{content:[...], isError?, structuredContent?}`).
-pub type CallResult = Value;
-
+pub use abort::AbortOnDrop;
 pub use context::CallContext;
 pub use context::SessionLogLevel;
+pub use tool::{
+    CallRecord, CallResult, LISTING_EXTRAS, OnCall, ServedTool, ToolCaller, object_schema,
+};
 use toolset::ToolSet;
-
-/// Something that can run a tool: a JS callback, a forwarded MCP tool, a native closure.
-pub trait ToolCaller: Send + Sync + 'static {
-    /// Never fails: failures are a CallResult with `isError: true`. The future is dropped when
-    /// the client cancels the call or goes away, so callers clean up on drop.
-    fn call(
-        &self,
-        arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, CallResult>;
-
-    /// Whether a call made without a task still works when the tool is listed as needing one
-    /// (a gateway's relayed tool: it waits for the upstream's task within the call).
-    fn runs_plainly(&self) -> bool {
-        false
-    }
-
-    /// Whether a task call of this tool starts as an ordinary call, which its run turns into
-    /// a task partway ([`CallContext::start_task`]; a JavaScript tool's `deferTask`). Until
-    /// then it asks for input as any call does (2026-07-28: input-required rounds).
-    fn defers_task(&self) -> bool {
-        false
-    }
-}
-
-/// Closures over the arguments alone are callers, which keeps tests and adapters short.
-impl<F> ToolCaller for F
-where
-    F: Fn(Map<String, Value>) -> BoxFuture<'static, CallResult> + Send + Sync + 'static,
-{
-    fn call(
-        &self,
-        arguments: Map<String, Value>,
-        _: CallContext,
-    ) -> BoxFuture<'static, CallResult> {
-        self(arguments)
-    }
-}
-
-/// The fields of a tool's listing besides name, description and inputSchema, served as given.
-pub const LISTING_EXTRAS: [&str; 6] = [
-    "title",
-    "annotations",
-    "outputSchema",
-    "icons",
-    "execution",
-    "_meta",
-];
-
-/// One tool as exposed to MCP clients.
-#[derive(Clone)]
-pub struct ServedTool {
-    pub name: String,
-    pub description: String,
-    /// An object schema (see [`object_schema`]), shared with the tool's `tools/list` entry.
-    pub input_schema: Arc<Map<String, Value>>,
-    /// Other listing fields (`LISTING_EXTRAS`), served as given.
-    pub extras: Map<String, Value>,
-    /// Where the tool came from (`mcp`, `native`, ...); only reported through `OnCall`.
-    pub source: String,
-    pub caller: Arc<dyn ToolCaller>,
-}
-
-/// MCP requires `inputSchema` to be an object schema; a source that has none gets the completed
-/// empty one (see [`crate::tools::object_schema`]).
-pub fn object_schema(schema: Value) -> Arc<Map<String, Value>> {
-    Arc::new(crate::tools::object_schema(schema))
-}
-
-/// What `OnCall` hears about each finished `tools/call`.
-#[derive(Debug, Clone)]
-pub struct CallRecord {
-    pub name: String,
-    pub source: String,
-    pub ms: f64,
-    pub is_error: bool,
-    /// Who made the call, when served with auth.
-    pub principal: Option<Arc<auth::Principal>>,
-}
-
-pub type OnCall = Arc<dyn Fn(CallRecord) + Send + Sync>;
-
-/// Narrow `tools` to `names` (None ⇒ all). Tool order is kept and unknown names are ignored,
-/// so a stale filter never breaks serving.
-pub fn exposed(tools: &[ServedTool], names: Option<&[String]>) -> Vec<ServedTool> {
-    crate::tools::narrow(tools, names, |t| &t.name)
-}
 
 /// What a session's transport hears of the session: its handshake being answered, and
 /// `notifications/cancelled` (for calls the transport runs itself).
@@ -439,18 +350,3 @@ impl ToolServer {
         self.current().tools.clone()
     }
 }
-
-pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// A text result as MCP's `CallToolResult` (see [`crate::tool_result`]).
-pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
-    ToolResult::text(text, is_error).into()
-}
-
-pub use crate::tool_result::call_result_from_json as to_call_result;

@@ -14,7 +14,7 @@
 //! of the parked run, and every answer the run has been given. A retry that reaches a replica
 //! without the parked run runs it again from the start with those answers (and the retry's),
 //! so each question already answered is answered at once and the run reaches the next one or
-//! its end; see [`Retry`].
+//! its end; see [`drive::Retry`].
 
 #![allow(deprecated)] // sampling and roots are deprecated by SEP-2577 but still served.
 
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
-use super::AbortOnDrop;
+use super::abort::AbortOnDrop;
 use super::context::CallContext;
 use super::input::Pending;
 use super::seal::{self, Purpose, StateKey};
@@ -35,9 +35,7 @@ use super::seal::{self, Purpose, StateKey};
 use crate::bounds::SERVE_STATE_MAX_ANSWERS as MAX_ANSWERS;
 pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
 
-mod drive;
-pub(super) use drive::refused_capability;
-pub use drive::{Driven, Resume, Retry};
+pub(super) mod drive;
 
 /// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -118,14 +118,17 @@ pub(super) fn search(
     arguments: &Map<String, Value>,
 ) -> CallToolResult {
     let Some(query) = arguments.get("query").and_then(Value::as_str) else {
-        return super::text_result(format!("{SEARCH_TOOLS} needs a query (a string)"), true);
+        return crate::tool_result::text_result(
+            format!("{SEARCH_TOOLS} needs a query (a string)"),
+            true,
+        );
     };
     let limit = match arguments.get("limit") {
         None | Some(Value::Null) => mode.limit,
         Some(value) => match value.as_u64() {
             Some(n) if (1..=MAX_LIMIT as u64).contains(&n) => n as usize,
             _ => {
-                return super::text_result(
+                return crate::tool_result::text_result(
                     format!("{SEARCH_TOOLS}: limit must be a whole number from 1 to {MAX_LIMIT}"),
                     true,
                 );
@@ -158,7 +161,7 @@ pub(super) fn search(
         })
         .collect();
     let structured = json!({ "tools": found });
-    super::to_call_result(json!({
+    crate::tool_result::call_result_from_json(json!({
         "content": [{ "type": "text", "text": structured.to_string() }],
         "structuredContent": structured,
     }))
@@ -169,7 +172,7 @@ pub(super) fn search(
 pub(super) fn unwrap_call(
     request: CallToolRequestParams,
 ) -> Result<CallToolRequestParams, Box<CallToolResult>> {
-    inner_call(request).map_err(|why| Box::new(super::text_result(why, true)))
+    inner_call(request).map_err(|why| Box::new(crate::tool_result::text_result(why, true)))
 }
 
 fn inner_call(mut request: CallToolRequestParams) -> Result<CallToolRequestParams, String> {

@@ -15,11 +15,14 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Map, Value, json};
 
+use super::ToolServer;
 use super::auth::Kind;
 use super::caller::Sight;
-use super::rounds::{Driven, Running, Subject, SubjectKind, refused_capability};
+use super::context::CallContext;
+use super::rounds::drive::{Driven, refused_capability};
+use super::rounds::{Running, Subject, SubjectKind};
 use super::surface::{Owner, Surface, Upstream};
-use super::{CallContext, ToolCaller, ToolServer};
+use super::tool::ToolCaller;
 use crate::surface::{completion, prompt_result, read_result};
 
 /// A `{result}` / `{error}` envelope (what the JavaScript side and the upstream callers give).

@@ -15,7 +15,7 @@ use rmcp::model::{CacheScope, Prompt, Resource, ResourceTemplate};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::ToolCaller;
+use super::tool::ToolCaller;
 use crate::connect::naming::Namer;
 pub use crate::surface::Hints;
 use crate::surface::uri_template;

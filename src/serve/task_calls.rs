@@ -129,7 +129,9 @@ impl ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         match self.run_as_task(run, None, context) {
             Ok(task) => Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
-            Err(why) => Ok(CallToolResponse::Complete(super::text_result(why, true))),
+            Err(why) => Ok(CallToolResponse::Complete(crate::tool_result::text_result(
+                why, true,
+            ))),
         }
     }
 
@@ -152,7 +154,7 @@ impl ToolServer {
                 let _ = reply.send(true);
                 CallToolResponse::Task(CreateTaskResult::new(task))
             }
-            Err(why) => CallToolResponse::Complete(super::text_result(why, true)),
+            Err(why) => CallToolResponse::Complete(crate::tool_result::text_result(why, true)),
         }
     }
 
@@ -245,4 +247,23 @@ fn record(
     principal: Option<std::sync::Arc<super::auth::Principal>>,
 ) {
     server.record(subject, started, is_error, principal);
+}
+
+/// What a run can know of the task it runs as.
+impl super::context::CallContext {
+    /// How long the task this call runs as may live, when it runs as one.
+    pub fn task_life(&self) -> Option<std::time::Duration> {
+        self.extension(|task: &InTask| task.ttl)
+    }
+
+    /// The run's status message, when it runs as a task (see [`super::tasks::Tasks::status_message`]);
+    /// nothing otherwise.
+    pub fn task_status(&self, message: &str) {
+        let at = self.extension(|task: &InTask| task.at.clone());
+        if let Some(at) = at.as_deref().and_then(std::sync::OnceLock::get)
+            && let Some(tasks) = at.tasks.upgrade()
+        {
+            tasks.status_message(&at.id, message);
+        }
+    }
 }

@@ -139,7 +139,7 @@ struct Entry {
     /// does the task (its run is aborted, its result gone).
     session: Option<rmcp::Peer<rmcp::service::RoleServer>>,
     /// Aborts the expiry timer when the entry goes first.
-    _expiry: super::AbortOnDrop<()>,
+    _expiry: super::abort::AbortOnDrop<()>,
     /// Once ended: when, and how many bytes its result (or failure) holds.
     kept: Option<(Instant, usize)>,
 }
@@ -261,7 +261,7 @@ impl Tasks {
         let weak = Arc::downgrade(self);
         let expiry = {
             let (weak, id) = (weak.clone(), id.clone());
-            super::AbortOnDrop(tokio::spawn(async move {
+            super::abort::AbortOnDrop(tokio::spawn(async move {
                 tokio::time::sleep(ttl).await;
                 if let Some(tasks) = weak.upgrade() {
                     tasks.expire(&id);
@@ -626,7 +626,7 @@ async fn drive(
                             rmcp::model::ErrorCode::INTERNAL_ERROR.0,
                             message,
                         )),
-                        None => Ended::Result(super::to_call_result(value)),
+                        None => Ended::Result(crate::tool_result::call_result_from_json(value)),
                     },
                     Err(_) => Ended::Failed(error_object(
                         rmcp::model::ErrorCode::INTERNAL_ERROR.0,

@@ -54,17 +54,9 @@ fn legacy_client() -> ClientConfig {
 }
 
 #[test]
-fn exposed_keeps_tool_order_and_ignores_unknown_names() {
-    let tools = vec![tool("a", add), tool("b", add), tool("c", add)];
-    let names = |ts: Vec<ServedTool>| ts.into_iter().map(|t| t.name).collect::<Vec<_>>();
-    assert_eq!(names(exposed(&tools, None)), ["a", "b", "c"]);
-    let wanted = ["c".to_string(), "zzz".to_string(), "a".to_string()];
-    assert_eq!(names(exposed(&tools, Some(&wanted))), ["a", "c"]);
-}
-
-#[test]
 fn results_are_normalised_to_call_tool_results() {
-    let as_json = |v: Value| serde_json::to_value(to_call_result(v)).unwrap();
+    let as_json =
+        |v: Value| serde_json::to_value(crate::tool_result::call_result_from_json(v)).unwrap();
     assert_eq!(
         as_json(json!("hi")),
         json!({"content": [{"type": "text", "text": "hi"}], "isError": false, "resultType": "complete"})

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
-use super::{ServedTool, validate};
+use super::tool::ServedTool;
+use super::validate;
 
 /// One version of the served tools, with what `tools/list` and `tools/call` need of it.
 pub(super) struct ToolSet {

@@ -12,7 +12,7 @@ use rmcp::ErrorData;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::CallContext;
+use super::context::CallContext;
 use crate::connect::relay::Front;
 use crate::connect::session::{LiveServer, Session};
 use crate::connect::session::{Req, SurfaceAsk};

@@ -11,11 +11,14 @@ use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, InputRe
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
+use super::super::ToolServer;
+use super::super::abort::AbortOnDrop;
 use super::super::context::CallContext;
 use super::super::input;
-use super::super::{AbortOnDrop, CallRecord, ToolCaller, ToolServer, text_result, to_call_result};
+use super::super::tool::{CallRecord, ToolCaller};
 use super::{Running, Sealed, Subject, SubjectKind, call_digest};
 use crate::serve::seal;
+use crate::tool_result::{call_result_from_json as to_call_result, text_result};
 
 /// What a 2026-07-28 retry continues.
 pub enum Retry {
