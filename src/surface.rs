@@ -10,17 +10,6 @@ use serde_json::{Map, Value};
 
 pub mod uri_template;
 
-#[cfg(test)]
-mod tests;
-
-/// The listed kinds beside tools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Resources,
-    ResourceTemplates,
-    Prompts,
-}
-
 impl Kind {
     pub const ALL: [Kind; 3] = [Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
 
@@ -150,7 +139,7 @@ pub struct Listed {
     /// When it was listed (`None`: never).
     pub at: Option<Instant>,
     /// What its listing left out, over the bound of a listing.
-    pub truncated: Option<crate::connect::listing::Truncated>,
+    pub truncated: Option<Truncated>,
 }
 
 impl PartialEq for Listed {
@@ -170,7 +159,7 @@ impl Listed {
     }
 
     /// The same, saying what its listing left out.
-    pub fn with(mut self, truncated: Option<crate::connect::listing::Truncated>) -> Self {
+    pub fn with(mut self, truncated: Option<Truncated>) -> Self {
         self.truncated = truncated;
         self
     }
@@ -315,4 +304,44 @@ pub fn prompt_result(v: Value) -> Result<GetPromptResult, String> {
 fn typed<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, String> {
     // serde's message names the missing or mistyped field and what it expected.
     serde_json::from_value(v).map_err(|e| format!("invalid {what}: {e}"))
+}
+
+/// What a listing over its budget left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Truncated {
+    pub kept: usize,
+    /// Items of the pages read that were dropped.
+    pub dropped: usize,
+    /// Whether the server had more pages, not read.
+    pub unread: bool,
+}
+
+impl Truncated {
+    /// The warning naming `server`, the kind (`what`: "tools", "resources", …) and how much was
+    /// dropped.
+    pub fn warning(&self, server: &str, what: &str) -> String {
+        let unread = if self.unread {
+            ", and its later pages were not read"
+        } else {
+            ""
+        };
+        format!(
+            "toolnexus: server {server:?} listed more {what} than are kept ({} at most, {} MiB of JSON): the first {} are kept, {} more were dropped{unread}",
+            crate::bounds::MAX_LIST_ITEMS,
+            crate::bounds::MAX_LIST_BYTES >> 20,
+            self.kept,
+            self.dropped
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The listed kinds beside tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Resources,
+    ResourceTemplates,
+    Prompts,
 }

@@ -34,7 +34,7 @@ impl ToolResult {
 
     /// An MCP `CallToolResult` (as JSON): its `output` mapped as for MCP tools, its parts kept.
     pub fn from_mcp(raw: Value) -> Self {
-        let (output, is_error) = crate::connect::session::output_of(&raw);
+        let (output, is_error) = crate::connect::session::result::output_of(&raw);
         Self::text(output, is_error).with_parts_of(raw)
     }
 

@@ -223,6 +223,21 @@ impl fmt::Display for Status {
     }
 }
 
+/// Runs one phase of a server's life under its timeout.
+pub async fn phase<T>(
+    name: &'static str,
+    timeout: Duration,
+    work: impl std::future::Future<Output = Result<T, ConnectError>>,
+) -> Result<T, ConnectError> {
+    match tokio::time::timeout(timeout, work).await {
+        Ok(result) => result,
+        Err(_) => Err(ConnectError::Timeout {
+            phase: name,
+            after: timeout,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,20 +11,20 @@ use super::session::{Joined, Session};
 use super::tool_info::ToolInfo;
 use crate::surface::SurfaceListing;
 
-mod json;
-use super::{Connection, phase};
+pub mod json;
+use super::connection::{Connection, Listing};
+use super::error::{Explained, phase};
 use crate::config::{Config, ServerEntry};
-pub use json::inventory_json;
 
 /// How one configured server ended up.
 pub enum Opened {
     Disabled,
     /// Why, with what the server's process showed; its `Display` is the server's `error`.
-    Failed(super::Explained),
+    Failed(Explained),
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
     /// Connected and listed: its tools (unfiltered) and the rest of its surface.
-    Connected(Box<Connection>, super::Listing),
+    Connected(Box<Connection>, Listing),
 }
 
 /// The error of a server whose connecting was cancelled.
@@ -319,25 +319,5 @@ fn filter_tools(
             ));
         }
     }
-    apply_filter(Some(filter), tools)
-}
-
-/// Applies a server's `tools` map (see [`filter_tools`]), without warnings: for re-listings.
-pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
-    let Some(filter) = filter.filter(|f| !f.is_empty()) else {
-        return tools;
-    };
-    let allow = filter.iter().any(|(_, on)| *on);
-    tools
-        .into_iter()
-        .filter(|t| {
-            let name = t.name();
-            let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
-            if allow {
-                listed == Some(true)
-            } else {
-                listed != Some(false)
-            }
-        })
-        .collect()
+    super::tool_info::apply_filter(Some(filter), tools)
 }

@@ -23,9 +23,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::error::{self, ConnectError};
-use super::reason::{self, Cause};
+use super::reason;
 use super::road::Road;
-use super::stdio::direct::{Direct, Failure};
+use super::stdio::direct::Direct;
 use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text, text_of};
 use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
@@ -34,8 +34,8 @@ use crate::surface::{Hints, scope_of};
 
 mod paging;
 mod surface;
-pub use paging::Truncated;
-use paging::{Budget, Cursors, Merged, too_many_pages};
+pub use crate::surface::Truncated;
+use paging::{Budget, Cursors, Merged, failed, too_many_pages};
 pub use surface::{SurfacePage, left_out, list_kind, list_surface, read_surface_page};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
@@ -49,7 +49,7 @@ pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<ListedTools
             Road::Rmcp(peer) => list_typed(peer).await,
         }
     };
-    super::phase("tools/list", timeout, listing).await
+    error::phase("tools/list", timeout, listing).await
 }
 
 /// A server's tools as listed: the tools, their pages' caching hints merged, and what the
@@ -179,21 +179,6 @@ async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Pa
             scope: page.cache_scope,
         },
     })
-}
-
-/// A direct request's failure as the cause [`reason::service_error`] gives rmcp's.
-pub(super) fn failed(failure: &Failure) -> Cause {
-    match failure {
-        Failure::JsonRpc { code, message } => Cause::Words(format!(
-            "server answered with error {code}: {}",
-            reason::bounded(message)
-        )),
-        Failure::TimedOut(after) => {
-            Cause::Words(format!("timed out after {} ms", after.as_millis()))
-        }
-        Failure::Aborted => Cause::Words("cancelled".into()),
-        Failure::Closed => Cause::closed(),
-    }
 }
 
 /// One page of a listing.

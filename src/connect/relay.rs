@@ -11,6 +11,29 @@ use rmcp::model::{
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 
+/// A task's state as its call reports it (`onStatus`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskUpdate {
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: &'static str,
+    pub status_message: Option<String>,
+}
+
+impl TaskUpdate {
+    /// `{ taskId, status, statusMessage? }`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let mut update = Map::new();
+        update.insert("taskId".into(), Value::String(self.task_id.clone()));
+        update.insert("status".into(), Value::String(self.status.into()));
+        if let Some(message) = &self.status_message {
+            update.insert("statusMessage".into(), Value::String(message.clone()));
+        }
+        Value::Object(update)
+    }
+}
+
 /// The caller of a forwarded call, as far as the upstream server's messages go.
 pub trait Front: Send + Sync {
     /// `_meta` entries the forwarded request carries on (the caller's trace context).
@@ -37,7 +60,7 @@ pub trait Front: Send + Sync {
     /// resumes from here instead of calling it afresh.
     fn reached(&self, _result: &rmcp::model::InputRequiredResult) {}
     /// The call runs as a task upstream, whose status is now this (each change once).
-    fn status(&self, _update: &crate::connect::session::TaskUpdate) {}
+    fn status(&self, _update: &TaskUpdate) {}
     /// Resuming from [`Front::resume_point`] failed (the upstream did not take its state): the
     /// call is made afresh, its questions numbered from the start again.
     fn restart(&self) {}

@@ -7,33 +7,28 @@ use std::time::{Duration, Instant};
 use rmcp::Peer;
 use rmcp::model::ServerCapabilities;
 use rmcp::service::RoleClient;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::Connection;
+use super::connection::Connection;
 use super::road::Road;
 use super::tool_info::ToolInfo;
 use crate::surface::{Hints, SurfaceListing};
 
-mod direct_call;
+mod call;
+pub(crate) mod direct_call;
 mod failure;
-mod follow;
-mod result;
+pub(crate) mod follow;
+pub(crate) mod result;
 mod service_call;
 mod subscribe;
-mod surface;
+pub(crate) mod surface;
 mod task_call;
 #[cfg(test)]
 mod tests_surface;
 #[cfg(test)]
 mod tests_tasks;
-pub use direct_call::{DirectCall, Done};
-use failure::NoResult;
-pub use follow::{SurfaceHook, ToolsHook};
-pub use result::{describe_content, output_of};
-pub use surface::{Req, SurfaceAsk, UpstreamSub};
-pub use task_call::TaskUpdate;
 
 /// How a call is made ([`LiveServer::call_with`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -43,6 +38,15 @@ pub struct CallOpts {
     /// Run as a task a tool whose listing says it may be (`taskSupport: "optional"`); one that
     /// must be (`"required"`) always is, and one that cannot be is called as usual.
     pub task: bool,
+}
+
+/// One URI a server is subscribed to.
+enum Subscribed {
+    /// `resources/subscribe` was answered.
+    Legacy,
+    /// A `subscriptions/listen` stream (the id tells streams apart) delivers its updates until
+    /// the token is cancelled.
+    Listen(CancellationToken, u64),
 }
 
 /// One connected server of a session.
@@ -72,7 +76,7 @@ pub struct LiveServer {
     /// The listeners of its resources' updates (shared with its client handler).
     updates: Arc<super::updates::ResourceUpdates>,
     /// What it is subscribed to upstream, by URI.
-    subs: Mutex<std::collections::HashMap<String, subscribe::Upstream>>,
+    subs: Mutex<std::collections::HashMap<String, Subscribed>>,
     /// The revision it speaks.
     protocol: Option<rmcp::model::ProtocolVersion>,
     /// Its `notifications/{prompts,resources}/list_changed`, until `follow_changes` takes them.
@@ -232,111 +236,5 @@ impl LiveServer {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-
-    /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
-    /// short human message. `timeout` overrides the server's; each progress notification
-    /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
-    /// `front`, when the call is forwarded for another client, gets the server's progress, log
-    /// messages and elicitations while the call runs.
-    pub async fn call(
-        &self,
-        tool: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<Duration>,
-        cancel: &CancellationToken,
-        closed: &CancellationToken,
-        front: Option<Arc<dyn super::relay::Front>>,
-    ) -> CallOutcome {
-        let opts = CallOpts {
-            timeout,
-            task: false,
-        };
-        self.call_with(tool, arguments, opts, cancel, closed, front)
-            .await
-    }
-
-    /// [`LiveServer::call`], run as a task when the tool's listing says it must be, or may be
-    /// and `opts.task` asks (see [`task_call`]): its timeout then bounds the whole task, and
-    /// `front` hears each change of the task's status ([`super::relay::Front::status`]).
-    pub async fn call_with(
-        &self,
-        tool: &str,
-        arguments: Map<String, Value>,
-        opts: CallOpts,
-        cancel: &CancellationToken,
-        closed: &CancellationToken,
-        front: Option<Arc<dyn super::relay::Front>>,
-    ) -> CallOutcome {
-        let started = Instant::now();
-        if closed.is_cancelled() {
-            return CallOutcome::failure("not connected (source closed)", started);
-        }
-        let timeout = opts.timeout.unwrap_or(self.timeout);
-        let call = (tool, arguments);
-        // In 2026-07-28 the server decides which calls become tasks (rmcp's service follows
-        // them); before, a task is asked for in the call.
-        let extension_era =
-            self.protocol.as_ref() == Some(&rmcp::model::ProtocolVersion::V_2026_07_28);
-        let as_task = !extension_era
-            && match self.task_support(tool).as_deref() {
-                Some("required") => true,
-                Some("optional") => opts.task,
-                _ => false,
-            };
-        // Both roads give an outcome or why there is none, worded once below.
-        let outcome = match self.road() {
-            _ if as_task => {
-                self.call_as_task(call, timeout, (cancel, closed), front, started)
-                    .await
-            }
-            Road::Direct(direct) => {
-                self.call_direct(direct, call, timeout, (cancel, closed), front, started)
-                    .await
-            }
-            Road::Rmcp(_) => {
-                self.call_service(call, timeout, (cancel, closed), front, started)
-                    .await
-            }
-        };
-        match outcome {
-            Ok(outcome) => outcome,
-            Err(why) => CallOutcome::failure(self.explain(why, closed).await, started),
-        }
-    }
-
-    /// Why a call got no result, in words.
-    async fn explain(&self, why: NoResult, closed: &CancellationToken) -> String {
-        self.explain_as(failure::CALL, why, closed).await
-    }
-
-    /// Why a request that is `what` got no result, in words.
-    async fn explain_as(&self, what: &str, why: NoResult, closed: &CancellationToken) -> String {
-        match why.words_of(what, closed) {
-            Some(words) => words,
-            None => self.describe_closed(closed).await,
-        }
-    }
-
-    /// Why the connection ended mid-call: the framing the server broke, its exit, or a close.
-    async fn describe_closed(&self, closed: &CancellationToken) -> String {
-        if closed.is_cancelled() {
-            return "not connected (source closed)".to_string();
-        }
-        let mut guard = self.connection.lock().await;
-        if let Some(violation) = guard.as_ref().and_then(|c| c.protocol_violation()) {
-            return format!("server {:?} {violation}", self.name);
-        }
-        let exit = match guard.as_mut() {
-            Some(conn) => {
-                conn.exit_description(crate::bounds::EXIT_WAIT_MID_CALL)
-                    .await
-            }
-            None => None,
-        };
-        match exit {
-            Some(exit) => format!("server {:?} {exit}", self.name),
-            None => format!("server {:?} closed the connection", self.name),
-        }
     }
 }

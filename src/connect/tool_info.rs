@@ -207,6 +207,26 @@ pub fn bytes(tools: &[ToolInfo]) -> usize {
     tools.iter().map(|t| t.json().get().len()).sum()
 }
 
+/// Applies a server's `tools` map (see [`crate::connect::inventory::filter_tools`]), without warnings: for re-listings.
+pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+    let Some(filter) = filter.filter(|f| !f.is_empty()) else {
+        return tools;
+    };
+    let allow = filter.iter().any(|(_, on)| *on);
+    tools
+        .into_iter()
+        .filter(|t| {
+            let name = t.name();
+            let listed = filter.iter().find(|(n, _)| *n == name).map(|(_, on)| *on);
+            if allow {
+                listed == Some(true)
+            } else {
+                listed != Some(false)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,8 @@ use super::stdout_reader::StdoutReader;
 use crate::connect::client::{ClientSide, Elicitor};
 use crate::connect::elicit;
 use crate::connect::inventory::{self, Interrupted};
-use crate::connect::session::{Session, SurfaceHook, ToolsHook};
+use crate::connect::session::Session;
+use crate::connect::session::follow::{SurfaceHook, ToolsHook};
 use crate::connect::tool_info::ToolInfo;
 use crate::surface::{Kind, Listed};
 

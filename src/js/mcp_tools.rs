@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::abort::{self, Watch};
 use super::convert;
 use super::options::McpCallOptions;
-use crate::connect::session::{Done, LiveServer, Session};
+use crate::connect::session::direct_call::Done;
+use crate::connect::session::{LiveServer, Session};
 use crate::connect::tool_info::{ToolInfo, object_fields, object_text, text_of};
 
 /// A tool that came from loadMcp: which live server serves it, under which original name.

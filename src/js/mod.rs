@@ -91,7 +91,9 @@ pub fn parse_mcp_config<'env>(
 #[napi(ts_args_type = "content: ContentPart[]")]
 pub fn describe_content(env: &Env, content: Unknown) -> Result<String> {
     let content = convert::json_value(env, content, "", "content")?;
-    Ok(crate::connect::session::describe_content(Some(&content)))
+    Ok(crate::connect::session::result::describe_content(Some(
+        &content,
+    )))
 }
 
 /// Expands `${VAR}`, `${VAR:-default}` and `${env:VAR}` in header values from the environment.
@@ -186,7 +188,7 @@ fn list<'env>(
                     .iter()
                     .map(|s| crate::connect::tool_info::bytes(&s.tools))
                     .sum();
-                let json = inventory::inventory_json(servers);
+                let json = inventory::json::inventory_json(servers);
                 crate::connect::tool_info::release_freed(listed);
                 Settle::Value((json, warnings))
             }

@@ -100,7 +100,7 @@ impl Front for ProgressFront {
         }
     }
 
-    fn status(&self, update: &crate::connect::session::TaskUpdate) {
+    fn status(&self, update: &crate::connect::relay::TaskUpdate) {
         if let Some(callback) = &self.on_status {
             self.hand(callback, update.to_json());
         }

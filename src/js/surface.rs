@@ -17,7 +17,8 @@ use super::callback::{JsCallback, js_callback};
 use super::convert::{self, ErrorKind, Settle};
 use super::load::NativeSource;
 use super::options::SurfaceRequestOptions;
-use crate::connect::session::{LiveServer, Req, Session, SurfaceAsk as Ask, UpstreamSub};
+use crate::connect::session::surface::{Req, SurfaceAsk as Ask, UpstreamSub};
+use crate::connect::session::{LiveServer, Session};
 use crate::surface::{Kind, SurfaceError};
 
 /// A loadMcp source's session as a gateway holds it (`NativeSource.upstream()`): a served

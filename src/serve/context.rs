@@ -483,7 +483,7 @@ impl crate::connect::relay::Front for Relay {
     }
 
     /// The upstream task's status message becomes this call's task's (when it runs as one).
-    fn status(&self, update: &crate::connect::session::TaskUpdate) {
+    fn status(&self, update: &crate::connect::relay::TaskUpdate) {
         if let Some(message) = &update.status_message {
             self.ctx.task_status(message);
         }

@@ -138,7 +138,7 @@ async fn a_gateway_relays_server_everythings_surface_in_both_eras() {
         let straight = live
             .read_resource(
                 uri,
-                crate::connect::session::Req {
+                crate::connect::session::surface::Req {
                     timeout: None,
                     cancel: &cancel,
                     closed: &closed,

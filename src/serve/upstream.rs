@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::CallContext;
 use crate::connect::relay::Front;
+use crate::connect::session::surface::{Req, SurfaceAsk};
 use crate::connect::session::{LiveServer, Session};
-use crate::connect::session::{Req, SurfaceAsk};
 use crate::connect::updates::UpdateListener;
 use crate::surface::Hints;
 use crate::surface::SurfaceError;

@@ -1,9 +1,11 @@
 //! Paging a listing: the cursors it has seen (a server that repeats one would be paged
 //! forever), its page bound, and its pages' caching hints merged.
 
-use super::reason;
-use super::{ConnectError, Hints, MAX_LIST_PAGES};
-use crate::bounds::{MAX_LIST_BYTES, MAX_LIST_ITEMS};
+use crate::bounds::{MAX_LIST_BYTES, MAX_LIST_ITEMS, MAX_LIST_PAGES};
+use crate::connect::error::ConnectError;
+use crate::connect::reason::{self, Cause};
+use crate::connect::stdio::direct::Failure;
+use crate::surface::{Hints, Truncated};
 
 /// The cursors a listing has seen so far: a server that repeats one would be paged forever.
 pub(crate) struct Cursors {
@@ -62,16 +64,6 @@ pub(crate) struct Budget {
     dropped: usize,
 }
 
-/// What a listing over its budget left out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Truncated {
-    pub kept: usize,
-    /// Items of the pages read that were dropped.
-    pub dropped: usize,
-    /// Whether the server had more pages, not read.
-    pub unread: bool,
-}
-
 impl Budget {
     /// Whether an item of `bytes` of JSON is kept (once one is not, none after it is).
     pub(crate) fn keep(&mut self, bytes: usize) -> bool {
@@ -103,20 +95,17 @@ impl Budget {
     }
 }
 
-impl Truncated {
-    /// The warning naming `server`, the kind (`what`: "tools", "resources", …) and how much was
-    /// dropped.
-    pub fn warning(&self, server: &str, what: &str) -> String {
-        let unread = if self.unread {
-            ", and its later pages were not read"
-        } else {
-            ""
-        };
-        format!(
-            "toolnexus: server {server:?} listed more {what} than are kept ({MAX_LIST_ITEMS} at most, {} MiB of JSON): the first {} are kept, {} more were dropped{unread}",
-            MAX_LIST_BYTES >> 20,
-            self.kept,
-            self.dropped
-        )
+/// A direct request's failure as the cause [`reason::service_error`] gives rmcp's.
+pub(crate) fn failed(failure: &Failure) -> Cause {
+    match failure {
+        Failure::JsonRpc { code, message } => Cause::Words(format!(
+            "server answered with error {code}: {}",
+            reason::bounded(message)
+        )),
+        Failure::TimedOut(after) => {
+            Cause::Words(format!("timed out after {} ms", after.as_millis()))
+        }
+        Failure::Aborted => Cause::Words("cancelled".into()),
+        Failure::Closed => Cause::closed(),
     }
 }

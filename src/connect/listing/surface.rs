@@ -14,8 +14,9 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::paging::failed;
 use super::paging::{Budget, Cursors, Merged, too_many_pages};
-use super::{MAX_LIST_PAGES, failed};
+use crate::bounds::MAX_LIST_PAGES;
 use crate::bounds::MAX_SURFACE_ITEM_BYTES;
 use crate::connect::error::{self, ConnectError};
 use crate::connect::reason;
@@ -63,7 +64,7 @@ pub async fn list_kind(
         }
         Err(too_many_pages(kind.method()))
     };
-    crate::connect::phase(kind.method(), timeout, listing).await
+    crate::connect::error::phase(kind.method(), timeout, listing).await
 }
 
 /// Every kind the capabilities declare, concurrently (so about one timeout in all); a kind not

@@ -133,7 +133,7 @@ async fn relist_once(session: &Weak<Session>, server: &LiveServer, relist: &Reli
             };
             *server.tool_hints.lock().unwrap_or_else(|e| e.into_inner()) =
                 (hints, std::time::Instant::now());
-            let tools = crate::connect::inventory::apply_filter(server.filter.as_deref(), tools);
+            let tools = crate::connect::tool_info::apply_filter(server.filter.as_deref(), tools);
             {
                 let mut listing = server.listing.lock().unwrap_or_else(|e| e.into_inner());
                 if *listing == tools {

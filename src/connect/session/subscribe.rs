@@ -12,20 +12,11 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::LiveServer;
 use super::surface::UpstreamSub;
+use super::{LiveServer, Subscribed};
 use crate::bounds::MAX_RESOURCE_SUBSCRIPTIONS;
 use crate::connect::updates::UpdateListener;
 use crate::surface::SurfaceError;
-
-/// One URI the server is subscribed to.
-pub(super) enum Upstream {
-    /// `resources/subscribe` was answered.
-    Legacy,
-    /// A `subscriptions/listen` stream (the id tells streams apart) delivers its updates until
-    /// the token is cancelled.
-    Listen(CancellationToken, u64),
-}
 
 impl LiveServer {
     pub(super) async fn subscribe_upstream(
@@ -80,7 +71,7 @@ impl LiveServer {
     }
 
     /// Subscribes the server to `uri`, within its timeout.
-    async fn open_upstream(self: &Arc<Self>, uri: &str) -> Result<Upstream, SurfaceError> {
+    async fn open_upstream(self: &Arc<Self>, uri: &str) -> Result<Subscribed, SurfaceError> {
         let failed =
             |why: String| SurfaceError::words(format!("resources/subscribe failed: {why}"));
         let timed_out = || failed(format!("timed out after {} ms", self.timeout.as_millis()));
@@ -93,7 +84,7 @@ impl LiveServer {
                 Ok(Err(e)) => Err(failed(
                     crate::connect::reason::service_error(&e).to_string(),
                 )),
-                Ok(Ok(())) => Ok(Upstream::Legacy),
+                Ok(Ok(())) => Ok(Subscribed::Legacy),
             };
         }
         let filter = SubscriptionFilter::builder()
@@ -143,7 +134,8 @@ impl LiveServer {
                     // The stream ended: a later subscribe opens a new one.
                     Ok(None) | Err(_) => {
                         let mut subs = server.subs.lock().await;
-                        if matches!(subs.get(&uri), Some(Upstream::Listen(_, s)) if *s == stream) {
+                        if matches!(subs.get(&uri), Some(Subscribed::Listen(_, s)) if *s == stream)
+                        {
                             subs.remove(&uri);
                         }
                         return;
@@ -151,7 +143,7 @@ impl LiveServer {
                 }
             }
         });
-        Ok(Upstream::Listen(stop, stream))
+        Ok(Subscribed::Listen(stop, stream))
     }
 
     /// The last listener of `uri` is gone: the server is unsubscribed (unless a listener came
@@ -162,8 +154,8 @@ impl LiveServer {
             return;
         }
         match subs.remove(uri) {
-            Some(Upstream::Listen(stop, _)) => stop.cancel(),
-            Some(Upstream::Legacy) => {
+            Some(Subscribed::Listen(stop, _)) => stop.cancel(),
+            Some(Subscribed::Legacy) => {
                 #[allow(deprecated)] // legacy-only, and this is a legacy session
                 let unsubscribed = self.peer.unsubscribe(UnsubscribeRequestParams::new(uri));
                 let _ = tokio::time::timeout(self.timeout, unsubscribed).await;

@@ -32,30 +32,9 @@ use crate::bounds::{
     TASK_POLL_FLOOR, TASK_POLL_GRACE,
 };
 use crate::connect::relay::Front;
+use crate::connect::relay::TaskUpdate;
 use crate::connect::road::Road;
 use crate::connect::stdio::direct::Failure;
-
-/// A task's state as its call reports it (`onStatus`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TaskUpdate {
-    pub task_id: String,
-    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
-    pub status: &'static str,
-    pub status_message: Option<String>,
-}
-
-impl TaskUpdate {
-    /// `{ taskId, status, statusMessage? }`.
-    pub fn to_json(&self) -> Value {
-        let mut update = Map::new();
-        update.insert("taskId".into(), Value::String(self.task_id.clone()));
-        update.insert("status".into(), Value::String(self.status.into()));
-        if let Some(message) = &self.status_message {
-            update.insert("statusMessage".into(), Value::String(message.clone()));
-        }
-        Value::Object(update)
-    }
-}
 
 const STATUSES: [&str; 5] = [
     "working",

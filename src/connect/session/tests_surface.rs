@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Req, Session};
+use super::Session;
+use super::surface::Req;
 use crate::connect::client::ClientSide;
 use crate::connect::inventory;
 use crate::surface::Kind;
@@ -257,14 +258,14 @@ async fn a_resource_list_change_is_followed() {
     let session = everything().await;
     let live = session.server("everything").unwrap().clone();
     let (heard, mut hear) = tokio::sync::mpsc::unbounded_channel::<(String, Kind, usize)>();
-    let hook: super::SurfaceHook = Arc::new(
+    let hook: super::follow::SurfaceHook = Arc::new(
         move |server: &str, kind: Kind, listed: &crate::surface::Listed| {
             let _ = heard.send((server.to_string(), kind, listed.items.len()));
         },
     );
     let tools_heard = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = tools_heard.clone();
-    let tools: super::ToolsHook =
+    let tools: super::follow::ToolsHook =
         Arc::new(move |_: &str, _: &[crate::connect::tool_info::ToolInfo]| {
             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         });

@@ -25,10 +25,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Map, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallOpts, Session, TaskUpdate};
+use super::{CallOpts, Session};
 use crate::connect::client::ClientSide;
 use crate::connect::inventory;
 use crate::connect::relay::Front;
+use crate::connect::relay::TaskUpdate;
 
 /// Every tool call is a task: `slow` (a status message, then "slow done"), `ask` (asks for a
 /// name by elicitation, in the task), `boom` (fails), `forever` (until cancelled).

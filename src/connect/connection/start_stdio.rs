@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 
-use super::client::ClientSide;
-use super::error::{self, ConnectError};
-use super::lifecycle::{self, Carrier, Lifecycle, Probe, Service};
-use super::{Connection, Endpoint, Pipes, internal, stdio};
+use super::{Connection, Endpoint, Pipes, internal};
+use crate::connect::client::ClientSide;
+use crate::connect::error::{self, ConnectError};
+use crate::connect::lifecycle::{self, Carrier, Lifecycle, Probe, Service};
+use crate::connect::stdio;
 
 impl Connection {
     /// stdio under `protocol: "auto"` probes with `server/discover`; a server that closes on the
