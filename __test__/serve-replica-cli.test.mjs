@@ -7,7 +7,7 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { deferredCleanup, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
-import { assertNoSecret, mcpPost, startCli } from "./lib/idp.mjs"
+import { assertNoSecret, mcpPost, startCli } from "./lib/gateway.mjs"
 
 const T = { timeout: 60000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
