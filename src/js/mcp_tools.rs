@@ -16,24 +16,10 @@ use crate::connect::session::direct_call::Done;
 use crate::connect::session::{LiveServer, Session};
 use crate::connect::tool_info::{ToolInfo, object_fields, object_text, text_of};
 
-/// A tool that came from loadMcp: which live server serves it, under which original name.
-/// Attached (non-enumerable) to each tool object so a gateway can call it inside Rust.
-pub struct McpToolRef {
-    pub session: Arc<Session>,
-    pub server: Arc<LiveServer>,
-    /// The original name.
-    pub tool: String,
-    /// The tool as its server listed it (`ToolInfo`, shared with the session), so a gateway
-    /// re-serves it unchanged.
-    pub listing: ToolInfo,
-    /// Whether its listing says it can only be called as a task.
-    pub task_required: bool,
-    /// Whether its listing says it may be called as a task (`ctx.task` asks for one).
-    pub task_optional: bool,
-}
+pub use crate::gateway::tool::LoadedTool;
 
 /// A tool's handle as JavaScript holds it (lib/source.js keeps it on the tool, not enumerable).
-pub type ToolHandle = External<Arc<McpToolRef>>;
+pub type ToolHandle = External<Arc<LoadedTool>>;
 
 /// Each tool's live server and its listing (`ToolInfo`), in tool order.
 type ToolRefs = Vec<(Arc<LiveServer>, ToolInfo)>;
@@ -138,7 +124,7 @@ pub(super) fn tool_objects<'env>(
     for (i, ((server, listing), (task_required, task_optional))) in
         refs.into_iter().zip(tasks).enumerate()
     {
-        let tool_ref = Arc::new(McpToolRef {
+        let tool_ref = Arc::new(LoadedTool {
             session: session.clone(),
             server,
             tool: listing.name().to_string(),
@@ -170,7 +156,7 @@ pub fn call_mcp_tool(
 
 fn start_call(
     env: &Env,
-    tool: &Arc<McpToolRef>,
+    tool: &Arc<LoadedTool>,
     args: Option<Unknown>,
     ctx: Option<McpCallOptions>,
 ) -> Result<u32> {

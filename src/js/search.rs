@@ -10,7 +10,7 @@ use napi_derive::napi;
 use serde_json::{Value, json};
 
 use super::bounded::JsonValue;
-use super::mcp_tools::McpToolRef;
+use super::mcp_tools::LoadedTool;
 use crate::search::{Doc, Index};
 
 /// One tool to index (internal): a loadMcp tool's handle, or an own tool's fields.
@@ -18,7 +18,7 @@ use crate::search::{Doc, Index};
 pub struct IndexedTool {
     pub name: String,
     #[napi(ts_type = "unknown")]
-    pub mcp: Option<ExternalRef<Arc<McpToolRef>>>,
+    pub mcp: Option<ExternalRef<Arc<LoadedTool>>>,
     pub description: Option<String>,
     pub title: Option<String>,
     #[napi(ts_type = "unknown")]

@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::subscriptions::{MAX_SUBSCRIPTIONS, Subs};
-use super::upstream::Upstream;
+use crate::gateway::upstream::Upstream;
 
 /// Which listing changed (resource templates change with resources: MCP has one notification).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,14 +28,11 @@ pub mod task_legacy;
 pub mod tasks;
 pub mod tool;
 mod toolset;
-pub mod upstream;
 mod validate;
 pub mod wire;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_gateway;
 #[cfg(test)]
 mod tests_replicas;
 #[cfg(test)]

@@ -11,7 +11,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::broadcast;
 
-use super::upstream::Upstream;
+use crate::gateway::upstream::Upstream;
 
 pub use crate::bounds::SERVE_MAX_SUBSCRIPTIONS as MAX_SUBSCRIPTIONS;
 /// Updates a slow 2026-07-28 listener may fall behind by before it misses some.

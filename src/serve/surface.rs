@@ -45,7 +45,7 @@ pub struct OwnItem {
 
 pub use crate::connect::updates::UpdateListener;
 
-pub use super::upstream::{ListKind, Upstream, UpstreamListing};
+pub use crate::gateway::upstream::{ListKind, Upstream, UpstreamListing};
 
 /// Who answers for an item.
 #[derive(Clone)]

@@ -156,7 +156,7 @@ pub(super) fn surface_parts(
         .collect::<Result<Vec<_>>>()?;
     let upstreams = upstreams
         .into_iter()
-        .flat_map(crate::serve::upstream::Live::all)
+        .flat_map(crate::gateway::upstream::Live::all)
         .collect();
     let mut hints = Hints::default();
     if let Some(cache) = cache {

@@ -8,14 +8,13 @@ use futures::FutureExt;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::tool_result::ToolResult;
 
 use super::context::CONTEXTS;
+use crate::gateway::tool::LoadedTool;
 use crate::js::bounded::JsonValue;
 use crate::js::callback::{JsCallback, js_callback};
-use crate::js::mcp_tools::McpToolRef;
 use crate::serve::{self, CallContext, ServedTool, ToolCaller};
 
 /// A tool's `execute(call)` (lib/serve.js's wrapper of it). Weak, so serving alone does not
@@ -117,69 +116,6 @@ impl ToolCaller for JsTool {
     }
 }
 
-/// A tool of a loadMcp source, served again: the call goes straight down its connection.
-struct Forward(Arc<McpToolRef>);
-
-impl ToolCaller for Forward {
-    fn runs_plainly(&self) -> bool {
-        true
-    }
-
-    fn call(
-        &self,
-        arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> futures::future::BoxFuture<'static, Value> {
-        let tool = self.0.clone();
-        // A task-required upstream tool runs as a task upstream, within the call's timeout
-        // (LiveServer::call follows it). Served as a task itself, the call runs as a task
-        // upstream when the upstream tool may be one, bounded by this task's life instead.
-        let life = ctx.task_life();
-        let opts = crate::connect::session::CallOpts {
-            timeout: life,
-            task: life.is_some(),
-        };
-        // Progress, log messages and elicitations of the upstream reach the calling client.
-        let (front, relayed) = ctx.relay();
-        async move {
-            // The call runs on its own task: if this future is dropped (the client cancelled or
-            // went away), the token tells the upstream server with notifications/cancelled.
-            let cancel = CancellationToken::new();
-            let _cancel_on_drop = cancel.clone().drop_guard();
-            let call = tokio::spawn(async move {
-                let closed = tool.session.closed_token().clone();
-                tool.server
-                    .call_with(&tool.tool, arguments, opts, &cancel, &closed, Some(front))
-                    .await
-            });
-            let result = match call.await {
-                // The server's own result travels on untouched; a failure to get one is text
-                // (and fails a task this call runs as).
-                Ok(out) => {
-                    if out.task_failed || out.raw.is_none() {
-                        ctx.fail(out.output.clone());
-                    }
-                    let mut raw = out.raw.unwrap_or_else(|| text_result(out.output, true));
-                    // An upstream cannot make its result pass for a task of ours.
-                    if let Some(meta) = raw.get_mut("_meta").and_then(Value::as_object_mut) {
-                        meta.remove(crate::serve::task_legacy::CREATED_META);
-                    }
-                    raw
-                }
-                Err(_) => {
-                    ctx.fail("MCP tool call failed");
-                    text_result("MCP tool call failed".to_string(), true)
-                }
-            };
-            // What the upstream reported before its result reaches the client before it too
-            // (bounded, so a client that stopped reading cannot hold the result back).
-            let _ = tokio::time::timeout(crate::bounds::SERVE_RELAY_FLUSH, relayed).await;
-            result
-        }
-        .boxed()
-    }
-}
-
 fn text_result(text: String, is_error: bool) -> Value {
     ToolResult::text(text, is_error).into_mcp()
 }
@@ -201,7 +137,7 @@ pub struct NativeTool<'a> {
     pub source: String,
     /// A loadMcp tool's handle: a call stays in Rust, and its listing is the one served.
     #[napi(ts_type = "unknown")]
-    pub mcp: Option<ExternalRef<Arc<McpToolRef>>>,
+    pub mcp: Option<ExternalRef<Arc<LoadedTool>>>,
     #[napi(ts_type = "unknown")]
     pub input_schema: Option<Unknown<'a>>,
     #[napi(ts_type = "unknown")]
@@ -238,7 +174,7 @@ pub(super) fn served_tools(env: &Env, tools: Vec<NativeTool>) -> Result<Vec<Serv
 fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
     let NativeTool {
         name,
-        mut description,
+        description,
         source,
         mcp,
         input_schema: schema,
@@ -256,28 +192,12 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
     let mut extras = Map::new();
     // A loadMcp tool's schema is its listing's (not read from its object, which may be big).
     let mut input_schema = Value::Null;
-    let caller: Arc<dyn ToolCaller> = if let Some(handle) = mcp {
-        let tool_ref: Arc<McpToolRef> = (*handle).clone();
-        // A gateway relays the tool as its server listed it, under the served name.
-        // Read from the listing's text, once: the one value of its schema is the one served.
-        let Value::Object(mut listing) = tool_ref.listing.to_value() else {
-            return Err(Error::from_reason(
-                "toolnexus: a listed tool is not an object",
-            ));
-        };
-        if let Some(Value::String(d)) = listing.remove("description") {
-            description = d;
-        }
-        if let Some(schema) = listing.remove("inputSchema") {
-            input_schema = schema;
-        }
-        for key in serve::LISTING_EXTRAS {
-            if let Some(value) = listing.remove(key) {
-                extras.insert(key.to_string(), value);
-            }
-        }
-        Arc::new(Forward(tool_ref))
-    } else {
+    // A loadMcp tool is relayed by the gateway, served as its server listed it.
+    if let Some(handle) = mcp {
+        return crate::gateway::tool::relayed((*handle).clone(), (name, description), source)
+            .map_err(Error::from_reason);
+    }
+    let caller: Arc<dyn ToolCaller> = {
         if let Some(schema) = schema {
             input_schema = crate::js::convert::json_value(env, schema, &about, "inputSchema")?;
         }

@@ -12,11 +12,11 @@ use rmcp::ErrorData;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::context::CallContext;
 use crate::connect::relay::Front;
 use crate::connect::session::surface::{Req, SurfaceAsk};
 use crate::connect::session::{LiveServer, Session};
 use crate::connect::updates::UpdateListener;
+use crate::serve::context::CallContext;
 use crate::surface::Hints;
 use crate::surface::SurfaceError;
 

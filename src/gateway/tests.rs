@@ -19,12 +19,12 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::surface::Hints;
 use super::upstream::Live;
-use super::{ServerIdentity, ToolServer, stdio};
 use crate::connect::client::ClientSide;
 use crate::connect::inventory;
 use crate::connect::session::Session;
+use crate::serve::surface::Hints;
+use crate::serve::{ServerIdentity, ToolServer, stdio};
 use crate::surface::Kind;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -213,6 +213,91 @@ async fn a_gateway_relays_server_everythings_surface_in_both_eras() {
         )
         .await;
         drop(listening);
+        client.cancel().await.unwrap();
+    }
+    session.close().await;
+}
+
+/// Each of server-everything's tools relayed by the gateway (as a toolkit over an mcp.json
+/// serves them): listed as the server listed it, under the served name, and called straight
+/// down its connection, with the server's own result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_relays_server_everythings_tools_in_both_eras() {
+    use super::tool::{LoadedTool, relayed};
+    let session = everything().await;
+    let live = session.server("everything").unwrap().clone();
+    let listing = live.listing();
+    let tools = listing
+        .iter()
+        .map(|info| {
+            let loaded = Arc::new(LoadedTool {
+                session: session.clone(),
+                server: live.clone(),
+                tool: info.name().to_string(),
+                listing: info.clone(),
+                task_required: false,
+                task_optional: false,
+            });
+            let name = (format!("everything_{}", info.name()), String::new());
+            relayed(loaded, name, "everything".into()).unwrap()
+        })
+        .collect();
+    let server = ToolServer::new(ServerIdentity::default(), tools, None);
+    let (cancel, closed) = (CancellationToken::new(), CancellationToken::new());
+    let arguments = json!({"a": 2, "b": 3}).as_object().cloned().unwrap();
+    let straight = live
+        .call("get-sum", arguments.clone(), None, &cancel, &closed, None)
+        .await;
+    assert!(!straight.is_error, "{}", straight.output);
+
+    for modern in [false, true] {
+        let (client_io, server_io) = tokio::io::duplex(256 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        tokio::spawn(stdio::serve_lines(
+            server.clone(),
+            server_read,
+            server_write,
+        ));
+        let (tx, _updates) = mpsc::unbounded_channel();
+        let client = if modern {
+            Updates(tx)
+                .serve_with_lifecycle(
+                    tokio::io::split(client_io),
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+        } else {
+            Updates(tx).serve(tokio::io::split(client_io)).await
+        }
+        .unwrap();
+
+        let served = client.list_all_tools().await.unwrap();
+        assert_eq!(served.len(), listing.len());
+        for (tool, info) in served.iter().zip(&listing) {
+            assert_eq!(tool.name, format!("everything_{}", info.name()));
+            let listed = info.to_value();
+            assert_eq!(
+                Value::Object((*tool.input_schema).clone()),
+                listed["inputSchema"]
+            );
+            assert_eq!(tool.description.as_deref(), listed["description"].as_str());
+        }
+        let relayed = tokio::time::timeout(
+            BOUND,
+            client.call_tool(
+                rmcp::model::CallToolRequestParams::new("everything_get-sum")
+                    .with_arguments(arguments.clone()),
+            ),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&relayed).unwrap()["content"],
+            straight.raw.as_ref().unwrap()["content"]
+        );
         client.cancel().await.unwrap();
     }
     session.close().await;
