@@ -5,6 +5,7 @@
 //! and `js` is the thin napi boundary (conversions, AbortSignal bridge, thread-safe callbacks).
 
 mod bounds;
+pub mod compat;
 pub mod config;
 pub mod connect;
 pub mod gateway;

@@ -365,7 +365,7 @@ fn typed_tool_info(tool: rmcp::model::Tool) -> Value {
         "description".into(),
         Value::String(tool.description.map(|d| d.into_owned()).unwrap_or_default()),
     );
-    super::execution::untuck(&mut info);
+    crate::compat::execution::untuck(&mut info);
     Value::Object(info)
 }
 

@@ -87,7 +87,7 @@ impl SseTransport {
                     continue;
                 };
                 // A message that is not JSON-RPC is dropped, as a stdio line would be.
-                let data = super::execution::tuck(&data).unwrap_or(data);
+                let data = crate::compat::execution::tuck(&data).unwrap_or(data);
                 if let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data)
                     && tx.send(message).await.is_err()
                 {

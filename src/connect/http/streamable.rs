@@ -146,7 +146,7 @@ impl RemoteClient {
                     if let Some(tucked) = event
                         .data
                         .as_deref()
-                        .and_then(crate::connect::execution::tuck)
+                        .and_then(crate::compat::execution::tuck)
                     {
                         event.data = Some(tucked);
                     }

@@ -6,7 +6,7 @@ use serde_json::json;
 /// What the typed path makes of the same page (execution tucked as the framing does).
 fn typed(page: &Value) -> Vec<Value> {
     let text = json!({"jsonrpc": "2.0", "id": 1, "result": page}).to_string();
-    let text = crate::connect::execution::tuck(&text).unwrap_or(text);
+    let text = crate::compat::execution::tuck(&text).unwrap_or(text);
     let message: Value = serde_json::from_str(&text).unwrap();
     let result: rmcp::model::ListToolsResult =
         serde_json::from_value(message["result"].clone()).unwrap();

@@ -149,7 +149,7 @@ where
     /// A line that passed [`screen`]: what it is to rmcp.
     fn parse(&self, text: &str) -> Line {
         // rmcp would drop a listed tool's `execution`: it travels in `_meta` instead.
-        let tucked = crate::connect::execution::tuck(text);
+        let tucked = crate::compat::execution::tuck(text);
         if let Ok(message) =
             serde_json::from_str::<ServerJsonRpcMessage>(tucked.as_deref().unwrap_or(text))
         {
