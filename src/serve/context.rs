@@ -57,7 +57,22 @@ pub struct CallContext {
 
 /// Why an input request failed when its run was dropped before the client answered (the call
 /// was cancelled, expired or its server closed): the run is being aborted.
-pub const CALL_ENDED: &str = "the call ended before the client answered";
+/// Why a request a run made of its client (an elicitation, a sampling, the roots) got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// The call ended (it finished or was aborted) before the client answered.
+    #[error("the call ended before the client answered")]
+    CallEnded,
+    /// Refused here or failed on the way, in words.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for AskError {
+    fn from(words: String) -> Self {
+        Self::Failed(words)
+    }
+}
 
 /// A run's ask to become a task: answered `true` once its call was answered with the task.
 pub type Escalation = tokio::sync::oneshot::Sender<bool>;
@@ -254,16 +269,16 @@ impl CallContext {
     }
 
     /// `elicitation/create`; resolves to the client's `ElicitResult` as JSON.
-    pub async fn elicit(&self, params: Value) -> Result<Value, String> {
+    pub async fn elicit(&self, params: Value) -> Result<Value, AskError> {
         self.ask_one(InputKind::Elicit, params).await
     }
 
     /// `sampling/createMessage`; resolves to the client's `CreateMessageResult` as JSON.
-    pub async fn sample(&self, params: Value) -> Result<Value, String> {
+    pub async fn sample(&self, params: Value) -> Result<Value, AskError> {
         self.ask_one(InputKind::Sample, params).await
     }
 
-    async fn ask_one(&self, kind: InputKind, params: Value) -> Result<Value, String> {
+    async fn ask_one(&self, kind: InputKind, params: Value) -> Result<Value, AskError> {
         let ask = InputAsk {
             kind,
             params,
@@ -272,16 +287,16 @@ impl CallContext {
         self.ask(vec![ask])
             .await
             .pop()
-            .unwrap_or_else(|| Err("no answer".into()))
+            .unwrap_or_else(|| Err(AskError::Failed("no answer".into())))
     }
 
     /// Asks the client for everything in `asks` at once, each answered on its own: in the
     /// handshake era as requests on the client's stream, in the 2026-07-28 era as one
     /// input-required result (the call's retry brings the answers).
-    pub async fn ask(&self, asks: Vec<InputAsk>) -> Vec<Result<Value, String>> {
+    pub async fn ask(&self, asks: Vec<InputAsk>) -> Vec<Result<Value, AskError>> {
         let request = self.request();
         let capabilities = request.client_capabilities().unwrap_or_default();
-        let mut answers: Vec<BoxFuture<'static, Result<Value, String>>> = Vec::new();
+        let mut answers: Vec<BoxFuture<'static, Result<Value, AskError>>> = Vec::new();
         let mut batch = Vec::new();
         for ask in asks {
             if !ask.kind.declared(&capabilities) {
@@ -290,11 +305,11 @@ impl CallContext {
                     "the client did not declare the {} capability",
                     ask.kind.capability()
                 );
-                answers.push(Box::pin(futures::future::ready(Err(why))));
+                answers.push(Box::pin(futures::future::ready(Err(AskError::Failed(why)))));
                 continue;
             }
             if let Err(why) = input::check_params(ask.kind, &ask.params) {
-                answers.push(Box::pin(futures::future::ready(Err(why))));
+                answers.push(Box::pin(futures::future::ready(Err(AskError::Failed(why)))));
                 continue;
             }
             match &self.rounds {
@@ -303,7 +318,10 @@ impl CallContext {
                     // so rmcp sends it on the call's own stream, which reaches the client
                     // whichever replica answers the call.
                     let origin = super::seal::key_of(&request).map(|_| request.id.clone());
-                    answers.push(Box::pin(ask_peer(request.peer.clone(), ask, origin)))
+                    answers.push(Box::pin(futures::FutureExt::map(
+                        ask_peer(request.peer.clone(), ask, origin),
+                        |r| r.map_err(AskError::Failed),
+                    )))
                 }
                 Some(_) => {
                     let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
@@ -313,7 +331,7 @@ impl CallContext {
                     let (pending, answer) = input::Pending::new(key, ask.kind, ask.params);
                     batch.push(pending);
                     answers.push(Box::pin(async move {
-                        answer.await.map_err(|_| CALL_ENDED.to_string())
+                        answer.await.map_err(|_| AskError::CallEnded)
                     }));
                 }
             }

@@ -10,6 +10,7 @@
 mod abort;
 pub mod auth;
 pub mod bridge;
+mod builder;
 pub mod caller;
 mod changes;
 pub mod context;
@@ -124,26 +125,6 @@ struct Inner {
 }
 
 impl ToolServer {
-    pub fn new(identity: ServerIdentity, tools: Vec<ServedTool>, on_call: Option<OnCall>) -> Self {
-        Self {
-            shared: Arc::new(Inner {
-                identity,
-                tools: std::sync::RwLock::new(Arc::new(ToolSet::new(tools))),
-                surface: Default::default(),
-                composing: Default::default(),
-                subs: Default::default(),
-                changes: Default::default(),
-                on_call,
-                parking: Arc::default(),
-                search: None,
-                tasks: Arc::default(),
-            }),
-            log_level: SessionLogLevel::default(),
-            hooks: None,
-            session: next_session(),
-        }
-    }
-
     fn current(&self) -> Arc<ToolSet> {
         self.shared
             .tools
@@ -258,22 +239,6 @@ impl ToolServer {
         }
     }
 
-    /// Other bounds on runs waiting for their input (tests use small ones).
-    pub fn with_input_limits(mut self, limits: rounds::Limits) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.shared) {
-            inner.parking = Arc::new(rounds::Parking::new(limits));
-        }
-        self
-    }
-
-    /// Other bounds on tasks (tests use small ones). Only before the server is shared.
-    pub fn with_task_limits(mut self, limits: tasks::Limits) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.shared) {
-            inner.tasks = Arc::new(tasks::Tasks::new(limits));
-        }
-        self
-    }
-
     /// Ends the tasks of the handshake-era sessions that ended.
     pub fn forget_closed_tasks(&self) {
         self.shared.tasks.forget_closed();
@@ -288,15 +253,6 @@ impl ToolServer {
     /// How many tasks exist now (running or ended, not yet expired).
     pub fn task_count(&self) -> usize {
         self.shared.tasks.count()
-    }
-
-    /// Serves its tools searched instead of listed (see [`search`]). Only before the server is
-    /// shared (like `with_input_limits`).
-    pub fn with_search(mut self, mode: search::SearchMode) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.shared) {
-            inner.search = Some(mode);
-        }
-        self
     }
 
     fn search_mode(&self) -> Option<&search::SearchMode> {

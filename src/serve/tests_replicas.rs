@@ -49,8 +49,9 @@ async fn replica_with(key: &str, limits: rounds::Limits) -> (ServeHandle, Arc<At
         source: "native".into(),
         caller: Arc::new(TwoNames(started.clone())),
     };
-    let server =
-        ToolServer::new(ServerIdentity::default(), vec![tool], None).with_input_limits(limits);
+    let server = ToolServer::builder(ServerIdentity::default(), vec![tool])
+        .input_limits(limits)
+        .build();
     let options = ServeOptions {
         state_key: Some(Arc::new(StateKey::new(&[key.as_bytes().to_vec()]).unwrap())),
         ..Default::default()

@@ -60,8 +60,8 @@ impl ToolCaller for Asker {
         let guard = NotifyOnDrop(self.dropped.clone());
         async move {
             let ask = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}});
-            let first = ctx.elicit(ask.clone()).await?;
-            let second = ctx.elicit(ask).await?;
+            let first = ctx.elicit(ask.clone()).await.map_err(|e| e.to_string())?;
+            let second = ctx.elicit(ask).await.map_err(|e| e.to_string())?;
             std::mem::forget(guard); // finished: not a drop of an unfinished run
             let name = |v: &Value| v["content"]["name"].as_str().unwrap_or("?").to_string();
             Ok::<_, String>(Value::String(format!("{} and {}", name(&first), name(&second))))
@@ -103,8 +103,9 @@ fn asker_server(
         source: "native".into(),
         caller: Arc::new(caller),
     };
-    let server =
-        ToolServer::new(ServerIdentity::default(), vec![tool], None).with_input_limits(limits);
+    let server = ToolServer::builder(ServerIdentity::default(), vec![tool])
+        .input_limits(limits)
+        .build();
     (server, started, dropped)
 }
 

@@ -123,7 +123,7 @@ impl ToolCaller for Asking {
                     let text = format!("Context: {}", answer["content"]["context"].as_str().unwrap_or("?"));
                     json!({"result": {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}})
                 }
-                Err(e) => json!({"error": {"message": e}}),
+                Err(e) => json!({"error": {"message": e.to_string()}}),
             }
         }
         .boxed()

@@ -85,8 +85,8 @@ async fn input(ctx: &CallContext, payload: &Value) -> std::result::Result<Value,
         Ok(value) => json!({ "ok": true, "value": value }),
         // `ended`: the run is being aborted (its signal is fired before the ask rejects).
         Err(error) => {
-            let ended = error == crate::serve::context::CALL_ENDED;
-            json!({ "ok": false, "error": error, "ended": ended })
+            let ended = error == crate::serve::context::AskError::CallEnded;
+            json!({ "ok": false, "error": error.to_string(), "ended": ended })
         }
     });
     Ok(Value::Array(answers.collect()))

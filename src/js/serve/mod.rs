@@ -57,13 +57,13 @@ pub fn create_service(
         }
         None => None,
     };
-    let mut server = ToolServer::new(ServerIdentity { name, version }, served, on_call);
-    if let Some(mode) = search {
-        server = server.with_search(serve::search::SearchMode {
+    let server = ToolServer::builder(ServerIdentity { name, version }, served)
+        .on_call(on_call)
+        .search(search.map(|mode| serve::search::SearchMode {
             limit: mode.limit as usize,
             always: mode.always,
-        });
-    }
+        }))
+        .build();
     Ok(NativeService {
         server,
         stopped: CancellationToken::new(),

@@ -100,8 +100,9 @@ fn serve_job(act: Act, limits: Limits) -> (ToolServer, mpsc::UnboundedReceiver<(
             dropped: drops,
         }),
     };
-    let server =
-        ToolServer::new(ServerIdentity::default(), vec![tool], None).with_task_limits(limits);
+    let server = ToolServer::builder(ServerIdentity::default(), vec![tool])
+        .task_limits(limits)
+        .build();
     (server, dropped)
 }
 
