@@ -118,8 +118,19 @@ test("the docs have examples, and each follows the conventions", () => {
   }
 })
 
-test("no docs page cites a spec outside the repository", () => {
-  for (const file of docFiles()) {
+test("no docs page, and no source or test file, cites a spec outside the repository", () => {
+  const sources = []
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(path.join(repoRoot, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name)
+      if (entry.isDirectory()) {
+        if (entry.name !== "node_modules") walk(rel)
+      } else if (/\.(rs|js|mjs|cjs|ts)$/.test(entry.name) && rel !== path.join("__test__", "docs.test.mjs")) sources.push(rel)
+    }
+  }
+  for (const dir of ["src", "lib", "bin", "__test__", "scripts", "bench"]) walk(dir)
+  assert.ok(sources.length > 100, `${sources.length} source files`)
+  for (const file of [...docFiles(), ...sources, "index.d.ts"]) {
     assert.doesNotMatch(fs.readFileSync(path.join(repoRoot, file), "utf8"), /SPEC §/, file)
   }
 })

@@ -19,7 +19,7 @@ test("import resolves to the ESM entry, require to the CommonJS loader", () => {
   assert.match(require.resolve("toolnexus"), /\/index\.js$/)
 })
 
-test("builtins (SPEC §1: `builtins?: false`): false or absent is accepted, anything else refused in words", async () => {
+test("builtins (`builtins?: false`, index.d.ts): false or absent is accepted, anything else refused in words", async () => {
   const { createToolkit } = esm
   await (await createToolkit({ builtins: false })).close()
   await (await createToolkit({})).close()

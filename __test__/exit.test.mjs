@@ -1,4 +1,4 @@
-// SPEC §3/§4: Node exiting without close() — naturally, through process.exit(), or killed by a
+// docs/listing.md, docs/loading.md: Node exiting without close() — naturally, through process.exit(), or killed by a
 // signal it handles — must not leave a stdio server (or its grandchildren) running.
 import { test } from "node:test"
 import assert from "node:assert/strict"

@@ -163,7 +163,7 @@ export async function rejection(promise) {
 }
 
 /**
- * SPEC §3: `start(config, { signal })` (listMcpTools or loadMcp) with an already-aborted signal
+ * docs/listing.md: `start(config, { signal })` (listMcpTools or loadMcp) with an already-aborted signal
  * rejects at once with `signal.reason` itself — for the default reason, an Error and a plain
  * string — and spawns nothing.
  */
@@ -188,7 +188,7 @@ export async function assertAbortedBeforeStart(start) {
 }
 
 /**
- * SPEC §3: aborting `start(config, opts)` (listMcpTools or loadMcp) while a stdio server, an
+ * docs/listing.md: aborting `start(config, opts)` (listMcpTools or loadMcp) while a stdio server, an
  * HTTP server and a hung server are connecting rejects with `signal.reason` itself, promptly,
  * with the hung child gone, no descendant left and the HTTP session closed.
  */

@@ -1,4 +1,4 @@
-// listMcpTools (SPEC §3) across several servers: isolation and config order, hanging servers
+// listMcpTools (docs/listing.md) across several servers: isolation and config order, hanging servers
 // bounded together, and the AbortSignal and deadline of the whole call.
 // Every server is a real process or a real HTTP server built with @modelcontextprotocol/sdk;
 // see __test__/fixtures/.
@@ -10,7 +10,7 @@ import { assertAbortedBeforeStart, assertAbortMidway, descendants, leakCheck, no
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)
 
-// SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
+// docs/listing.md "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
 // The abort cases time an HTTP session's close: its first connection's set-up is paid before.
 

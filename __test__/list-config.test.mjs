@@ -1,4 +1,4 @@
-// listMcpTools's config input and the pure config helpers (SPEC §2; seed 000): JSON, JSONC
+// listMcpTools's config input and the pure config helpers (docs/listing.md; seed 000): JSON, JSONC
 // and files, wrong-type fields, variable expansion; parseMcpConfig for each client's shape;
 // sanitize and expandEnvHeaders.
 // Every server is a real process or a real HTTP server built with @modelcontextprotocol/sdk;
@@ -14,7 +14,7 @@ import { startStreamableHttp } from "./fixtures/http-servers.mjs"
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)
 
-// SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
+// docs/listing.md "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ test("parseMcpConfig: VS Code servers with type http / sse / stdio", () => {
   })
   assert.deepEqual(Object.keys(out), ["gh", "old", "local"])
   // VS Code's "http" means streamable HTTP (with SSE fallback in VS Code itself): either
-  // "streamable-http" or "auto" is a faithful reading; SPEC §2 does not pin it.
+  // "streamable-http" or "auto" is a faithful reading; docs/listing.md does not pin it.
   assert.ok(["streamable-http", "auto"].includes(out.gh.transport), out.gh.transport)
   assert.deepEqual(plain(out), {
     gh: {

@@ -1,4 +1,4 @@
-// listMcpTools over HTTP (SPEC §3): streamable HTTP (paging, headers from the environment),
+// listMcpTools over HTTP (docs/listing.md): streamable HTTP (paging, headers from the environment),
 // legacy SSE (direct and as a fallback, and an endpoint on another origin refused), HTTP
 // error statuses and a closed port.
 // Every server is a real process or a real HTTP server built with @modelcontextprotocol/sdk;
@@ -12,7 +12,7 @@ import { startLegacySse, startStatus, startStreamableHttp } from "./fixtures/htt
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)
 
-// SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
+// docs/listing.md "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// listMcpTools over stdio (SPEC §3; seed 001): disabled servers, SDK servers and
+// listMcpTools over stdio (docs/listing.md; seed 001): disabled servers, SDK servers and
 // server-everything, and the failure modes of a single server (hang, grandchild, crash, flood,
 // liar, a tool rmcp refuses, no answer to tools/list).
 // Every server is a real process or a real HTTP server built with @modelcontextprotocol/sdk;
@@ -29,7 +29,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const T = { timeout: 20000 }
 const names = (infos) => infos.map((t) => t.name)
 
-// SPEC §3 "Nothing left running": whatever a test did, no child of this process survives it.
+// docs/listing.md "Nothing left running": whatever a test did, no child of this process survives it.
 leakCheck(afterEach)
 
 // ---------------------------------------------------------------------------------------------

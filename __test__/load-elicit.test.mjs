@@ -1,4 +1,4 @@
-// loadMcp (SPEC §4), part 3: the elicitation bridge (form and URL mode, with
+// loadMcp (docs/loading.md), part 3: the elicitation bridge (form and URL mode, with
 // server-everything and an SDK-built server using elicitInput) and its exported mappers.
 // Real servers throughout (server-everything, the SDK-built fixtures in __test__/fixtures/, an
 // in-process streamable-HTTP server); the shared set-up and clean-up are in lib/load.mjs.

@@ -1,4 +1,4 @@
-// loadMcp (SPEC §4), part 5: tool naming (sanitized, shortened, disambiguated, with
+// loadMcp (docs/loading.md), part 5: tool naming (sanitized, shortened, disambiguated, with
 // warnings), the tools filter, and isolation and order across servers.
 // Real servers throughout (server-everything, the SDK-built fixtures in __test__/fixtures/, an
 // in-process streamable-HTTP server); the shared set-up and clean-up are in lib/load.mjs.

@@ -1,4 +1,4 @@
-// loadMcp and Tool.execute (SPEC §4; seed 002; issue 3), part 1: how results map (server-everything
+// loadMcp and Tool.execute (docs/loading.md; seed 002; issue 3), part 1: how results map (server-everything
 // and the stdio fixture), tool objects, bad arguments, 200 concurrent calls, streamable HTTP,
 // and the per-call overhead against the SDK Client.
 // Real servers throughout (server-everything, the SDK-built fixtures in __test__/fixtures/, an

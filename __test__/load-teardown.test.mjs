@@ -1,4 +1,4 @@
-// loadMcp (SPEC §4), part 4: a server that dies mid-call, and close() ending every child
+// loadMcp (docs/loading.md), part 4: a server that dies mid-call, and close() ending every child
 // and grandchild.
 // Real servers throughout (server-everything, the SDK-built fixtures in __test__/fixtures/, an
 // in-process streamable-HTTP server); the shared set-up and clean-up are in lib/load.mjs.

@@ -1,4 +1,4 @@
-// loadMcp (SPEC §4), part 2: a call's ctx.timeout (restarted by progress, overriding the
+// loadMcp (docs/loading.md), part 2: a call's ctx.timeout (restarted by progress, overriding the
 // server's) and ctx.signal (the server is told to cancel), and the deadline, timeout and
 // abort signal of the load itself.
 // Real servers throughout (server-everything, the SDK-built fixtures in __test__/fixtures/, an

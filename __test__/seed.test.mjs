@@ -1,6 +1,6 @@
 // Seed 001 examples 2 and 3, verbatim (__test__/seed/), each run as its own process from the
 // repository root, the way a user runs them. They serve tools with toolnexus's own
-// buildMcpServer/defineTool (SPEC §5), so they are pending until those exports land: flip
+// buildMcpServer/defineTool (docs/serving.md), so they are pending until those exports land: flip
 // PENDING to false then. (Example 1 needs only listMcpTools and runs in list-stdio.test.mjs.)
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"

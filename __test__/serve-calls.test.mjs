@@ -1,4 +1,4 @@
-// Serving (SPEC §5), part 3: served calls (onCall records, concurrent run callbacks,
+// Serving (docs/serving.md), part 3: served calls (onCall records, concurrent run callbacks,
 // throwing and rejecting runs) and the gateway that re-serves tools from loadMcp.
 // Every server is real, every socket a real loopback socket on 127.0.0.1:0; the shared
 // set-up and clean-up are in lib/serve.mjs.

@@ -1,4 +1,4 @@
-// Serving (SPEC §5, issue 4, seed 003), part 1: defineTool's result mapping, fields and
+// Serving (docs/serving.md, issue 4, seed 003), part 1: defineTool's result mapping, fields and
 // argument checks; exposedMcpTools; seed 003's examples end to end (loadMcp and the SDK client
 // against a served toolkit, mcp.tools filtering over the wire).
 // Every server is real, every socket a real loopback socket on 127.0.0.1:0; the shared
@@ -13,7 +13,7 @@ const { defer, serveTools, sdkClient } = serveHarness(afterEach)
 // ---------------------------------------------------------------------------------------------
 // defineTool
 
-test("defineTool: run results map exactly per SPEC §5", T, async () => {
+test("defineTool: run results map exactly as docs/serving.md describes", T, async () => {
   const cases = [
     ["a string is kept", () => "plain text", { output: "plain text", isError: false }],
     ["an empty string is kept", () => "", { output: "", isError: false }],

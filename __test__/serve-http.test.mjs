@@ -1,4 +1,4 @@
-// Serving (SPEC §5), part 2: toolkit.serve over streamable HTTP, seen by the SDK client and
+// Serving (docs/serving.md), part 2: toolkit.serve over streamable HTTP, seen by the SDK client and
 // by raw HTTP: unknown tools and methods, server/discover, paths, malformed JSON, Host and
 // Origin checks, and the Accept header's JSON-or-SSE answers.
 // Every server is real, every socket a real loopback socket on 127.0.0.1:0; the shared

@@ -1,4 +1,4 @@
-// Serving (SPEC §5), part 5: stop() with a call in flight, a process that exits after
+// Serving (docs/serving.md), part 5: stop() with a call in flight, a process that exits after
 // stop(), a client's cancellation reaching run() and a gateway's upstream, and
 // toolkit.mcpStatus()/mcpErrors().
 // Every server is real, every socket a real loopback socket on 127.0.0.1:0; the shared

@@ -1,4 +1,4 @@
-// Serving (SPEC §5), part 4: buildMcpServer over stdio, natively and through the SDK's
+// Serving (docs/serving.md), part 4: buildMcpServer over stdio, natively and through the SDK's
 // StdioServerTransport, driven by listMcpTools/loadMcp, the SDK client and raw
 // newline-delimited JSON-RPC; the server process ends by itself at end of input or close().
 // Every server is real, every socket a real loopback socket on 127.0.0.1:0; the shared

@@ -1,4 +1,4 @@
-// A toolkit names its servers' tools as one loadMcp of the same config does (SPEC §4: colliding
+// A toolkit names its servers' tools as one loadMcp of the same config does (docs/loading.md: colliding
 // and over-long names are disambiguated deterministically, with a warning), although it holds
 // one source per server; and a tool keeps its name while other servers restart or re-list.
 import { test, afterEach } from "node:test"

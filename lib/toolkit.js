@@ -36,7 +36,7 @@ async function createToolkit(opts) {
   if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
     throw new TypeError("toolnexus: onToolsChanged must be a function")
   }
-  // SPEC §1: `builtins?: false`; toolnexus has no built-in tools to turn on.
+  // `builtins?: false` (index.d.ts): toolnexus has no built-in tools to turn on.
   if (builtins !== undefined && builtins !== false) {
     throw new TypeError("toolnexus: builtins can only be false (toolnexus has no built-in tools)")
   }
@@ -54,7 +54,7 @@ async function createToolkit(opts) {
   const services = new Set()
 
   // The servers' tools are named across all sources, as one loadMcp of the config names them,
-  // and keep their names while other servers restart or re-list (SPEC §4).
+  // and keep their names while other servers restart or re-list (docs/loading.md).
   const namer = new binding.ToolkitNamer()
   /** @param {boolean} warn */
   const rebuild = (warn) => {

@@ -71,7 +71,7 @@ function defineTool(opts) {
 }
 
 /**
- * The tools an MCP server would expose (SPEC §5 / seed 003): `cfg.tools` (names) narrows the
+ * The tools an MCP server would expose (docs/serving.md / seed 003): `cfg.tools` (names) narrows the
  * set, in tool order; unknown names are ignored; absent means every tool.
  * @param {Tool[]} tools
  * @param {{ tools?: string[] }} [cfg]

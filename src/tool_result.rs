@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 /// A tool call's result (see the module's documentation).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolResult {
-    /// The result in words (SPEC §4's mapping for MCP results).
+    /// The result in words (docs/loading.md's mapping for MCP results).
     pub output: String,
     pub is_error: bool,
     /// MCP `content` parts, as the tool sent them.

@@ -1,6 +1,6 @@
 // What the loadMcp tests (load-*.test.mjs) share: server-everything's config, a loadMcp that
 // remembers every source for the clean-up after each test (which first checks that nothing was
-// left running, SPEC §4), the tools of a source by name, a capture of ToolnexusWarnings, and
+// left running, docs/loading.md), the tools of a source by name, a capture of ToolnexusWarnings, and
 // execute in full or in words.
 import assert from "node:assert/strict"
 import { loadMcp } from "toolnexus"
@@ -10,7 +10,7 @@ export const T = { timeout: 30000 }
 export const everything = () => ({ command: [process.execPath, serverEverything, "stdio"], timeout: 15000 })
 
 /**
- * Registers the clean-up with `afterEach` (SPEC §4: close() leaves nothing running; whatever a
+ * Registers the clean-up with `afterEach` (docs/loading.md: close() leaves nothing running; whatever a
  * test did, no child of this process survives it; the check comes first, so a test that forgot
  * to close fails) and returns `load(input, opts)`: loadMcp, remembering the source for it.
  */

@@ -155,7 +155,7 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
     // `parseMcpConfig`'s own output loads back whole, servers named like a reserved key too.
     let normalised = top.values().all(is_normalised_entry);
     let bare = top.iter().filter(|(key, value)| match value {
-        // SPEC §2: the reserved siblings belong to the rest of an agent config, whatever they hold.
+        // docs/listing.md: the reserved siblings belong to the rest of an agent config, whatever they hold.
         _ if !normalised && RESERVED.contains(&key.as_str()) => false,
         Value::Object(_) => true,
         // `$schema` and friends are editor metadata, not misplaced servers.

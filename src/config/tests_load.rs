@@ -81,7 +81,7 @@ fn servers_named_like_wrappers_stay_servers() {
         "other": {"command": "c"},
     }));
     let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
-    // Reserved siblings are dropped whatever they hold (SPEC §2).
+    // Reserved siblings are dropped whatever they hold (docs/listing.md).
     assert_eq!(names, ["mcp", "servers", "other"]);
 }
 

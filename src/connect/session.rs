@@ -108,7 +108,7 @@ pub struct Session {
     surface_generation: AtomicU64,
 }
 
-/// What a tool call produced, mapped as SPEC §4 says, plus the raw MCP result for gateways.
+/// What a tool call produced, mapped as docs/loading.md describes, plus the raw MCP result for gateways.
 pub struct CallOutcome {
     pub output: String,
     pub is_error: bool,

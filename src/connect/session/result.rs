@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::CallOutcome;
 
-/// SPEC §4: an error's non-blank text parts joined by a blank line; else structuredContent as
+/// docs/loading.md: an error's non-blank text parts joined by a blank line; else structuredContent as
 /// JSON; else the text parts joined by newlines.
 pub(super) fn map_result(result: ServerResult, started: Instant) -> CallOutcome {
     outcome(serde_json::to_value(&result), started)
