@@ -205,6 +205,12 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
 /** A URI template expanded with `vars` (RFC 6570, levels 1–3), as `template.read(vars)` asks. */
 export declare function expandUriTemplate(template: string, vars: Record<string, unknown>): string
 
+/**
+ * For each name, whether it is the first of its name (internal: lib/toolkit.js keeps the first
+ * tool of each name, by the rule a served tool set keeps: `tools::first_wins`).
+ */
+export declare function firstOfName(names: Array<string>): Array<boolean>
+
 /** Removes stored credentials by server name or URL from the default store; how many went. */
 export declare function forgetCredentials(which: string): number
 

@@ -67,8 +67,10 @@ async function createToolkit(opts) {
       if (name !== null && name !== undefined) tool.name = name
     })
     if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
-    for (const tool of [...mcpTools, ...extraTools]) {
-      if (byName.has(tool.name)) {
+    const all = [...mcpTools, ...extraTools]
+    const firsts = binding.firstOfName(all.map((tool) => tool.name))
+    for (const [i, tool] of all.entries()) {
+      if (!firsts[i]) {
         if (warn) {
           process.emitWarning(
             `toolnexus: duplicate tool name "${tool.name}" (source ${tool.source}); keeping the first`,

@@ -292,6 +292,13 @@ fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>)
     Value::Object(result).to_string()
 }
 
+/// For each name, whether it is the first of its name (internal: lib/toolkit.js keeps the first
+/// tool of each name, by the rule a served tool set keeps: `tools::first_wins`).
+#[napi]
+pub fn first_of_name(names: Vec<String>) -> Vec<bool> {
+    crate::tools::first_wins(&names, String::as_str)
+}
+
 /// A toolkit's namer (internal: lib/toolkit.js): names the loadMcp tools of all its sources (one
 /// per server, in config order) as one loadMcp of all their servers would, and keeps each
 /// tool's name while other servers restart or re-list (see `naming::Namer`).
