@@ -227,33 +227,34 @@ fn start_call(
         ));
         return Ok(id);
     }
-    // The direct path: the request is written here, on the JavaScript thread, and the reader
-    // delivers the result; no task runs for the call. A call that hears its progress takes the
-    // road that registers it as the call's front, and one that may run as a task the road that
-    // follows it.
+    // The session starts a plain call on the direct road when it can (the request is written
+    // here, on the JavaScript thread, and the reader delivers the result; no task runs for the
+    // call); any other call runs on a task of its own.
     let name = server.name.clone();
     let done: Done = Box::new(move |out| {
         completion.deliver(result_json(&name, out.output, out.is_error, out.raw));
     });
     let closed = tool.session.closed_token().clone();
-    let as_task = tool.task_required || (task && tool.task_optional);
-    let (done, arguments) = match front {
-        _ if as_task => (done, arguments),
-        Some(_) => (done, arguments),
-        None => match server.start_call(&tool.tool, arguments, timeout, &closed, done) {
-            Ok(call) => {
-                if let Some(on_abort) = on_abort {
-                    *on_abort.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Box::new(move || call.abort()));
-                }
-                return Ok(id);
+    let opts = crate::connect::session::CallOpts { timeout, task };
+    let started = server.start_plain_call(
+        &tool.tool,
+        arguments,
+        (opts, front.is_some()),
+        &closed,
+        done,
+    );
+    let (done, arguments) = match started {
+        Ok(call) => {
+            if let Some(on_abort) = on_abort {
+                *on_abort.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Box::new(move || call.abort()));
             }
-            Err(not_direct) => not_direct,
-        },
+            return Ok(id);
+        }
+        Err(not_direct) => not_direct,
     };
     let tool = tool.clone();
     napi::bindgen_prelude::spawn(async move {
-        let opts = crate::connect::session::CallOpts { timeout, task };
         let call = tool.server.call_with(
             &tool.tool,
             arguments,

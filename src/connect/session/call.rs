@@ -12,6 +12,39 @@ use super::{CallOpts, CallOutcome, LiveServer};
 use crate::connect::road::Road;
 
 impl LiveServer {
+    /// Whether a call of `tool` asks the server for a task: in the handshake era, when its
+    /// listing says it must run as one, or may and `task` asks. (In 2026-07-28 the server
+    /// decides which calls become tasks, and the call follows them.)
+    fn asks_for_task(&self, tool: &str, task: bool) -> bool {
+        let extension_era =
+            self.protocol.as_ref() == Some(&rmcp::model::ProtocolVersion::V_2026_07_28);
+        !extension_era
+            && match self.task_support(tool).as_deref() {
+                Some("required") => true,
+                Some("optional") => task,
+                _ => false,
+            }
+    }
+
+    /// Starts a call on the direct road when it takes it, on the caller's thread (see
+    /// [`LiveServer::start_call`]): a plain call (not a task) that nobody hears mid-call
+    /// (`heard`: a front for its progress or status), of a stdio server with direct requests.
+    /// Otherwise `done` and the arguments come back, for [`LiveServer::call_with`].
+    pub fn start_plain_call(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: Map<String, Value>,
+        (opts, heard): (CallOpts, bool),
+        closed: &CancellationToken,
+        done: super::direct_call::Done,
+    ) -> Result<super::direct_call::DirectCall, (super::direct_call::Done, Map<String, Value>)>
+    {
+        if heard || self.asks_for_task(tool, opts.task) {
+            return Err((done, arguments));
+        }
+        self.start_call(tool, arguments, opts.timeout, closed, done)
+    }
+
     /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
     /// short human message. `timeout` overrides the server's; each progress notification
     /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
@@ -51,17 +84,8 @@ impl LiveServer {
             return CallOutcome::failure("not connected (source closed)", started);
         }
         let timeout = opts.timeout.unwrap_or(self.timeout);
+        let as_task = self.asks_for_task(tool, opts.task);
         let call = (tool, arguments);
-        // In 2026-07-28 the server decides which calls become tasks (rmcp's service follows
-        // them); before, a task is asked for in the call.
-        let extension_era =
-            self.protocol.as_ref() == Some(&rmcp::model::ProtocolVersion::V_2026_07_28);
-        let as_task = !extension_era
-            && match self.task_support(tool).as_deref() {
-                Some("required") => true,
-                Some("optional") => opts.task,
-                _ => false,
-            };
         // Both roads give an outcome or why there is none, worded once below.
         let outcome = match self.road() {
             _ if as_task => {

@@ -216,6 +216,10 @@ impl LiveServer {
     pub fn task_support(&self, tool: &str) -> Option<String> {
         let listing = self.listing.lock().unwrap_or_else(|e| e.into_inner());
         let info = listing.iter().find(|info| info.name() == tool)?;
+        // Most tools have none: a scan of the text, no parse.
+        if !info.json().get().contains("\"execution\"") {
+            return None;
+        }
         let fields = info.fields();
         let execution = fields.iter().find(|(k, _)| k == "execution")?.1;
         let execution: Value = serde_json::from_str(execution.get()).ok()?;
