@@ -1,13 +1,16 @@
 //! A listed tool's `execution` (`taskSupport`) and a task's status, as the wire names them.
 //! (rmcp 3.11 drops a listing's `execution`: see [`crate::compat::execution`].)
 
+#[cfg(test)]
 use serde_json::Value;
 
+#[cfg(test)]
 /// Whether a listing says the tool can only be called as a task.
 pub fn task_required(listing: &Value) -> bool {
     listing.get("execution").is_some_and(requires_task)
 }
 
+#[cfg(test)]
 /// Whether a tool's `execution` says it can only be called as a task.
 pub fn requires_task(execution: &Value) -> bool {
     execution.get("taskSupport").and_then(Value::as_str) == Some("required")

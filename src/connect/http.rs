@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use super::error::ConnectError;
 
 pub(super) mod streamable;
-pub use super::reason::{redact_url, without_secrets};
+pub use super::reason::redact_url;
 
 /// One reqwest client for the process: connection pools and TLS roots are built once.
 pub fn client() -> reqwest::Client {

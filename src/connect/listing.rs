@@ -36,7 +36,9 @@ mod paging;
 mod surface;
 pub use crate::surface::Truncated;
 use paging::{Budget, Cursors, Merged, failed, too_many_pages};
-pub use surface::{SurfacePage, left_out, list_kind, list_surface, read_surface_page};
+#[cfg(test)]
+pub use surface::read_surface_page;
+pub use surface::{list_kind, list_surface};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
@@ -237,6 +239,7 @@ impl PageHead<'_> {
     }
 }
 
+#[cfg(test)]
 /// Reads a `tools/list` result (the `result` member's JSON text).
 pub fn read_page(result: &str) -> Result<Page, ConnectError> {
     let head = read_head(result)?;

@@ -25,6 +25,3 @@ pub mod sse;
 pub mod stdio;
 pub mod tool_info;
 pub mod updates;
-
-pub use connection::{Connection, Listing};
-pub use error::{ConnectError, Explained, Status, phase};

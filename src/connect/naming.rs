@@ -31,6 +31,7 @@ fn with_hash(name: &str, server: &str, tool: &str) -> String {
     format!("{head}_{}", short_hash(&[server, tool]))
 }
 
+#[cfg(test)]
 /// Names for `(server, tool)` pairs in order, plus a warning for every name that had to change.
 pub fn assign(pairs: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
     Namer::default().assign(pairs)

@@ -199,10 +199,6 @@ fn command_for(
 }
 
 impl StdioProcess {
-    pub fn pid(&self) -> i32 {
-        self.tree.leader
-    }
-
     /// The rmcp transport over this server's pipes; what it finds wrong is reported here. On
     /// Unix, writes to stdin are tried in place on its (non-blocking) pipe first.
     pub fn transport(&self, stdout: ChildStdout, stdin: ChildStdin) -> LineTransport<ChildStdout> {

@@ -61,6 +61,7 @@ impl ResourceUpdates {
         }
     }
 
+    #[cfg(test)]
     /// How many URIs have listeners.
     pub fn count(&self) -> usize {
         self.lock().len()

@@ -221,11 +221,6 @@ impl Index {
         self.names.len()
     }
 
-    /// Whether the catalog is empty.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-
     /// The best `limit` matches (score > 0), best first; ties by name. `servers`: only these servers.
     pub fn search(&self, query: &str, limit: usize, servers: Option<&[String]>) -> Vec<Hit> {
         if limit == 0 || self.names.is_empty() {

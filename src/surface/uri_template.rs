@@ -164,6 +164,7 @@ fn parse(template: &str) -> Vec<Part<'_>> {
     parts
 }
 
+#[cfg(test)]
 /// The variable names of a template, in order, each once.
 pub fn variables(template: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();

@@ -163,6 +163,7 @@ fn nothing() -> SurfacePage {
     }
 }
 
+#[cfg(test)]
 /// Reads a page of `kind` (the `result` member's JSON text), every field of its items kept.
 pub fn read_surface_page(kind: Kind, result: &str) -> Result<SurfacePage, ConnectError> {
     read_page_within(kind, result, &mut Budget::default())

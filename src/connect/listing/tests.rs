@@ -1,5 +1,6 @@
 //! A page read from its text, against rmcp's typed reading of it.
 
+use super::surface::left_out;
 use super::*;
 use serde_json::json;
 

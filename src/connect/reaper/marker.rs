@@ -7,7 +7,8 @@ pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
 
 /// One stdio server's process tree.
 #[derive(Clone, Debug)]
-#[cfg_attr(not(unix), allow(dead_code))]
+// The marker and start time are read where /proc tells them (Linux).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub struct Tree {
     /// The server's pid, which is also its process group id.
     pub leader: i32,

@@ -24,7 +24,6 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-pub use super::screen::Routed;
 use super::writer::StdinWriter;
 
 /// The first direct request id (2^40).

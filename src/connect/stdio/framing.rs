@@ -24,10 +24,10 @@ use super::direct::Direct;
 #[cfg(unix)]
 use super::handoff::Handoff;
 use super::pending::Pending;
+pub use super::screen::StdoutReport;
 use super::screen::{
     KEEP_BUFFER_BYTES, Read, Screened, bounded, response_problem, screen, take_line, too_long,
 };
-pub use super::screen::{MAX_LINE_BYTES, StdoutReport};
 use super::writer::StdinWriter;
 
 mod switch;

@@ -1,6 +1,7 @@
 //! The framing rules, over an in-memory pipe.
 
 use super::*;
+use crate::connect::stdio::screen::MAX_LINE_BYTES;
 use tokio::io::AsyncWriteExt;
 
 fn transport() -> (
