@@ -2,8 +2,9 @@
 //! then polls (`tasks/get`), answers (`tasks/update`, 2026-07-28's in-task input), waits on
 //! (`tasks/result`, 2025-11-25), lists (`tasks/list`, 2025-11-25) or cancels (`tasks/cancel`).
 //!
-//! The engine is generic over the run it is given (a [`Running`](super::rounds::Running) of any [`super::ToolCaller`]:
-//! a JavaScript tool, a gateway's relayed tool, a native closure); it knows nothing of either
+//! The engine is generic over the run it is given (a [`Running`](super::rounds::Running) of
+//! any [`super::ToolCaller`]: a JavaScript tool, a gateway's relayed tool, a native closure);
+//! it knows nothing of either
 //! era's wire, which `handler` (2026-07-28, rmcp's task hooks) and `task_legacy` (2025-11-25, raw
 //! messages) speak over it.
 //!
