@@ -318,3 +318,7 @@ impl SessionStore for Store {
 #[cfg(test)]
 #[path = "portable_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "portable_tests_lifetime.rs"]
+mod tests_lifetime;
