@@ -39,6 +39,10 @@ mod requests;
 mod run;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_legacy;
+#[cfg(test)]
+mod tests_runs;
 
 /// Whose a task is: the principal that made it (serving with auth), and, for a handshake-era
 /// call, the session it was made in. Another scope is told the task does not exist.
