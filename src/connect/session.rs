@@ -25,6 +25,9 @@ mod service_call;
 mod subscribe;
 pub(crate) mod surface;
 mod task_call;
+mod task_common;
+mod task_extension_call;
+mod task_legacy_call;
 #[cfg(test)]
 mod tests_surface;
 #[cfg(test)]

@@ -11,6 +11,8 @@ mod synonyms;
 mod tests;
 #[cfg(test)]
 mod tests_recall;
+#[cfg(test)]
+mod tests_speed;
 mod text;
 
 use std::cmp::Ordering;

@@ -19,8 +19,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use super::auth::Kind;
 use super::caller::Sight;
 use super::surface::ListKind;
-use super::{ToolServer, changes, input, rounds, task_calls};
-use crate::tool_result::text_result;
+use super::{ToolServer, changes};
+
+mod call;
 
 /// The items of a listing `sight` sees (all of them, uncopied, when it sees every one).
 fn visible<T: Clone>(items: &[T], sight: &Sight, kind: Kind, name: impl Fn(&T) -> &str) -> Vec<T> {
@@ -297,162 +298,7 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let set = self.current();
-        let mut request = request;
-        // Search is offered only to a caller who may see some tool; to another, its two tools
-        // are unknown like any it may not see.
-        let searching = self
-            .search_mode()
-            .filter(|_| super::search::offered(&set, &Sight::of(&context)));
-        if let Some(mode) = searching {
-            match request.name.as_ref() {
-                super::search::SEARCH_TOOLS => {
-                    let arguments = request.arguments.unwrap_or_default();
-                    let sight = Sight::of(&context);
-                    let found = super::search::search(mode, &set, &sight, &arguments);
-                    return Ok(CallToolResponse::Complete(found));
-                }
-                super::search::CALL_TOOL => match super::search::unwrap_call(request) {
-                    Ok(inner) => request = inner,
-                    Err(refused) => return Ok(CallToolResponse::Complete(*refused)),
-                },
-                _ => {}
-            }
-        }
-        // A tool outside the caller's scopes is answered as one that does not exist.
-        let seen = Sight::of(&context).sees(Kind::Tool, &request.name);
-        let index = *set
-            .by_name
-            .get(request.name.as_ref())
-            .filter(|_| seen)
-            .ok_or_else(|| {
-                ErrorData::invalid_params(format!("Unknown tool: {}", request.name), None)
-            })?;
-        let arguments = request.arguments.unwrap_or_default();
-        let mut responses = request.input_responses.unwrap_or_default();
-        let state = request.request_state.as_deref();
-        let kind = rounds::SubjectKind::Tool;
-        let (parked, again) = self.reopen(
-            kind,
-            &request.name,
-            state,
-            &arguments,
-            &mut responses,
-            &context,
-        )?;
-        if let Some(run) = parked {
-            return self.drive(run, responses).await;
-        }
-        let started = std::time::Instant::now();
-        let tool = set.tools[index].clone();
-        let subject = rounds::Subject {
-            kind: rounds::SubjectKind::Tool,
-            name: tool.name.clone(),
-            source: tool.source.clone(),
-        };
-        if let Err(problems) = set.check(index, &arguments) {
-            // A mismatch is the caller's to fix, so it is a result the model can read; OnCall
-            // hears of it as a failed call.
-            self.record(
-                &subject,
-                started,
-                true,
-                crate::serve::caller::principal_of(&context),
-            );
-            return Ok(CallToolResponse::Complete(text_result(
-                format!("Invalid arguments for tool {}: {problems}", tool.name),
-                true,
-            )));
-        }
-        let as_task = match task_calls::support(&set, &tool.name) {
-            None => false,
-            Some(support) if input::is_modern(&context) => {
-                // 2026-07-28: the server decides; a client that declared the extension gets a
-                // task, one that did not an ordinary call (or, when the tool needs a task,
-                // MissingRequiredClientCapability).
-                let declared = task_calls::declared(&context);
-                if !declared
-                    && support == task_calls::Support::Required
-                    && !tool.caller.runs_plainly()
-                {
-                    return Err(task_calls::tasks_required());
-                }
-                declared
-            }
-            Some(support) => {
-                // 2025-11-25: a task when the call asks for one, through a front that speaks
-                // that era's tasks (see `task_legacy`).
-                let front = super::task_legacy::front_speaks(&context);
-                match (front, super::task_legacy::asked(&context)) {
-                    (true, Some(ttl)) => {
-                        // A call that cannot be a task never runs.
-                        if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
-                            return Ok(CallToolResponse::Complete(text_result(why, true)));
-                        }
-                        let life = self.shared.tasks.ttl_for(ttl);
-                        let context = ToolServer::task_context(context, life);
-                        let run =
-                            self.start(subject, tool.caller.clone(), arguments, context.clone());
-                        return Ok(CallToolResponse::Complete(
-                            match self.run_as_task(run, ttl, &context) {
-                                Ok(task) => {
-                                    crate::tool_result::call_result_from_json(serde_json::json!({
-                                        "content": [],
-                                        "_meta": {
-                                            super::task_legacy::CREATED_META:
-                                                super::task_legacy::task_json(&task),
-                                        },
-                                    }))
-                                }
-                                Err(why) => text_result(why, true),
-                            },
-                        ));
-                    }
-                    (true, None)
-                        if support == task_calls::Support::Required
-                            && !tool.caller.runs_plainly() =>
-                    {
-                        return Err(ErrorData::new(
-                            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                            format!(
-                                "tool {} requires task-based execution: call it with params.task",
-                                tool.name
-                            ),
-                            None,
-                        ));
-                    }
-                    _ => false,
-                }
-            }
-        };
-        if as_task && tool.caller.defers_task() {
-            // The run asks what it needs as an ordinary call, then goes on as a task when it
-            // says so (`ctx.startTask()`; see `escalate`).
-            let mut run = self.start(subject, tool.caller.clone(), arguments, context);
-            if let Some(resume) = &again {
-                resume.apply(&mut run);
-            }
-            run.allow_task();
-            return self.drive(run, responses).await;
-        }
-        if as_task {
-            if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
-                return Ok(CallToolResponse::Complete(text_result(why, true)));
-            }
-            let life = self.shared.tasks.ttl_for(None);
-            let context = ToolServer::task_context(context, life);
-            let mut run = self.start(subject, tool.caller.clone(), arguments, context.clone());
-            if let Some(resume) = &again {
-                resume.apply(&mut run);
-            }
-            run.answer(&responses);
-            return self.answer_with_task(run, &context);
-        }
-        let mut run = self.start(subject, tool.caller.clone(), arguments, context);
-        if let Some(resume) = &again {
-            resume.apply(&mut run);
-        }
-        self.drive(run, responses).await
+        self.tools_call(request, context).await
     }
 
     async fn on_custom_request(

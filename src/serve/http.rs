@@ -4,40 +4,35 @@
 //! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
 //! connections, a body limit). Sessions are `sessions::Sessions`, rmcp's session manager with
 //! a direct road that answers a plain `tools/call` as JSON without rmcp's session worker.
+//!
+//! The connections are `connection`'s; what a request to `/mcp` is answered with, `front`'s.
 
-use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::ToolServer;
-use crate::bounds::{SERVE_DRAIN as DRAIN, SERVE_MAX_BODY as MAX_BODY};
-use body::GuardedBody;
-use limits::{Calls, Slots};
+use crate::bounds::SERVE_MAX_BODY as MAX_BODY;
+use connection::accept_loop;
+use front::{Endpoint, Front};
 pub use sessions::SessionLimits;
 use sessions::Sessions;
-use sessions::direct::JsonAnswer;
 
 pub use access_log::AccessLog;
+use gate::Gate;
 pub use gate::Readiness;
-use gate::{Admission, Gate};
 
 mod accept;
 mod access_log;
 mod body;
+mod connection;
+mod front;
 mod gate;
 mod limits;
 mod portable;
@@ -185,29 +180,6 @@ fn rmcp_config(
     Ok(config)
 }
 
-type Body = BoxBody<Bytes, Infallible>;
-
-/// One of the two rmcp services, chosen by `stateless` (the session manager is a type
-/// parameter).
-#[derive(Clone)]
-enum Endpoint {
-    Sessions(StreamableHttpService<ToolServer, Sessions>),
-    Stateless(StreamableHttpService<ToolServer, NeverSessionManager>),
-}
-
-impl Endpoint {
-    async fn handle<B>(&self, req: Request<B>) -> Response<Body>
-    where
-        B: hyper::body::Body + Send + 'static,
-        B::Error: std::fmt::Display,
-    {
-        match self {
-            Endpoint::Sessions(service) => service.handle(req).await,
-            Endpoint::Stateless(service) => service.handle(req).await,
-        }
-    }
-}
-
 /// Bind `addr` (e.g. `"127.0.0.1:0"`) and serve `server` at `/mcp`.
 pub async fn serve_http(
     addr: &str,
@@ -307,385 +279,4 @@ fn url_for(addr: SocketAddr) -> String {
         IpAddr::V6(ip) => format!("[{ip}]"),
     };
     format!("http://{host}:{}", addr.port())
-}
-
-/// What every connection of an endpoint answers with: the gate before rmcp's service.
-struct Front {
-    endpoint: Endpoint,
-    gate: Gate,
-    access_log: Option<AccessLog>,
-    state_key: Option<Arc<crate::serve::seal::StateKey>>,
-    /// Serving with a state key: portable handshake-era sessions.
-    portable: Option<Arc<portable::Portable>>,
-    /// What a 2026-07-28 `tools/list` answer gets its tools' `execution` from.
-    server: ToolServer,
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    front: Arc<Front>,
-    mut shutdown: watch::Receiver<bool>,
-    stopping: &CancellationToken,
-) {
-    let slots = Arc::new(Slots::for_this_process());
-    let calls = Arc::new(Calls::default());
-    let mut conns = JoinSet::new();
-    // Connections get their own receivers; `shutdown` stays borrowed by the select below.
-    let for_connections = shutdown.clone();
-    loop {
-        tokio::select! {
-            _ = stopped(&mut shutdown) => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let Some(slot) = slots.take() else {
-                        // Every connection is busy with a request: refuse this one.
-                        drop(stream);
-                        continue;
-                    };
-                    let _ = stream.set_nodelay(true);
-                    conns.spawn(serve_connection(
-                        stream,
-                        front.clone(),
-                        slot,
-                        calls.clone(),
-                        for_connections.clone(),
-                    ));
-                }
-                // Out of descriptors: end the idlest connection to make room, and give it a
-                // moment to close so one shortage does not evict several.
-                Err(_) => {
-                    let pause = if slots.evict_idlest() {
-                        crate::bounds::SERVE_ACCEPT_PAUSE_EVICTED
-                    } else {
-                        crate::bounds::SERVE_ACCEPT_PAUSE_FULL
-                    };
-                    tokio::time::sleep(pause).await;
-                }
-            },
-            Some(_) = conns.join_next(), if !conns.is_empty() => {
-                if conns.is_empty() {
-                    limits::release_memory();
-                }
-            }
-        }
-    }
-    drop(listener);
-    // Calls in flight finish first; then rmcp ends the GET streams, which would otherwise keep
-    // their connections (and so this drain) open for as long as their clients stay.
-    let drained = async {
-        calls.settled().await;
-        stopping.cancel();
-        while conns.join_next().await.is_some() {}
-    };
-    let _ = tokio::time::timeout(DRAIN, drained).await;
-    // Dropping the set aborts whatever outlived the drain window.
-}
-
-async fn serve_connection(
-    stream: tokio::net::TcpStream,
-    front: Arc<Front>,
-    slot: limits::Slot,
-    calls: Arc<Calls>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let activity = slot.activity();
-    let service = service_fn(move |req: Request<Incoming>| {
-        let front = front.clone();
-        let mut busy = activity.begin_request();
-        if req.method() != http::Method::GET {
-            busy.count_in(&calls);
-        }
-        async move {
-            let (mut parts, body) = req.into_parts();
-            let mut entry = front
-                .access_log
-                .as_ref()
-                .map(|log| access_log::Entry::begin(log, &parts));
-            let reply = match front.gate.admit(&parts).await {
-                Admission::Reply(reply) => reply,
-                Admission::Refused {
-                    reply,
-                    principal,
-                    why,
-                } => {
-                    if let Some(entry) = entry.as_mut() {
-                        entry.principal = principal;
-                        entry.error = Some(why);
-                    }
-                    reply
-                }
-                Admission::Mcp(caller) => {
-                    if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
-                        entry.principal = Some(caller.principal.subject.clone());
-                    }
-                    if let Some(caller) = caller {
-                        parts.extensions.insert(caller);
-                    }
-                    if let Some(key) = &front.state_key {
-                        parts.extensions.insert(key.clone());
-                    }
-                    let tee = entry.as_ref().map(access_log::Entry::tee);
-                    front
-                        .answer(Request::from_parts(parts, GuardedBody::new(body, tee)))
-                        .await
-                }
-            };
-            if let Some(entry) = entry.as_mut() {
-                entry.status = reply.status().as_u16();
-            }
-            Ok::<_, Infallible>(busy.wrap(reply.map(|b| access_log::Logged::new(b, entry))))
-        }
-    });
-    let io = TokioIo::new(slot.watch(stream));
-    let conn = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(crate::bounds::SERVE_HEADER_READ_TIMEOUT)
-        .serve_connection(io, service);
-    tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = slot.ended() => return,
-        _ = stopped(&mut shutdown) => {}
-    }
-    // Finishes the request in progress (if any), then closes instead of keeping alive.
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
-}
-
-impl Front {
-    /// The answer at `/mcp`: with portable sessions, a sealed session id is opened on the way
-    /// in and a fresh one sealed on the way out (see `portable`).
-    async fn answer(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
-        let Some(portable) = self
-            .portable
-            .as_ref()
-            .filter(|_| req.method() != http::Method::OPTIONS)
-        else {
-            return self.answer_here(req).await;
-        };
-        let sent = req.headers().clone();
-        let owner = portable::owner_of(req.extensions());
-        let deleted = req.method() == http::Method::DELETE;
-        let (local, renewed) = match portable.inbound(req.headers_mut(), owner.as_deref()) {
-            portable::Inbound::Plain => (None, None),
-            portable::Inbound::Local { local, renewed } => (Some(local), renewed),
-            portable::Inbound::Refused(reply) => return reply,
-        };
-        let mut reply = portable::with_client_headers(sent, self.answer_here(req)).await;
-        portable.outbound(&mut reply, owner);
-        if let Some(renewed) = renewed {
-            portable.renew(&mut reply, renewed, deleted);
-        }
-        if let Some(local) = local {
-            portable.settled(&local);
-        }
-        reply
-    }
-
-    /// rmcp's answer at `/mcp`, or the direct road's.
-    async fn answer_here(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
-        let json_body = is_json(req.headers());
-        let delete = req.method() == http::Method::DELETE;
-        // 2026-07-28 requests name their method in a header (which rmcp checks against the body).
-        // Only a sessionless POST of that era is mended here (rmcp holds its header to its
-        // body; a session's answers are mended in `sessions`, and a GET's stream never ends).
-        let headers = req.headers();
-        let sessionless_modern = req.method() == http::Method::POST
-            && !headers.contains_key("mcp-session-id")
-            && headers
-                .get("mcp-protocol-version")
-                .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice());
-        let method = |name: &[u8]| {
-            sessionless_modern
-                && headers
-                    .get("mcp-method")
-                    .is_some_and(|m| m.as_bytes() == name)
-        };
-        let listing = method(b"tools/list");
-        let listening = method(b"subscriptions/listen");
-        // Where a call answered on the sessions' direct road leaves its answer.
-        let answer = JsonAnswer::default();
-        req.extensions_mut().insert(answer.clone());
-        if matches!(self.endpoint, Endpoint::Stateless(_)) {
-            req.extensions_mut().insert(crate::serve::caller::Stateless);
-        }
-        let reply = if self.speaks_tasks(&req) {
-            self.handle_with_tasks(req).await
-        } else if listening {
-            self.handle_listen(req).await
-        } else {
-            self.endpoint.handle(req).await
-        };
-        if let Some(json) = answer.take() {
-            return json_reply(json);
-        }
-        let reply = if listing {
-            self.with_executions(reply).await
-        } else {
-            reply
-        };
-        let mut reply = parse_error_as_json_rpc(reply, json_body);
-        // A session ended by DELETE is done, not pending: clients (Python's among them)
-        // take anything but 200 as a failed termination.
-        if delete && reply.status() == StatusCode::ACCEPTED {
-            *reply.status_mut() = StatusCode::OK;
-        }
-        reply
-    }
-}
-
-impl Front {
-    /// Whether `req` is a POST of a handshake-era session to a server with task tools: its
-    /// front speaks that era's tasks (see `serve::task_legacy`).
-    fn speaks_tasks(&self, req: &Request<GuardedBody<Incoming>>) -> bool {
-        matches!(self.endpoint, Endpoint::Sessions(_))
-            && req.method() == http::Method::POST
-            && req.headers().contains_key("mcp-session-id")
-            && req
-                .headers()
-                .get("mcp-protocol-version")
-                .is_none_or(|v| v.as_bytes() < b"2026-07-28".as_slice())
-            && self.server.has_executions()
-            && self.server.serves_tasks()
-    }
-
-    /// rmcp's answer to a session's POST whose body was read first: a body that names a task
-    /// (`"task`, a cheap look before any parse) has `params.task` lifted and `tasks/get` /
-    /// `tasks/cancel` renamed (`task_legacy::lift_session`) before rmcp parses it.
-    async fn handle_with_tasks(&self, mut req: Request<GuardedBody<Incoming>>) -> Response<Body> {
-        req.extensions_mut()
-            .insert(crate::serve::task_legacy::LegacyTasks);
-        let (parts, body) = req.into_parts();
-        let mut body = body::ReadAhead::read(body, MAX_BODY).await;
-        let lifted = body
-            .whole()
-            .filter(|bytes| bytes.windows(5).any(|w| w == b"\"task"))
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
-            .and_then(|mut message| {
-                crate::serve::task_legacy::lift_session(&mut message);
-                serde_json::to_vec(&message).ok()
-            });
-        if let Some(lifted) = lifted {
-            body.replace(Bytes::from(lifted));
-        }
-        self.endpoint.handle(Request::from_parts(parts, body)).await
-    }
-
-    /// rmcp's answer to a `subscriptions/listen` whose resource URIs were first cut to those
-    /// the caller may see: rmcp acknowledges the filter as requested (its handler's hook has no
-    /// caller), so a URI outside the caller's scopes is never echoed back, nor followed.
-    async fn handle_listen(&self, req: Request<GuardedBody<Incoming>>) -> Response<Body> {
-        let sight = crate::serve::caller::Sight::of_http(req.extensions());
-        if sight.sees_all(crate::serve::auth::Kind::Resource) {
-            return self.endpoint.handle(req).await;
-        }
-        let (parts, body) = req.into_parts();
-        let mut body = body::ReadAhead::read(body, MAX_BODY).await;
-        let seen = body
-            .whole()
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
-            .and_then(|mut message| {
-                let uris = message
-                    .pointer_mut("/params/notifications/resourceSubscriptions")?
-                    .as_array_mut()?;
-                uris.retain(|uri| {
-                    uri.as_str()
-                        .is_some_and(|uri| sight.sees(crate::serve::auth::Kind::Resource, uri))
-                });
-                serde_json::to_vec(&message).ok()
-            });
-        if let Some(seen) = seen {
-            body.replace(Bytes::from(seen));
-        }
-        self.endpoint.handle(Request::from_parts(parts, body)).await
-    }
-
-    /// A sessionless (2026-07-28) `tools/list` answer with each tool's `execution` put back
-    /// (rmcp's typed answer has none; a session's answers are mended in `sessions`). As it was
-    /// when no tool has one, or when it is not a JSON or event-stream answer of our own.
-    async fn with_executions(&self, reply: Response<Body>) -> Response<Body> {
-        if !self.server.has_executions() || reply.status() != StatusCode::OK {
-            return reply;
-        }
-        let kind = reply
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string();
-        let (parts, body) = reply.into_parts();
-        let bytes = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(never) => match never {},
-        };
-        let mended = if kind.starts_with("application/json") {
-            serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .map(|mut message| {
-                    self.server.put_executions(&mut message);
-                    Bytes::from(message.to_string())
-                })
-        } else if kind.starts_with("text/event-stream") {
-            std::str::from_utf8(&bytes).ok().map(|text| {
-                let lines: Vec<String> = text
-                    .split('\n')
-                    .map(|line| match line.strip_prefix("data:") {
-                        Some(data) => match serde_json::from_str::<serde_json::Value>(data) {
-                            Ok(mut message) => {
-                                self.server.put_executions(&mut message);
-                                format!("data: {message}")
-                            }
-                            Err(_) => line.to_string(),
-                        },
-                        None => line.to_string(),
-                    })
-                    .collect();
-                Bytes::from(lines.join("\n"))
-            })
-        } else {
-            None
-        };
-        let mut parts = parts;
-        parts.headers.remove(http::header::CONTENT_LENGTH);
-        Response::from_parts(parts, Full::new(mended.unwrap_or(bytes)).boxed())
-    }
-}
-
-/// Resolves once `stop()` has been called. (Returns `()` so no non-`Send` watch guard is held
-/// across the selects' awaits.)
-async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stop| *stop).await;
-}
-
-fn is_json(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().starts_with("application/json"))
-}
-
-/// rmcp answers a JSON body it cannot parse with 415; JSON-RPC says that is a parse error, and
-/// clients look for it as one: HTTP 400 with a `-32700` error object.
-fn parse_error_as_json_rpc(reply: Response<Body>, json_body: bool) -> Response<Body> {
-    if !json_body || reply.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        return reply;
-    }
-    let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
-    let mut reply = Response::new(Full::new(Bytes::from_static(body)).boxed());
-    *reply.status_mut() = StatusCode::BAD_REQUEST;
-    reply.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    reply
-}
-
-/// A JSON-RPC answer as `application/json` (for a POST that accepted it, which rmcp checked).
-fn json_reply(json: Bytes) -> Response<Body> {
-    let mut reply = Response::new(Full::new(json).boxed());
-    reply.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    reply
 }

@@ -8,11 +8,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    InputRequiredResult, InputResponses, ReadResourceRequestParams, ReadResourceResponse,
-    Reference, ResultType,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
+    ReadResourceRequestParams, ReadResourceResponse, ResultType,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
 use super::ToolServer;
@@ -23,7 +22,10 @@ use super::rounds::drive::{Driven, refused_capability};
 use super::rounds::{Running, Subject, SubjectKind};
 use super::surface::{Owner, Surface, Upstream};
 use super::tool::ToolCaller;
-use crate::surface::{completion, prompt_result, read_result};
+use crate::surface::{prompt_result, read_result};
+
+mod completion;
+mod follow;
 
 /// A `{result}` / `{error}` envelope (what the JavaScript side and the upstream callers give).
 pub fn envelope(value: Value) -> Result<Value, ErrorData> {
@@ -307,116 +309,6 @@ impl ToolServer {
         }
     }
 
-    pub(super) async fn completion(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, ErrorData> {
-        let surface = self.surface();
-        // No suggestions for what the caller cannot see, as for what does not exist.
-        let sight = Sight::of(&context);
-        let seen = match &request.r#ref {
-            Reference::Prompt(p) => sight.sees(Kind::Prompt, &p.name),
-            Reference::Resource(r) => sight.sees(Kind::Resource, &r.uri),
-            _ => true,
-        };
-        if !seen {
-            return Ok(CompleteResult::default());
-        }
-        let (owner, reference) = match &request.r#ref {
-            Reference::Prompt(p) => match surface.prompt(&p.name) {
-                Some((_, owner, original)) => (
-                    owner.clone(),
-                    json!({"type": "ref/prompt", "name": original}),
-                ),
-                None => return Ok(CompleteResult::default()),
-            },
-            Reference::Resource(r) => match surface.template(&r.uri) {
-                Some((_, owner)) => (owner.clone(), json!({"type": "ref/resource", "uri": r.uri})),
-                None => return Ok(CompleteResult::default()),
-            },
-            _ => return Ok(CompleteResult::default()),
-        };
-        let argument = serde_json::to_value(&request.argument).unwrap_or_default();
-        let context_value = request
-            .context
-            .as_ref()
-            .and_then(|c| serde_json::to_value(c).ok());
-        let (ctx, _asks) = CallContext::new(context, self.log_level.clone());
-        let value = match owner {
-            Owner::Own(item) => {
-                let Some(completer) = item
-                    .completer
-                    .as_ref()
-                    .filter(|_| item.completes.contains(&request.argument.name))
-                else {
-                    return Ok(CompleteResult::default());
-                };
-                let mut call = Map::new();
-                call.insert("argument".into(), argument);
-                if let Some(c) = context_value {
-                    call.insert("context".into(), c);
-                }
-                let answered = envelope(completer.call(call, ctx).await)?;
-                match answered {
-                    Value::Array(values) => json!({ "completion": { "values": values } }),
-                    Value::Object(info) => json!({ "completion": info }),
-                    other => return Err(invalid_result("the completer", format!("{other}"))),
-                }
-            }
-            // An upstream that declares no completions would answer -32601; the gateway
-            // declares them for all, so it answers "no suggestions" for that one.
-            Owner::Up(up) if !up.listing().declares_completions => {
-                return Ok(CompleteResult::default());
-            }
-            Owner::Up(up) => up.complete(reference, argument, context_value, ctx).await?,
-        };
-        let result: CompleteResult =
-            serde_json::from_value(value).map_err(|e| invalid_result("the completion", e))?;
-        let info = result.completion;
-        Ok(CompleteResult::new(completion(
-            info.values,
-            info.total,
-            info.has_more,
-        )))
-    }
-
-    /// `resources/subscribe` (handshake era): a URI served upstream is followed there too.
-    pub(super) async fn follow(
-        &self,
-        uri: &str,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        if !Sight::of(&context).sees(Kind::Resource, uri) {
-            return Err(not_found(uri));
-        }
-        let owner = match self.surface().resolve(uri) {
-            Some((Owner::Up(up), _)) => Some(up),
-            _ => None,
-        };
-        let subs = &self.shared.subs;
-        subs.subscribe(self.session, context.peer, uri, owner).await
-    }
-
-    pub(super) async fn unfollow(&self, uri: &str) {
-        self.shared.subs.unsubscribe(self.session, uri).await;
-    }
-
-    /// One `subscriptions/listen` (2026-07-28).
-    pub(super) async fn listen_all(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let surface = self.surface();
-        let sight = Sight::of(context.request_context());
-        let upstream = upstream_owners(
-            &surface,
-            context.accepted().resource_subscriptions.as_deref(),
-        )
-        .into_iter()
-        .filter(|(uri, _)| sight.sees(Kind::Resource, uri))
-        .collect();
-        let subs = self.shared.subs.clone();
-        self.shared.changes.listen(context, &subs, upstream).await
-    }
-
     /// How long a listing of `kind` may be cached, and by whom.
     pub(super) fn list_hints(
         &self,
@@ -428,15 +320,4 @@ impl ToolServer {
     pub(super) fn surface_now(&self) -> Arc<Surface> {
         self.surface()
     }
-}
-
-/// The accepted URIs an upstream serves, with that upstream.
-fn upstream_owners(surface: &Surface, uris: Option<&[String]>) -> Vec<(String, Arc<dyn Upstream>)> {
-    uris.unwrap_or_default()
-        .iter()
-        .filter_map(|uri| match surface.resolve(uri) {
-            Some((Owner::Up(up), _)) => Some((uri.clone(), up)),
-            _ => None,
-        })
-        .collect()
 }

@@ -2,8 +2,9 @@
 //! then polls (`tasks/get`), answers (`tasks/update`, 2026-07-28's in-task input), waits on
 //! (`tasks/result`, 2025-11-25), lists (`tasks/list`, 2025-11-25) or cancels (`tasks/cancel`).
 //!
-//! The engine is generic over the run it is given (a [`Running`] of any [`super::ToolCaller`]:
-//! a JavaScript tool, a gateway's relayed tool, a native closure); it knows nothing of either
+//! The engine is generic over the run it is given (a [`Running`](super::rounds::Running) of
+//! any [`super::ToolCaller`]: a JavaScript tool, a gateway's relayed tool, a native closure);
+//! it knows nothing of either
 //! era's wire, which `handler` (2026-07-28, rmcp's task hooks) and `task_legacy` (2025-11-25, raw
 //! messages) speak over it.
 //!
@@ -19,19 +20,14 @@
 //! removed (and its run, if still going, aborted) by a timer of its own, so memory is
 //! returned without any further traffic.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolResult, DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskPayload,
-    TaskStatus,
-};
+use rmcp::model::{CallToolResult, DetailedTask, InputResponses, JsonObject, Task, TaskPayload};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-use super::rounds::Running;
 
 pub use crate::bounds::{
     SERVE_MAX_TASKS as MAX_TASKS, SERVE_MAX_TASKS_PER_OWNER as MAX_PER_OWNER,
@@ -39,8 +35,14 @@ pub use crate::bounds::{
     SERVE_TASK_MIN_TTL as MIN_TTL, SERVE_TASK_POLL_INTERVAL as POLL_INTERVAL,
 };
 
+mod requests;
+mod run;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_legacy;
+#[cfg(test)]
+mod tests_runs;
 
 /// Whose a task is: the principal that made it (serving with auth), and, for a handshake-era
 /// call, the session it was made in. Another scope is told the task does not exist.
@@ -238,319 +240,6 @@ impl Tasks {
         }
         Ok(())
     }
-
-    /// Makes `run` a task of `scope` and starts driving it; the task is readable (`get`)
-    /// before this returns. `ended` is told how it ended (to report the call), `watch` each
-    /// status change after the first. Refused in words when as many tasks as allowed exist.
-    pub fn create(
-        self: &Arc<Self>,
-        scope: Scope,
-        ttl: Option<u64>,
-        run: Running,
-        ended: impl FnOnce(&Ended) + Send + 'static,
-        (watch, session): (Option<Watch>, Option<rmcp::Peer<rmcp::service::RoleServer>>),
-    ) -> Result<Task, String> {
-        let ttl = self.ttl_for(ttl);
-        let id = super::rounds::new_state();
-        let stamp = now();
-        let mut task = Task::new(id.clone(), TaskStatus::Working, stamp.clone(), stamp);
-        task.ttl_ms = Some(ttl.as_millis() as u64);
-        task.poll_interval_ms = Some(self.limits.poll_interval.as_millis() as u64);
-        let cancel = CancellationToken::new();
-        let (answers, answers_rx) = mpsc::unbounded_channel();
-        let weak = Arc::downgrade(self);
-        let expiry = {
-            let (weak, id) = (weak.clone(), id.clone());
-            super::abort::AbortOnDrop(tokio::spawn(async move {
-                tokio::time::sleep(ttl).await;
-                if let Some(tasks) = weak.upgrade() {
-                    tasks.expire(&id);
-                }
-            }))
-        };
-        {
-            let mut entries = self.lock();
-            sweep(&mut entries);
-            self.room(&entries, &scope)?;
-            let entry = Entry {
-                scope,
-                task: task.clone(),
-                payload: TaskPayload::Working,
-                expires: Instant::now() + ttl,
-                cancel: cancel.clone(),
-                answers,
-                ended: watch::channel(false).0,
-                watch,
-                session,
-                _expiry: expiry,
-                kept: None,
-            };
-            entries.insert(id.clone(), entry);
-        }
-        tokio::spawn(drive(weak, id, run, answers_rx, cancel, ended));
-        Ok(task)
-    }
-
-    /// `tasks/get`: the task as it is now.
-    pub fn get(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
-        let mut entries = self.lock();
-        sweep(&mut entries);
-        match entries.get(id) {
-            Some(entry) if &entry.scope == scope => Ok(entry.detailed()),
-            _ => Err(not_found(id)),
-        }
-    }
-
-    /// `tasks/update`: the client's answers to what the task waits on (partial answers are
-    /// taken; keys it does not wait on are ignored).
-    pub fn update(
-        &self,
-        id: &str,
-        scope: &Scope,
-        responses: InputResponses,
-    ) -> Result<(), Refusal> {
-        let mut entries = self.lock();
-        sweep(&mut entries);
-        let entry = match entries.get_mut(id) {
-            Some(entry) if &entry.scope == scope => entry,
-            _ => return Err(not_found(id)),
-        };
-        if let TaskPayload::InputRequired { input_requests } = &mut entry.payload {
-            // Shown as answered at once; the driver hands them to the run.
-            input_requests.retain(|key, _| !responses.contains_key(key));
-            if input_requests.is_empty() {
-                entry.payload = TaskPayload::Working;
-            }
-            entry.touch();
-        }
-        let _ = entry.answers.send(responses);
-        Ok(())
-    }
-
-    /// `tasks/cancel`: the task ends `cancelled` at once and its run is dropped (a JavaScript
-    /// tool's `ctx.signal` fires). A task that already ended is [`Refusal::Terminal`].
-    pub fn cancel(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
-        let detailed = {
-            let mut entries = self.lock();
-            sweep(&mut entries);
-            let entry = match entries.get_mut(id) {
-                Some(entry) if &entry.scope == scope => entry,
-                _ => return Err(not_found(id)),
-            };
-            if entry.task.status.is_terminal() {
-                return Err(Refusal::Terminal(format!(
-                    "task {id:?} has already ended ({}); it cannot be cancelled",
-                    status_name(entry.task.status)
-                )));
-            }
-            settle(entry, TaskPayload::Cancelled);
-            entry.cancel.cancel();
-            (entry.detailed(), entry.news())
-        };
-        tell(detailed.1);
-        Ok(detailed.0)
-    }
-
-    /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
-    /// id); the next cursor when there are more.
-    pub fn list(
-        &self,
-        scope: &Scope,
-        cursor: Option<&str>,
-        page: usize,
-    ) -> Result<(Vec<Task>, Option<String>), Refusal> {
-        let mut entries = self.lock();
-        sweep(&mut entries);
-        let mut mine: Vec<&Entry> = entries.values().filter(|e| &e.scope == scope).collect();
-        mine.sort_by(|a, b| {
-            (a.task.created_at.as_str(), a.task.task_id.as_str())
-                .cmp(&(b.task.created_at.as_str(), b.task.task_id.as_str()))
-        });
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => match mine.iter().position(|e| e.task.task_id == cursor) {
-                Some(at) => at + 1,
-                None => {
-                    return Err(Refusal::NotFound(format!(
-                        "cursor {} is not one this server gave, or its task expired",
-                        quoted(cursor)
-                    )));
-                }
-            },
-        };
-        let rest = &mine[start.min(mine.len())..];
-        let tasks: Vec<Task> = rest.iter().take(page).map(|e| e.task.clone()).collect();
-        let next = (rest.len() > page)
-            .then(|| tasks.last().map(|t| t.task_id.clone()))
-            .flatten();
-        Ok((tasks, next))
-    }
-
-    /// `tasks/result`: waits until the task ends, then the task as it ended; or until the
-    /// request is cancelled (`gone`: the client cancelled it, or its session or connection
-    /// ended), which answers the task as it is then.
-    pub async fn wait(
-        &self,
-        id: &str,
-        scope: &Scope,
-        gone: &CancellationToken,
-    ) -> Result<DetailedTask, Refusal> {
-        let mut ended = {
-            let mut entries = self.lock();
-            sweep(&mut entries);
-            match entries.get(id) {
-                Some(entry) if &entry.scope == scope => entry.ended.subscribe(),
-                _ => return Err(not_found(id)),
-            }
-        };
-        // A closed channel means the task expired (or the server ended) meanwhile.
-        tokio::select! {
-            _ = ended.wait_for(|ended| *ended) => {}
-            _ = gone.cancelled() => {}
-        }
-        self.get(id, scope)
-    }
-
-    /// Ends the tasks of sessions that ended (their runs are aborted).
-    pub fn forget_closed(&self) {
-        sweep(&mut self.lock());
-    }
-
-    /// How many `tasks/result` requests wait on task `id` now.
-    #[cfg(test)]
-    pub fn waiters(&self, id: &str) -> usize {
-        self.lock()
-            .get(id)
-            .map_or(0, |entry| entry.ended.receiver_count())
-    }
-
-    /// Ends every task (the server is stopping): their runs are aborted.
-    pub fn clear(&self) {
-        let entries = std::mem::take(&mut *self.lock());
-        for entry in entries.values() {
-            entry.cancel.cancel();
-        }
-    }
-
-    fn expire(&self, id: &str) {
-        let gone = self.lock().remove(id);
-        if let Some(entry) = gone {
-            entry.cancel.cancel();
-        }
-    }
-
-    /// Changes task `id` while it still runs (gone or ended: nothing), then tells its watcher
-    /// what `change` says is news, outside the lock.
-    fn if_running(
-        &self,
-        id: &str,
-        change: impl FnOnce(&mut Entry) -> Option<(Watch, DetailedTask)>,
-    ) {
-        let news = {
-            let mut entries = self.lock();
-            match entries.get_mut(id) {
-                Some(entry) if !entry.task.status.is_terminal() => change(entry),
-                _ => None,
-            }
-        };
-        tell(news);
-    }
-
-    /// The run's own words on how it is going (a gateway's: its upstream task's): the task's
-    /// `statusMessage` while it runs, bounded; watchers hear of a change.
-    pub fn status_message(&self, id: &str, message: &str) {
-        let message: String = message
-            .chars()
-            .take(crate::bounds::TASK_MAX_MESSAGE_CHARS)
-            .collect();
-        self.if_running(id, |entry| {
-            if entry.task.status_message.as_deref() == Some(message.as_str()) {
-                return None;
-            }
-            entry.task.status_message = Some(message);
-            entry.touch();
-            entry.news()
-        });
-    }
-
-    /// The driver's news: the run waits on `requests` (none: it is working).
-    fn waiting(&self, id: &str, requests: InputRequests) {
-        self.if_running(id, |entry| {
-            let payload = if requests.is_empty() {
-                TaskPayload::Working
-            } else {
-                TaskPayload::InputRequired {
-                    input_requests: requests,
-                }
-            };
-            if entry.payload == payload {
-                return None;
-            }
-            let was = entry.task.status;
-            entry.payload = payload;
-            entry.task.status = entry.payload.status();
-            entry.touch();
-            if entry.task.status == was {
-                return None;
-            }
-            entry.news()
-        });
-    }
-
-    /// The driver's news: the run ended.
-    fn ended(&self, id: &str, ended: &Ended) {
-        self.if_running(id, |entry| {
-            let payload = match ended {
-                Ended::Result(result) => TaskPayload::Completed {
-                    result: match serde_json::to_value(result) {
-                        Ok(Value::Object(object)) => object,
-                        _ => JsonObject::new(),
-                    },
-                },
-                Ended::Failed(error) => TaskPayload::Failed {
-                    error: error.clone(),
-                },
-                Ended::Cancelled => TaskPayload::Cancelled,
-            };
-            let bytes = match &payload {
-                TaskPayload::Completed { result } => serde_json::to_vec(result),
-                TaskPayload::Failed { error } => serde_json::to_vec(error),
-                _ => Ok(Vec::new()),
-            }
-            .map_or(0, |v| v.len());
-            settle(entry, payload);
-            entry.kept = Some((Instant::now(), bytes));
-            entry.news()
-        });
-        self.within_result_budget(id);
-    }
-
-    /// Ended tasks' results over [`Limits::max_result_bytes`] together: those that ended
-    /// first are forgotten until the rest fit (`newest`, just ended, is always kept).
-    fn within_result_budget(&self, newest: &str) {
-        let mut entries = self.lock();
-        let mut total: usize = entries
-            .values()
-            .filter_map(|e| e.kept)
-            .map(|(_, b)| b)
-            .sum();
-        if total <= self.limits.max_result_bytes {
-            return;
-        }
-        let mut ended: Vec<(Instant, usize, String)> = entries
-            .iter()
-            .filter(|(id, _)| id.as_str() != newest)
-            .filter_map(|(id, e)| e.kept.map(|(at, bytes)| (at, bytes, id.clone())))
-            .collect();
-        ended.sort();
-        for (_, bytes, id) in ended {
-            if total <= self.limits.max_result_bytes {
-                break;
-            }
-            entries.remove(&id);
-            total -= bytes;
-        }
-    }
 }
 
 /// An entry's terminal state: set, stamped, and its waiters woken.
@@ -585,70 +274,5 @@ pub fn error_object(code: i32, message: impl Into<String>) -> JsonObject {
     match json!({ "code": code, "message": message.into() }) {
         Value::Object(object) => object,
         _ => JsonObject::new(),
-    }
-}
-
-/// Drives a task's run to its end: what it waits on is published on the task, the client's
-/// answers (`tasks/update`) are handed to it, and a cancel (or the task's expiry) drops it.
-async fn drive(
-    tasks: Weak<Tasks>,
-    id: String,
-    mut run: Running,
-    mut answers: mpsc::UnboundedReceiver<InputResponses>,
-    cancel: CancellationToken,
-    report: impl FnOnce(&Ended) + Send + 'static,
-) {
-    let none = InputResponses::new();
-    let ended = loop {
-        run.drain_asks(&none);
-        if let Some(tasks) = tasks.upgrade() {
-            let mut requests = BTreeMap::new();
-            for pending in &run.pending {
-                if let Ok(request) = serde_json::from_value(pending.request()) {
-                    requests.insert(pending.key.clone(), request);
-                }
-            }
-            tasks.waiting(&id, requests);
-        } else {
-            break Ended::Cancelled;
-        }
-        let asks = async {
-            match run.asks.as_mut() {
-                Some(asks) => asks.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            joined = &mut run.task.0 => {
-                break match joined {
-                    Ok(value) => match run.ctx.failure() {
-                        Some(message) => Ended::Failed(error_object(
-                            rmcp::model::ErrorCode::INTERNAL_ERROR.0,
-                            message,
-                        )),
-                        None => Ended::Result(crate::tool_result::call_result_from_json(value)),
-                    },
-                    Err(_) => Ended::Failed(error_object(
-                        rmcp::model::ErrorCode::INTERNAL_ERROR.0,
-                        "the tool panicked",
-                    )),
-                };
-            }
-            Some(asks) = asks => run.asked(asks, &none),
-            Some(responses) = answers.recv() => run.answer(&responses),
-            _ = cancel.cancelled() => break Ended::Cancelled,
-        }
-    };
-    // The run goes first (aborted if still going, and its future gone before what it waits on
-    // fails, so a JavaScript tool's ctx.signal fires before its input requests reject), then
-    // the task hears how it ended.
-    if !run.task.0.is_finished() {
-        run.task.0.abort();
-        let _ = (&mut run.task.0).await;
-    }
-    drop(run);
-    report(&ended);
-    if let Some(tasks) = tasks.upgrade() {
-        tasks.ended(&id, &ended);
     }
 }

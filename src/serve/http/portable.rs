@@ -19,7 +19,6 @@
 //! is answered as an unknown session (404); one opened by another principal is refused (403).
 //! Other replicas accept a DELETEd id until its lifetime ends.
 
-use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,8 +26,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
-use rmcp::model::{ClientJsonRpcMessage, InitializeRequestParams, RequestId, ServerJsonRpcMessage};
-use rmcp::transport::streamable_http_server::session::SessionId;
+use rmcp::model::{ClientJsonRpcMessage, InitializeRequestParams, RequestId};
 use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
 };
@@ -37,6 +35,10 @@ use serde::{Deserialize, Serialize};
 use crate::bounds;
 use crate::serve::caller::Caller;
 use crate::serve::seal::{Purpose, StateKey, now_secs};
+use bounded::Bounded;
+
+mod bounded;
+mod requests;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -92,64 +94,6 @@ struct SealedRequest {
     /// Its id there.
     #[serde(rename = "i")]
     id: RequestId,
-}
-
-/// A small map that forgets its oldest entries past a bound.
-struct Bounded<V> {
-    max: usize,
-    map: HashMap<String, V>,
-    order: VecDeque<String>,
-}
-
-impl<V> Bounded<V> {
-    fn new(max: usize) -> Self {
-        Self {
-            max,
-            map: HashMap::new(),
-            order: VecDeque::new(),
-        }
-    }
-
-    fn insert(&mut self, key: String, value: V) {
-        if self.map.insert(key.clone(), value).is_none() {
-            self.order.push_back(key);
-        }
-        while self.map.len() > self.max.max(1) {
-            match self.order.pop_front() {
-                Some(old) => {
-                    self.map.remove(&old);
-                }
-                None => break,
-            }
-        }
-        // Keys taken meanwhile linger in the order: drop them once they outnumber the live.
-        if self.order.len() > 2 * self.max.max(1) {
-            let map = &self.map;
-            self.order.retain(|k| map.contains_key(k));
-        }
-    }
-
-    fn take(&mut self, key: &str) -> Option<V> {
-        self.map.remove(key)
-    }
-
-    /// Forgets the oldest entries while `stale` says so of them (entries go in in time order).
-    fn forget_while(&mut self, stale: impl Fn(&V) -> bool) {
-        while let Some(old) = self.order.front() {
-            match self.map.get(old) {
-                Some(value) if !stale(value) => break,
-                Some(_) => {
-                    self.map.remove(old);
-                }
-                None => {}
-            }
-            self.order.pop_front();
-        }
-    }
-
-    fn contains(&self, key: &str) -> bool {
-        self.map.contains_key(key)
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -322,80 +266,6 @@ impl Portable {
         }
     }
 
-    /// A request of the server to the client on `session`'s stream, with its id sealed.
-    pub fn seal_request(
-        &self,
-        session: &SessionId,
-        message: Arc<ServerJsonRpcMessage>,
-    ) -> Arc<ServerJsonRpcMessage> {
-        let ServerJsonRpcMessage::Request(request) = &*message else {
-            return message;
-        };
-        let sealed = SealedRequest {
-            replica: self.replica.clone(),
-            session: session.to_string(),
-            id: request.id.clone(),
-        };
-        let mut request = request.clone();
-        request.id = RequestId::String(self.key.seal_json(Purpose::RequestId, &sealed).into());
-        Arc::new(ServerJsonRpcMessage::Request(request))
-    }
-
-    /// Where a client's answer (a response or an error) on `session` goes; any other message
-    /// is the worker's as it is.
-    pub fn answer(&self, session: &SessionId, mut message: ClientJsonRpcMessage) -> Answer {
-        let id = match &mut message {
-            ClientJsonRpcMessage::Response(response) => &mut response.id,
-            ClientJsonRpcMessage::Error(error) => match error.id.as_mut() {
-                Some(id) => id,
-                None => return Answer::Drop,
-            },
-            _ => return Answer::Here(message),
-        };
-        let RequestId::String(sealed) = &*id else {
-            return Answer::Drop;
-        };
-        let Some(sealed) = self
-            .key
-            .open_json::<SealedRequest>(Purpose::RequestId, sealed)
-        else {
-            return Answer::Drop;
-        };
-        if sealed.replica != self.replica {
-            return Answer::Elsewhere(sealed.replica, message);
-        }
-        if sealed.session != session.as_ref() {
-            return Answer::Drop;
-        }
-        *id = sealed.id;
-        Answer::Here(message)
-    }
-
-    /// The client's POST of `message` (its answer, id still sealed) sent on to `replica`, with
-    /// the client's headers; not when it was forwarded already. Failures are dropped, as an
-    /// answer to an unknown request is.
-    pub async fn forward(&self, replica: &str, message: &ClientJsonRpcMessage) {
-        let Ok(headers) = CLIENT_HEADERS.try_with(HeaderMap::clone) else {
-            return;
-        };
-        if headers.contains_key(FORWARDED_HEADER) {
-            return;
-        }
-        let Ok(body) = serde_json::to_vec(message) else {
-            return;
-        };
-        let mut request = self.client.post(format!("{replica}/mcp")).body(body);
-        for name in FORWARDED_HEADERS {
-            for value in headers.get_all(name) {
-                request = request.header(name, value);
-            }
-        }
-        let request = request.header(FORWARDED_HEADER, "1");
-        if let Err(e) = request.send().await {
-            let _ = e; // dropped, as an answer to an unknown request is
-        }
-    }
-
     #[cfg(test)]
     fn with_lifetime(mut self, lifetime: Duration) -> Self {
         self.lifetime = lifetime;
@@ -448,3 +318,7 @@ impl SessionStore for Store {
 #[cfg(test)]
 #[path = "portable_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "portable_tests_lifetime.rs"]
+mod tests_lifetime;

@@ -1,0 +1,152 @@
+//! What a client asks of its tasks: `tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/list`,
+//! `tasks/result` (a wait), and the server's own clean-ups.
+
+use rmcp::model::{DetailedTask, InputResponses, Task, TaskPayload};
+use tokio_util::sync::CancellationToken;
+
+use crate::connect::execution::status_name;
+
+use super::{Entry, Refusal, Scope, Tasks, not_found, quoted, settle, sweep, tell};
+
+impl Tasks {
+    /// `tasks/get`: the task as it is now.
+    pub fn get(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
+        let mut entries = self.lock();
+        sweep(&mut entries);
+        match entries.get(id) {
+            Some(entry) if &entry.scope == scope => Ok(entry.detailed()),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    /// `tasks/update`: the client's answers to what the task waits on (partial answers are
+    /// taken; keys it does not wait on are ignored).
+    pub fn update(
+        &self,
+        id: &str,
+        scope: &Scope,
+        responses: InputResponses,
+    ) -> Result<(), Refusal> {
+        let mut entries = self.lock();
+        sweep(&mut entries);
+        let entry = match entries.get_mut(id) {
+            Some(entry) if &entry.scope == scope => entry,
+            _ => return Err(not_found(id)),
+        };
+        if let TaskPayload::InputRequired { input_requests } = &mut entry.payload {
+            // Shown as answered at once; the driver hands them to the run.
+            input_requests.retain(|key, _| !responses.contains_key(key));
+            if input_requests.is_empty() {
+                entry.payload = TaskPayload::Working;
+            }
+            entry.touch();
+        }
+        let _ = entry.answers.send(responses);
+        Ok(())
+    }
+
+    /// `tasks/cancel`: the task ends `cancelled` at once and its run is dropped (a JavaScript
+    /// tool's `ctx.signal` fires). A task that already ended is [`Refusal::Terminal`].
+    pub fn cancel(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
+        let detailed = {
+            let mut entries = self.lock();
+            sweep(&mut entries);
+            let entry = match entries.get_mut(id) {
+                Some(entry) if &entry.scope == scope => entry,
+                _ => return Err(not_found(id)),
+            };
+            if entry.task.status.is_terminal() {
+                return Err(Refusal::Terminal(format!(
+                    "task {id:?} has already ended ({}); it cannot be cancelled",
+                    status_name(entry.task.status)
+                )));
+            }
+            settle(entry, TaskPayload::Cancelled);
+            entry.cancel.cancel();
+            (entry.detailed(), entry.news())
+        };
+        tell(detailed.1);
+        Ok(detailed.0)
+    }
+
+    /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
+    /// id); the next cursor when there are more.
+    pub fn list(
+        &self,
+        scope: &Scope,
+        cursor: Option<&str>,
+        page: usize,
+    ) -> Result<(Vec<Task>, Option<String>), Refusal> {
+        let mut entries = self.lock();
+        sweep(&mut entries);
+        let mut mine: Vec<&Entry> = entries.values().filter(|e| &e.scope == scope).collect();
+        mine.sort_by(|a, b| {
+            (a.task.created_at.as_str(), a.task.task_id.as_str())
+                .cmp(&(b.task.created_at.as_str(), b.task.task_id.as_str()))
+        });
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => match mine.iter().position(|e| e.task.task_id == cursor) {
+                Some(at) => at + 1,
+                None => {
+                    return Err(Refusal::NotFound(format!(
+                        "cursor {} is not one this server gave, or its task expired",
+                        quoted(cursor)
+                    )));
+                }
+            },
+        };
+        let rest = &mine[start.min(mine.len())..];
+        let tasks: Vec<Task> = rest.iter().take(page).map(|e| e.task.clone()).collect();
+        let next = (rest.len() > page)
+            .then(|| tasks.last().map(|t| t.task_id.clone()))
+            .flatten();
+        Ok((tasks, next))
+    }
+
+    /// `tasks/result`: waits until the task ends, then the task as it ended; or until the
+    /// request is cancelled (`gone`: the client cancelled it, or its session or connection
+    /// ended), which answers the task as it is then.
+    pub async fn wait(
+        &self,
+        id: &str,
+        scope: &Scope,
+        gone: &CancellationToken,
+    ) -> Result<DetailedTask, Refusal> {
+        let mut ended = {
+            let mut entries = self.lock();
+            sweep(&mut entries);
+            match entries.get(id) {
+                Some(entry) if &entry.scope == scope => entry.ended.subscribe(),
+                _ => return Err(not_found(id)),
+            }
+        };
+        // A closed channel means the task expired (or the server ended) meanwhile.
+        tokio::select! {
+            _ = ended.wait_for(|ended| *ended) => {}
+            _ = gone.cancelled() => {}
+        }
+        self.get(id, scope)
+    }
+
+    /// Ends the tasks of sessions that ended (their runs are aborted).
+    pub fn forget_closed(&self) {
+        sweep(&mut self.lock());
+    }
+
+    /// How many `tasks/result` requests wait on task `id` now.
+    #[cfg(test)]
+    pub fn waiters(&self, id: &str) -> usize {
+        self.lock()
+            .get(id)
+            .map_or(0, |entry| entry.ended.receiver_count())
+    }
+
+    /// Ends every task (the server is stopping): their runs are aborted.
+    pub fn clear(&self) {
+        let entries = std::mem::take(&mut *self.lock());
+        for entry in entries.values() {
+            entry.cancel.cancel();
+        }
+    }
+}
