@@ -62,6 +62,39 @@ impl rmcp::ClientHandler for Updates {
     }
 }
 
+/// An rmcp client of `server` over an in-process pipe, in the 2026-07-28 era when `modern`
+/// (else the handshake era), and the resource updates it hears.
+async fn connect(
+    server: &ToolServer,
+    modern: bool,
+) -> (
+    rmcp::service::RunningService<RoleClient, Updates>,
+    mpsc::UnboundedReceiver<String>,
+) {
+    let (client_io, server_io) = tokio::io::duplex(256 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(stdio::serve_lines(
+        server.clone(),
+        server_read,
+        server_write,
+    ));
+    let (tx, updates) = mpsc::unbounded_channel();
+    let client = if modern {
+        Updates(tx)
+            .serve_with_lifecycle(
+                tokio::io::split(client_io),
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+    } else {
+        Updates(tx).serve(tokio::io::split(client_io)).await
+    }
+    .unwrap();
+    (client, updates)
+}
+
 fn uris(items: &[Map<String, Value>], field: &str) -> BTreeSet<String> {
     items
         .iter()
@@ -81,27 +114,7 @@ async fn a_gateway_relays_server_everythings_surface_in_both_eras() {
     let uri = "demo://resource/static/document/features.md";
 
     for modern in [false, true] {
-        let (client_io, server_io) = tokio::io::duplex(256 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        tokio::spawn(stdio::serve_lines(
-            server.clone(),
-            server_read,
-            server_write,
-        ));
-        let (tx, mut updates) = mpsc::unbounded_channel();
-        let client = if modern {
-            Updates(tx)
-                .serve_with_lifecycle(
-                    tokio::io::split(client_io),
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-        } else {
-            Updates(tx).serve(tokio::io::split(client_io)).await
-        }
-        .unwrap();
+        let (client, mut updates) = connect(&server, modern).await;
 
         let resources = client.list_all_resources().await.unwrap();
         let served: Vec<_> = resources
@@ -251,27 +264,7 @@ async fn a_gateway_relays_server_everythings_tools_in_both_eras() {
     assert!(!straight.is_error, "{}", straight.output);
 
     for modern in [false, true] {
-        let (client_io, server_io) = tokio::io::duplex(256 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        tokio::spawn(stdio::serve_lines(
-            server.clone(),
-            server_read,
-            server_write,
-        ));
-        let (tx, _updates) = mpsc::unbounded_channel();
-        let client = if modern {
-            Updates(tx)
-                .serve_with_lifecycle(
-                    tokio::io::split(client_io),
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-        } else {
-            Updates(tx).serve(tokio::io::split(client_io)).await
-        }
-        .unwrap();
+        let (client, _updates) = connect(&server, modern).await;
 
         let served = client.list_all_tools().await.unwrap();
         assert_eq!(served.len(), listing.len());
