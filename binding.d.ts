@@ -176,7 +176,7 @@ export declare function callMcpTool(tool: unknown, args?: Record<string, unknown
 export interface CallOptions {
   /** `opts.deadline` (or `opts.timeout`), in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
   deadlineMs?: number
-  /** `opts.signal`, taken as a plain object (see src/js/abort.rs). */
+  /** `opts.signal`, taken as a plain object (see src/abort.rs). */
   signal?: AbortSignal
   /** `opts.authorize(url)`, bound to `opts`. */
   authorize?: (url: string) => unknown
@@ -302,7 +302,7 @@ export declare function loadMcp(input: string | object, opts?: CallOptions, hook
 export interface McpCallOptions {
   /** `ctx.timeout`, in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
   timeoutMs?: number
-  /** `ctx.signal`, taken as a plain object (see src/js/abort.rs). */
+  /** `ctx.signal`, taken as a plain object (see src/abort.rs). */
   signal?: AbortSignal
   /** `ctx.onProgress`, guarded by lib/options.js (a throw in it is a warning). */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
@@ -461,7 +461,7 @@ export declare function storedCredentials(): Array<{ server: string | null; url:
 export interface SurfaceRequestOptions {
   /** `opts.timeout`, in whole milliseconds, at most `MAX_TIMEOUT_MS`. */
   timeoutMs?: number
-  /** `opts.signal`, taken as a plain object (see src/js/abort.rs). */
+  /** `opts.signal`, taken as a plain object (see src/abort.rs). */
   signal?: AbortSignal
 }
 

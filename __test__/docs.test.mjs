@@ -128,7 +128,7 @@ test("no docs page, and no source or test file, cites a spec outside the reposit
       } else if (/\.(rs|js|mjs|cjs|ts)$/.test(entry.name) && rel !== path.join("__test__", "docs.test.mjs")) sources.push(rel)
     }
   }
-  for (const dir of ["src", "lib", "bin", "__test__", "scripts", "bench"]) walk(dir)
+  for (const dir of ["src", "crates", "lib", "bin", "__test__", "scripts", "bench"]) walk(dir)
   assert.ok(sources.length > 100, `${sources.length} source files`)
   for (const file of [...docFiles(), ...sources, "index.d.ts"]) {
     assert.doesNotMatch(fs.readFileSync(path.join(repoRoot, file), "utf8"), /SPEC §/, file)

@@ -1,4 +1,4 @@
-// The short road for calls (src/serve/http/fast.rs): a handshake-era `tools/call` inside a
+// The short road for calls (crates/engine/src/serve/http/fast.rs): a handshake-era `tools/call` inside a
 // session, from a client that prefers JSON, is answered as application/json without rmcp's
 // session worker. Every test compares it with rmcp's own road, taken by the same request with a
 // progressToken (or with text/event-stream first in Accept): the same bytes, errors, statuses

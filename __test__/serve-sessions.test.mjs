@@ -1,4 +1,4 @@
-// How long sessions of a served toolkit live and how many may (src/serve/http/sessions.rs): a
+// How long sessions of a served toolkit live and how many may (crates/engine/src/serve/http/sessions.rs): a
 // session no request names for `sessionIdleTimeout` is answered 404, as after DELETE; opening
 // one beyond `maxSessions` ends the idlest; and a client that never DELETEs cannot grow the
 // serving process without bound. The server runs in a process of its own

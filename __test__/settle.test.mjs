@@ -1,4 +1,4 @@
-// loadMcp tool calls settle in batches through one channel per environment (src/js/settle.rs):
+// loadMcp tool calls settle in batches through one channel per environment (src/settle.rs):
 // every call still gets its own result, a pending call keeps Node alive until it settles, and an
 // idle source does not keep Node alive.
 import { test, afterEach } from "node:test"

@@ -1,7 +1,7 @@
 // Tool calls run as tasks (issue 23, the client side), against real servers: server-everything's
 // task-required simulate-research-query, an SDK-built task server (experimental tasks API) over
 // stdio and streamable HTTP, and a hostile stdio server whose tasks go wrong. The 2026-07-28
-// extension is covered by the Rust test in src/connect/session/tests_tasks.rs (an rmcp server
+// extension is covered by the Rust test in crates/engine/src/connect/session/tests_tasks.rs (an rmcp server
 // with rmcp's TaskManager).
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"

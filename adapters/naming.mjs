@@ -1,4 +1,4 @@
-// Tool names, exactly as toolnexus's engine gives them (src/connect/naming.rs), for adapters
+// Tool names, exactly as toolnexus's engine gives them (crates/engine/src/connect/naming.rs), for adapters
 // whose framework accepts fewer characters: a name is shortened past 64 characters, or
 // disambiguated when taken, to a readable head plus an FNV-1a hash of where it came from.
 

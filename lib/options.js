@@ -18,7 +18,7 @@ const guarded = (fn, name) => require("./results.js").guardCallback(fn, name)
 /** @typedef {import("../binding").McpCallOptions} McpCallOptions */
 /** @typedef {import("../binding").SurfaceRequestOptions} SurfaceRequestOptions */
 
-/** The longest timer Node keeps (2^31 - 1 ms); src/bounds.rs's MAX_TIMEOUT_MS. */
+/** The longest timer Node keeps (2^31 - 1 ms); crates/engine/src/bounds.rs's MAX_TIMEOUT_MS. */
 const MAX_TIMEOUT_MS = 2147483647
 
 /**

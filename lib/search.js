@@ -2,7 +2,7 @@
 // Tool search for big catalogs: `source.searchTools` / `toolkit.searchTools` rank a tool list
 // in Rust (binding.ToolIndex over crate::search), one index per version of the list; and a
 // toolkit's `toolSearch` option, which serves `search_tools` and `call_tool` instead of the
-// catalog (served in Rust: src/serve/search.rs).
+// catalog (served in Rust: crates/engine/src/serve/search.rs).
 "use strict"
 
 const binding = require("../binding.js")

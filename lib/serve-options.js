@@ -56,7 +56,7 @@ function accessLogOption(value) {
   throw new TypeError(`toolnexus: accessLog must be true, false or a function (entry) => void, got ${kindOf(value)}`)
 }
 
-/** The shortest state key accepted, in bytes (src/serve/seal.rs refuses shorter ones too). */
+/** The shortest state key accepted, in bytes (crates/engine/src/serve/seal.rs refuses shorter ones too). */
 const MIN_STATE_KEY = 16
 /** Keys in rotation at most. */
 const MAX_STATE_KEYS = 16

@@ -34,7 +34,7 @@ const SOURCE_HANDLE = "__toolnexusSource"
 
 /**
  * loadMcp tools' calls in flight, by number: the native side starts a call and answers it
- * later, with others that finished meanwhile, as one JSON text (src/js/settle.rs).
+ * later, with others that finished meanwhile, as one JSON text (src/settle.rs).
  * @type {Map<number, (result: any) => void>}
  */
 const calls = new Map()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A longer fuzz run than the smoke inside `npm test`: the proptest properties of
-# tests/fuzz_config.rs (JSONC, config loading and normalising, variable expansion, text vs path)
+# crates/engine/tests/fuzz_config.rs (JSONC, config loading and normalising, variable expansion, text vs path)
 # with many more cases, then the napi boundary (__test__/boundary.test.mjs) with many more
 # random hostile values, from a fresh random seed each run (printed, to replay a failure with
 # BOUNDARY_RANDOM_SEED=<seed>).

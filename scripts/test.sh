@@ -41,8 +41,8 @@ trap finish EXIT
 step "test dependencies (scripts/setup-test-deps.sh; quick once installed)" "bash scripts/setup-test-deps.sh"
 bash scripts/setup-test-deps.sh
 
-step "cargo fmt --check" "cargo fmt --check (cargo fmt mends it)"
-cargo fmt --check
+step "cargo fmt --check" "cargo fmt --all --check (cargo fmt --all mends it)"
+cargo fmt --all --check
 
 step "module cycles: none beyond scripts/module-cycles.allow" "node scripts/module-cycles.mjs"
 node scripts/module-cycles.mjs

@@ -1,347 +1,352 @@
-//! The MCP surface beside tools: resources, resource templates and prompts, as every role
-//! (listing, loading, serving, relaying) holds them; their caching hints (SEP-2549); the errors
-//! a non-tool request ends with; and the result shapes a read, a prompt and a completion give.
+//! A loadMcp source's surface beside tools: its servers' resources, resource templates and
+//! prompts as last listed, and the requests on them (`resources/read`, `prompts/get`,
+//! `completion/complete`, resource subscriptions). lib/source.js builds the `McpSource`'s items
+//! and methods around these; lib/options.js has checked what the app passed.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::model::{CacheScope, CompletionInfo, GetPromptResult, ReadResourceResult};
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
-pub mod uri_template;
+use super::abort::{self, Watch};
+use super::callback::{JsCallback, js_callback};
+use super::convert::{self, ErrorKind, Settle};
+use super::load::NativeSource;
+use super::options::SurfaceRequestOptions;
+use engine::connect::session::surface::{Req, SurfaceAsk as Ask, UpstreamSub};
+use engine::connect::session::{LiveServer, Session};
+use engine::surface::{Kind, SurfaceError};
 
-impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
+/// A loadMcp source's session as a gateway holds it (`NativeSource.upstream()`): a served
+/// toolkit relays its servers' resources, prompts and completions through it, in Rust.
+pub type SessionHandle = External<Arc<Session>>;
 
-    /// Its list method (also the name of its listing phase).
-    pub fn method(self) -> &'static str {
-        match self {
-            Kind::Resources => "resources/list",
-            Kind::ResourceTemplates => "resources/templates/list",
-            Kind::Prompts => "prompts/list",
+/// A rejection carrying the server's JSON-RPC error: `message`, and `code`/`data` when it sent
+/// them.
+fn request_error(env: &Env, e: &SurfaceError) -> Error {
+    let build = || -> Result<Error> {
+        let ctor: Function<&str, Unknown> = env.get_global()?.get_named_property("Error")?;
+        let value = ctor.new_instance(e.message.as_str())?;
+        let mut obj = Object::from_unknown(value)?;
+        if let Some(code) = e.code {
+            obj.set_named_property("code", code)?;
         }
-    }
-
-    /// The key its items come under, on the wire and in the inventory JSON.
-    pub fn key(self) -> &'static str {
-        match self {
-            Kind::Resources => "resources",
-            Kind::ResourceTemplates => "resourceTemplates",
-            Kind::Prompts => "prompts",
+        if let Some(data) = &e.data {
+            obj.set_named_property("data", convert::parse_json(env, &data.to_string())?)?;
         }
-    }
-
-    /// The field that identifies an item (a string, as `name` must be too).
-    pub fn id_field(self) -> &'static str {
-        match self {
-            Kind::Resources => "uri",
-            Kind::ResourceTemplates => "uriTemplate",
-            Kind::Prompts => "name",
-        }
-    }
-
-    /// What one item is called in words ("resource", "resource template", "prompt").
-    pub fn item_words(self) -> &'static str {
-        match self {
-            Kind::Resources => "resource",
-            Kind::ResourceTemplates => "resource template",
-            Kind::Prompts => "prompt",
-        }
-    }
-
-    /// What its items are called in words ("resources", "resource templates", "prompts").
-    pub fn plural(self) -> &'static str {
-        match self {
-            Kind::Resources => "resources",
-            Kind::ResourceTemplates => "resource templates",
-            Kind::Prompts => "prompts",
-        }
-    }
-
-    /// Whether a server with these capabilities lists this kind.
-    pub fn declared(self, caps: &rmcp::model::ServerCapabilities) -> bool {
-        match self {
-            Kind::Resources | Kind::ResourceTemplates => caps.resources.is_some(),
-            Kind::Prompts => caps.prompts.is_some(),
-        }
-    }
-}
-
-/// A result's caching hints (`ttlMs`, `cacheScope`), as given: either may be absent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Hints {
-    pub ttl_ms: Option<u64>,
-    pub scope: Option<CacheScope>,
-}
-
-impl Hints {
-    /// The hints of a result's JSON: a negative `ttlMs` is 0 (SEP-2549), anything but
-    /// `"public"`/`"private"` no scope.
-    pub fn of(result: &Value) -> Hints {
-        let ttl_ms = result.get("ttlMs").and_then(|ttl| {
-            ttl.as_u64()
-                .or_else(|| ttl.as_i64().map(|t| t.max(0) as u64))
-                .or_else(|| ttl.as_f64().map(|t| t.max(0.0) as u64))
-        });
-        Hints {
-            ttl_ms,
-            scope: scope_of(result.get("cacheScope")),
-        }
-    }
-
-    /// The hints of two results taken together (rmcp's rule for merged pages): the smaller TTL
-    /// (none when either has none), private when either is, no scope when either has none.
-    pub fn merge(self, other: Hints) -> Hints {
-        let ttl_ms = match (self.ttl_ms, other.ttl_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            _ => None,
-        };
-        let scope = match (self.scope, other.scope) {
-            (Some(CacheScope::Private), _) | (_, Some(CacheScope::Private)) => {
-                Some(CacheScope::Private)
-            }
-            (Some(a), Some(_)) => Some(a),
-            _ => None,
-        };
-        Hints { ttl_ms, scope }
-    }
-
-    /// What a served result says: the configured hints, else these, else `(0, private)`.
-    pub fn served(self, configured: Hints) -> (u64, CacheScope) {
-        (
-            configured
-                .ttl_ms
-                .or(self.ttl_ms)
-                .unwrap_or(crate::bounds::SERVE_DEFAULT_TTL_MS),
-            configured
-                .scope
-                .or(self.scope)
-                .unwrap_or(CacheScope::Private),
-        )
-    }
-}
-
-/// A `cacheScope` value read leniently: a bad one is no scope, never a refused result.
-pub fn scope_of(value: Option<&Value>) -> Option<CacheScope> {
-    match value.and_then(Value::as_str) {
-        Some("public") => Some(CacheScope::Public),
-        Some("private") => Some(CacheScope::Private),
-        _ => None,
-    }
-}
-
-/// One kind as a server last listed it.
-#[derive(Clone, Debug, Default)]
-pub struct Listed {
-    /// Its items, with every field the road kept.
-    pub items: Arc<Vec<Map<String, Value>>>,
-    pub hints: Hints,
-    /// When it was listed (`None`: never).
-    pub at: Option<Instant>,
-    /// What its listing left out, over the bound of a listing.
-    pub truncated: Option<Truncated>,
-}
-
-impl PartialEq for Listed {
-    fn eq(&self, other: &Self) -> bool {
-        self.items == other.items && self.hints == other.hints
-    }
-}
-
-impl Listed {
-    pub fn new(items: Vec<Map<String, Value>>, hints: Hints) -> Self {
-        Self {
-            items: Arc::new(items),
-            hints,
-            at: Some(Instant::now()),
-            truncated: None,
-        }
-    }
-
-    /// The same, saying what its listing left out.
-    pub fn with(mut self, truncated: Option<Truncated>) -> Self {
-        self.truncated = truncated;
-        self
-    }
-
-    /// Whether its TTL has run out (never, when the server gave none).
-    pub fn expired(&self) -> bool {
-        match (self.at, self.hints.ttl_ms) {
-            (Some(at), Some(ttl)) => at.elapsed() >= Duration::from_millis(ttl),
-            _ => false,
-        }
-    }
-}
-
-/// A server's resources, resource templates and prompts.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SurfaceListing {
-    pub resources: Listed,
-    pub templates: Listed,
-    pub prompts: Listed,
-}
-
-impl SurfaceListing {
-    pub fn get(&self, kind: Kind) -> &Listed {
-        match kind {
-            Kind::Resources => &self.resources,
-            Kind::ResourceTemplates => &self.templates,
-            Kind::Prompts => &self.prompts,
-        }
-    }
-
-    pub fn set(&mut self, kind: Kind, listed: Listed) {
-        match kind {
-            Kind::Resources => self.resources = listed,
-            Kind::ResourceTemplates => self.templates = listed,
-            Kind::Prompts => self.prompts = listed,
-        }
-    }
-}
-
-/// Why a non-tool request (a read, a prompt, a completion, a subscription) got no result: the
-/// server's JSON-RPC error when it sent one, else our words (no code).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SurfaceError {
-    pub code: Option<i32>,
-    pub message: String,
-    pub data: Option<Value>,
-}
-
-impl std::fmt::Display for SurfaceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SurfaceError {}
-
-impl SurfaceError {
-    /// Our words, with no JSON-RPC code.
-    pub fn words(message: impl Into<String>) -> Self {
-        Self {
-            code: None,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// Invalid params (-32602), in our words.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self {
-            code: Some(rmcp::model::ErrorCode::INVALID_PARAMS.0),
-            ..Self::words(message)
-        }
-    }
-
-    /// As a served JSON-RPC error: its code, or internal error (-32603) for our words.
-    pub fn to_error_data(&self) -> rmcp::ErrorData {
-        let code = self
-            .code
-            .unwrap_or(rmcp::model::ErrorCode::INTERNAL_ERROR.0);
-        rmcp::ErrorData::new(
-            rmcp::model::ErrorCode(code),
-            self.message.clone(),
-            self.data.clone(),
-        )
-    }
-
-    /// `{code?, message, data?}`, for the napi boundary.
-    pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        if let Some(code) = self.code {
-            out.insert("code".into(), code.into());
-        }
-        out.insert("message".into(), self.message.clone().into());
-        if let Some(data) = &self.data {
-            out.insert("data".into(), data.clone());
-        }
-        Value::Object(out)
-    }
-}
-
-impl From<&rmcp::ErrorData> for SurfaceError {
-    fn from(e: &rmcp::ErrorData) -> Self {
-        Self {
-            code: Some(e.code.0),
-            message: e.message.to_string(),
-            data: e.data.clone(),
-        }
-    }
-}
-
-/// A completion of at most [`crate::bounds::MAX_COMPLETION_VALUES`] values: more are cut to the
-/// first ones, with `total` the full count and `hasMore` set.
-pub fn completion(
-    mut values: Vec<String>,
-    total: Option<u32>,
-    has_more: Option<bool>,
-) -> CompletionInfo {
-    let max = crate::bounds::MAX_COMPLETION_VALUES;
-    let (total, has_more) = if values.len() > max {
-        let count = u32::try_from(values.len()).unwrap_or(u32::MAX);
-        values.truncate(max);
-        (Some(total.unwrap_or(count).max(count)), Some(true))
-    } else {
-        (total, has_more)
+        Ok(Error::from_unknown_without_coercion(value))
     };
-    let mut info = CompletionInfo::new(values).unwrap_or_default();
-    info.total = total;
-    info.has_more = has_more;
-    info
+    build().unwrap_or_else(|_| Error::from_reason(e.message.clone()))
 }
 
-/// A `resources/read` result from its JSON; the error names the field that is wrong.
-pub fn read_result(v: Value) -> Result<ReadResourceResult, String> {
-    typed(v, "resource read result")
+/// `toolnexus: no connected server "x" (servers: a, b)`.
+fn no_server(session: &Session, server: &str) -> String {
+    let names: Vec<&str> = session.servers.iter().map(|s| s.name.as_str()).collect();
+    let names = if names.is_empty() {
+        "none is connected".to_string()
+    } else {
+        format!("servers: {}", names.join(", "))
+    };
+    format!(
+        "toolnexus: no connected server {:?} ({names})",
+        engine::config::quote::shorten(server, engine::config::quote::QUOTE_CHARS)
+    )
 }
 
-/// A `prompts/get` result from its JSON; the error names the field that is wrong.
-pub fn prompt_result(v: Value) -> Result<GetPromptResult, String> {
-    typed(v, "prompt result")
-}
+impl NativeSource {
+    fn live(&self, server: &str) -> std::result::Result<Arc<LiveServer>, String> {
+        self.session
+            .server(server)
+            .cloned()
+            .ok_or_else(|| no_server(&self.session, server))
+    }
 
-fn typed<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, String> {
-    // serde's message names the missing or mistyped field and what it expected.
-    serde_json::from_value(v).map_err(|e| format!("invalid {what}: {e}"))
-}
-
-/// What a listing over its budget left out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Truncated {
-    pub kept: usize,
-    /// Items of the pages read that were dropped.
-    pub dropped: usize,
-    /// Whether the server had more pages, not read.
-    pub unread: bool,
-}
-
-impl Truncated {
-    /// The warning naming `server`, the kind (`what`: "tools", "resources", …) and how much was
-    /// dropped.
-    pub fn warning(&self, server: &str, what: &str) -> String {
-        let unread = if self.unread {
-            ", and its later pages were not read"
-        } else {
-            ""
+    /// Runs `ask` on `server` under `opts`: resolves its result's JSON, rejects with the
+    /// server's error (or our words), or with `signal.reason` at once when aborted (the server
+    /// is still told, by the request's own cancellation).
+    fn ask<'env>(
+        &self,
+        env: &'env Env,
+        server: &str,
+        ask: Ask,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        let (timeout_ms, signal) = opts.map_or((None, None), |o| (o.timeout_ms, o.signal));
+        let live = match self.live(server) {
+            Ok(live) => live,
+            Err(m) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, m)),
         };
-        format!(
-            "toolnexus: server {server:?} listed more {what} than are kept ({} at most, {} MiB of JSON): the first {} are kept, {} more were dropped{unread}",
-            crate::bounds::MAX_LIST_ITEMS,
-            crate::bounds::MAX_LIST_BYTES >> 20,
-            self.kept,
-            self.dropped
-        )
+        let watch = match abort::watch(env, signal) {
+            Ok(Watch::Watching(watch)) => watch,
+            Ok(Watch::AlreadyAborted(reason)) => {
+                return super::reject_now(env, Settle::Reject(reason));
+            }
+            Err(e) => return super::reject_now(env, Settle::Reject(e)),
+        };
+        let cancel = watch.token().clone();
+        let closed = self.session.closed_token().clone();
+        let timeout = timeout_ms.map(|ms| Duration::from_millis(ms.into()));
+        let token = cancel.clone();
+        let work = until_aborted(token, async move {
+            let r = Req {
+                timeout,
+                cancel: &cancel,
+                closed: &closed,
+                front: None,
+            };
+            ask.run(&live, r).await
+        });
+        super::run_watched(env, watch, work, |env, result| match result {
+            Ok(value) => convert::parse_json(env, &value.to_string()),
+            Err(e) => Err(request_error(env, &e)),
+        })
     }
 }
 
-#[cfg(test)]
-mod tests;
+/// Runs `request` in a task of its own and settles with its outcome, or as aborted as soon as
+/// `token` fires: the request goes on to its end (telling the server, by its own cancellation)
+/// and what it ends with is dropped. Which of the two wins a race does not matter: an abort the
+/// caller's signal made rejects with its reason either way (see `run_watched`).
+async fn until_aborted<T: Send + 'static>(
+    token: CancellationToken,
+    request: impl std::future::Future<Output = T> + Send + 'static,
+) -> Settle<T> {
+    let request = tokio::spawn(request);
+    tokio::select! {
+        done = request => match done {
+            Ok(result) => Settle::Value(result),
+            Err(e) => Settle::Fail(ErrorKind::Error, join_failure(e)),
+        },
+        () = token.cancelled() => Settle::Aborted,
+    }
+}
 
-/// The listed kinds beside tools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Resources,
-    ResourceTemplates,
-    Prompts,
+/// The words for a request's task that did not end with its outcome.
+fn join_failure(e: tokio::task::JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(panic) => convert::internal_error(&*panic),
+        Err(_) => "toolnexus: the request was cancelled".to_string(),
+    }
+}
+
+/// One subscription of a loadMcp source to a resource (internal: lib/source.js hands the app
+/// its `unsubscribe` as the function `subscribe` resolves).
+#[napi]
+pub struct NativeSubscription {
+    sub: Mutex<Option<UpstreamSub>>,
+}
+
+#[napi]
+impl NativeSubscription {
+    /// Stops the updates; the server is unsubscribed when this was its URI's last listener.
+    /// Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn unsubscribe<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let sub = self.sub.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Dropped on the runtime: the last listener's unsubscribe is spawned there.
+        env.spawn_future(async move {
+            drop(sub);
+            Ok(())
+        })
+    }
+}
+
+#[napi]
+impl NativeSource {
+    /// The session, for a gateway serving this source's resources and prompts.
+    #[napi(ts_return_type = "SessionHandle")]
+    pub fn upstream(&self) -> SessionHandle {
+        External::new(self.session.clone())
+    }
+
+    /// Moves on each time a server's resources, templates or prompts were re-listed and changed.
+    #[napi]
+    pub fn surface_generation(&self) -> f64 {
+        self.session.surface_generation() as f64
+    }
+
+    /// Every connected server's resources, resource templates and prompts as last listed, in
+    /// config order, each item with `server` added.
+    #[napi(
+        ts_return_type = "{ resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }"
+    )]
+    pub fn surface<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        convert::contain(|| {
+            let mut out = Map::new();
+            for kind in Kind::ALL {
+                let mut items = Vec::new();
+                for live in &self.session.servers {
+                    let listing = live.surface();
+                    for item in listing.get(kind).items.iter() {
+                        let mut item = item.clone();
+                        item.insert("server".into(), Value::String(live.name.clone()));
+                        items.push(Value::Object(item));
+                    }
+                }
+                out.insert(kind.key().into(), Value::Array(items));
+            }
+            convert::parse_json(env, &Value::Object(out).to_string())
+        })
+    }
+
+    /// `resources/read` of `uri` on `server`: its `ReadResourceResult`.
+    #[napi(
+        ts_args_type = "server: string, uri: string, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<ReadResourceResult>"
+    )]
+    pub fn read_resource<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| self.ask(env, &server, Ask::Read(uri), opts))
+    }
+
+    /// `prompts/get` of `name` on `server` with `args` (strings, checked by lib/options.js): its
+    /// `GetPromptResult`.
+    #[napi(
+        ts_args_type = "server: string, name: string, args?: Record<string, string>, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<GetPromptResult>"
+    )]
+    pub fn get_prompt<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        name: String,
+        args: Option<Unknown>,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| {
+            let args = match args {
+                Some(args) => convert::json_value(env, args, "", "args")?,
+                None => Value::Null,
+            };
+            let args = match args {
+                Value::Object(args) => args,
+                _ => Map::new(),
+            };
+            self.ask(env, &server, Ask::Prompt(name, args), opts)
+        })
+    }
+
+    /// `completion/complete` on `server`: its `CompleteResult` (`{ completion: { values, … } }`).
+    #[napi(
+        ts_args_type = "server: string, reference: CompletionRef, argument: { name: string; value: string }, context?: { arguments?: Record<string, string> } | null, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<{ completion: Completion }>"
+    )]
+    pub fn complete<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        reference: Unknown,
+        argument: Unknown,
+        context: Option<Unknown>,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| {
+            let reference = convert::json_value(env, reference, "", "ref")?;
+            let argument = convert::json_value(env, argument, "", "argument")?;
+            let context = match context {
+                Some(context) => match convert::json_value(env, context, "", "context")? {
+                    Value::Null => None,
+                    context => Some(context),
+                },
+                None => None,
+            };
+            self.ask(
+                env,
+                &server,
+                Ask::Complete(reference, argument, context),
+                opts,
+            )
+        })
+    }
+
+    /// Follows `uri` on `server`: `onUpdated(uri)` is called for each
+    /// `notifications/resources/updated` until the subscription is unsubscribed or the source
+    /// closed. The callback never keeps Node alive; lib/source.js has guarded it. An abort
+    /// before it resolves rejects with `signal.reason` and leaves nothing subscribed.
+    #[napi(
+        ts_args_type = "server: string, uri: string, onUpdated: (uri: string) => void, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<NativeSubscription>"
+    )]
+    pub fn subscribe<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        on_updated: Function<String, ()>,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, NativeSubscription>> {
+        convert::contain(|| {
+            let (timeout_ms, signal) = opts.map_or((None, None), |o| (o.timeout_ms, o.signal));
+            let watch = match abort::watch(env, signal)? {
+                Watch::Watching(watch) => watch,
+                Watch::AlreadyAborted(reason) => {
+                    return env.spawn_future_with_callback(async { Ok(()) }, move |_, ()| {
+                        Err::<NativeSubscription, _>(reason)
+                    });
+                }
+            };
+            let live = self.live(&server);
+            let tsfn: JsCallback<String> = js_callback(on_updated)?;
+            let listener = Arc::new(move |uri: &str| {
+                tsfn.call(uri.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+            });
+            let closed: CancellationToken = self.session.closed_token().clone();
+            let timeout = timeout_ms.map(|ms| Duration::from_millis(ms.into()));
+            let work = until_aborted(watch.token().clone(), async move {
+                let live = live.map_err(|m| (ErrorKind::TypeError, SurfaceError::words(m)))?;
+                if closed.is_cancelled() {
+                    let e = SurfaceError::words("not connected (source closed)");
+                    return Err((ErrorKind::Error, e));
+                }
+                // Subscribing is not cancel-safe (it holds the server's table): a timeout stops
+                // waiting for it, and the subscription it still makes is dropped, unsubscribing.
+                let subscribing = tokio::spawn(async move { live.subscribe(&uri, listener).await });
+                let subscribed = match timeout {
+                    None => subscribing.await,
+                    Some(timeout) => match tokio::time::timeout(timeout, subscribing).await {
+                        Ok(done) => done,
+                        Err(_) => Ok(Err(SurfaceError::words(format!(
+                            "resources/subscribe timed out after {} ms",
+                            timeout.as_millis()
+                        )))),
+                    },
+                };
+                match subscribed {
+                    Ok(subscribed) => subscribed.map_err(|e| (ErrorKind::Error, e)),
+                    Err(e) => Err((ErrorKind::Error, SurfaceError::words(join_failure(e)))),
+                }
+            });
+            // A subscription the abort overtook is dropped, which unsubscribes it.
+            super::run_watched(env, watch, work, |env, subscribed| match subscribed {
+                Ok(sub) => Ok(NativeSubscription {
+                    sub: Mutex::new(Some(sub)),
+                }),
+                Err((ErrorKind::TypeError, e)) => {
+                    Err(convert::js_error(env, ErrorKind::TypeError, &e.message))
+                }
+                Err((_, e)) => Err(request_error(env, &e)),
+            })
+        })
+    }
+}
+
+/// A URI template expanded with `vars` (RFC 6570, levels 1–3), as `template.read(vars)` asks.
+#[napi(ts_args_type = "template: string, vars: Record<string, unknown>")]
+pub fn expand_uri_template(env: &Env, template: String, vars: Unknown) -> Result<String> {
+    convert::contain(|| {
+        let vars = match convert::json_value(env, vars, "", "vars")? {
+            Value::Object(vars) => vars,
+            _ => Map::new(),
+        };
+        Ok(engine::surface::uri_template::expand(&template, &vars))
+    })
 }

@@ -3,7 +3,7 @@
 // tool of the combined catalog by plain word overlap between the request and
 // the tool's name, description and parameter names, then print recall@1 and
 // recall@3 (split by `reuses`). For a sense of how hard requests.json is; the
-// real ranker lives in src/search and bench/search.mjs.
+// real ranker lives in crates/engine/src/search and bench/search.mjs.
 //   node bench/search/baseline.mjs [--misses]
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -1,282 +1,295 @@
-//! Streamable HTTP for a [`ToolServer`]: rmcp's `StreamableHttpService` mounted on plain hyper at
-//! `/mcp`. rmcp speaks the protocol (both eras, sessions, `MCP-Protocol-Version`, the GET stream,
-//! Host/Origin checks); this module owns the socket: which paths exist, and the bounds a client
-//! cannot push past (header-read, body and idle timeouts, a connection cap with eviction of idle
-//! connections, a body limit). Sessions are `sessions::Sessions`, rmcp's session manager with
-//! a direct road that answers a plain `tools/call` as JSON without rmcp's session worker.
-//!
-//! The connections are `connection`'s; what a request to `/mcp` is answered with, `front`'s.
+//! `toolkit.serve`'s HTTP server: its options (checked by lib/options.js) and the running
+//! server's handle.
 
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
 
-use super::ToolServer;
-use crate::bounds::SERVE_MAX_BODY as MAX_BODY;
-use connection::accept_loop;
-use front::{Endpoint, Front};
-pub use sessions::SessionLimits;
-use sessions::Sessions;
+use serde_json::Value;
 
-pub use access_log::AccessLog;
-use gate::Gate;
-pub use gate::Readiness;
+use crate::bounded::JsonValue;
+use crate::callback::{JsCallback, js_callback};
+use engine::serve::{self, auth};
 
-mod accept;
-mod access_log;
-mod body;
-mod connection;
-mod front;
-mod gate;
-mod limits;
-mod portable;
-pub(super) mod sessions;
+/// Strong, unlike every [`crate::callback::JsCallback`]: holds the event loop open while an
+/// HTTP server runs.
+pub(super) type KeepAlive = ThreadsafeFunction<(), (), (), Status, false, false>;
 
-/// Who may use an endpoint.
-#[derive(Default)]
-pub enum Auth {
-    /// Nothing said: served as is on a loopback address, refused on any other.
-    #[default]
-    Unset,
-    /// `auth: "none"`: anyone who reaches the endpoint may use it, on any address.
-    Open,
-    /// A bearer token on every request, checked as these options say.
-    Required(Box<crate::serve::auth::AuthOptions>),
-}
-
-/// How a server is exposed.
-#[derive(Default)]
-pub struct ServeOptions {
-    /// Serve handshake-era clients without sessions too, so replicas need no affinity.
-    pub stateless: bool,
-    /// `Host` values accepted besides the loopback names (required for a non-loopback bind;
-    /// `"*"` accepts any).
+/// `serve(addr, opts)` options that reach the native server (checked by lib/options.js).
+#[napi(object, object_to_js = false)]
+pub struct HttpServeOptions<'a> {
+    /// Serve handshake-era clients without sessions too (for replicas behind a load balancer).
+    pub stateless: Option<bool>,
+    /// `Host` values accepted besides the loopback names; required for a non-loopback bind.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Browser origins accepted (`scheme://host[:port|:*]`); loopback origins are always
-    /// accepted on a loopback bind, and no others unless listed.
+    /// Browser origins accepted besides the loopback ones.
     pub allowed_origins: Option<Vec<String>>,
-    /// How long a session may go unused, and how many may live at once.
-    pub sessions: SessionLimits,
-    /// Who may use it.
-    pub auth: Auth,
-    /// Where each request's access-log entry goes (None: no log).
-    pub access_log: Option<AccessLog>,
-    /// Whether the servers behind it are connected (`/readyz`); None: always ready.
-    pub ready: Option<Readiness>,
-    /// The key replicas share to continue each other's work (sealed `requestState`, portable
-    /// handshake-era sessions); None: state stays in this process.
-    pub state_key: Option<Arc<crate::serve::seal::StateKey>>,
-    /// The URL other replicas reach this one at (`http://host:port`), for answers to its
-    /// requests that reach them; None: the address it is bound to.
+    /// A session no request names for this many ms expires (404 from then on); default 300000.
+    pub session_idle_timeout: Option<f64>,
+    /// Live sessions at most; a new one beyond it ends the idlest. Default 500.
+    pub max_sessions: Option<f64>,
+    /// Who may use the endpoint (absent: loopback only, as before).
+    pub auth: Option<NativeAuth<'a>>,
+    /// Gets each request's access-log entry.
+    #[napi(ts_type = "(entry: import(\"./index\").AccessLogEntry) => void")]
+    pub access_log: Option<Function<'a, Value, ()>>,
+    /// Whether the servers behind the endpoint are connected, for `/readyz`.
+    #[napi(ts_type = "() => { ready: boolean; servers: Record<string, string> }")]
+    pub ready: Option<Function<'a, (), JsonValue>>,
+    /// The keys replicas share (lib/serve-options.js makes each a Buffer; the first seals).
+    /// Typed as `Uint8Array`, so the public types never need Node's.
+    pub state_key: Option<Vec<Uint8Array>>,
+    /// The URL other replicas reach this one at.
     pub replica_url: Option<String>,
 }
 
-/// A running HTTP server. Dropping the handle leaves the server running (like Node's
-/// `server.listen`); call `stop()` to shut it down.
-pub struct ServeHandle {
-    addr: SocketAddr,
-    url: String,
-    shutdown: watch::Sender<bool>,
-    task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
-    /// Its `subscriptions/listen` streams never finish by themselves, so stopping ends them.
-    server: ToolServer,
+/// `opts.auth` as lib/options.js normalises it.
+#[napi(object, object_to_js = false)]
+pub struct NativeAuth<'a> {
+    /// `auth: "none"`: anyone who reaches the endpoint may use it.
+    pub none: Option<bool>,
+    pub tokens: Option<Vec<NativeStaticToken>>,
+    /// Checks a presented token: resolves `{ subject, scopes, claims }` or null.
+    #[napi(
+        ts_type = "(token: string) => Promise<{ subject: string; scopes: string[]; claims: Record<string, unknown> } | null>"
+    )]
+    pub verify: Option<Function<'a, String, Promise<JsonValue>>>,
+    pub oauth: Option<NativeOAuth>,
+    pub tools: Option<Vec<NativeScopeRule>>,
+    pub prompts: Option<Vec<NativeScopeRule>>,
+    pub resources: Option<Vec<NativeScopeRule>>,
 }
 
-impl ServeHandle {
-    /// `http://HOST:PORT`, no trailing slash; the MCP endpoint is `url() + "/mcp"`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
+#[napi(object)]
+pub struct NativeStaticToken {
+    pub token: String,
+    pub subject: String,
+    pub scopes: Vec<String>,
+}
 
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
+#[napi(object)]
+pub struct NativeOAuth {
+    pub issuer: String,
+    pub audience: Option<String>,
+    pub required_scopes: Option<Vec<String>>,
+    pub jwks_uri: Option<String>,
+    pub introspection: Option<NativeIntrospection>,
+    /// Seconds of leeway on `exp`/`nbf`/`iat` (lib/options.js checked 0..600).
+    pub clock_skew: Option<f64>,
+}
 
-    /// Stop accepting, let in-flight requests finish (bounded), then return. Idempotent; a
-    /// concurrent second call waits for the first to finish.
-    pub async fn stop(&self) {
-        let mut task = self.task.lock().await;
-        self.server.end_listeners();
-        self.server.end_parked();
-        self.shutdown.send_replace(true);
-        if let Some(task) = task.take() {
-            let _ = task.await;
-        }
+#[napi(object)]
+pub struct NativeIntrospection {
+    pub client_id: String,
+    pub client_secret: String,
+    pub endpoint: Option<String>,
+}
+
+/// Which names (globs) one scope may see.
+#[napi(object)]
+pub struct NativeScopeRule {
+    pub scope: String,
+    pub globs: Vec<String>,
+}
+
+/// A verifier in JavaScript, called for each token the static ones do not match.
+struct JsVerifier(Arc<JsCallback<String, Promise<JsonValue>>>);
+
+impl auth::TokenVerifier for JsVerifier {
+    fn verify(
+        &self,
+        token: String,
+    ) -> futures::future::BoxFuture<'static, std::result::Result<Option<auth::Principal>, String>>
+    {
+        let verify = self.0.clone();
+        Box::pin(async move {
+            let asked = async {
+                match verify.call_async_catch(token).await {
+                    Ok(promise) => promise.await.map(|v| v.0),
+                    Err(e) => Err(e),
+                }
+            };
+            let bound = engine::bounds::AUTH_VERIFY_TIMEOUT;
+            let Ok(answered) = tokio::time::timeout(bound, asked).await else {
+                return Err(format!(
+                    "the token check did not answer within {} s",
+                    bound.as_secs()
+                ));
+            };
+            // The function's own words are not repeated: they could hold the token.
+            let value = answered.map_err(|_| "the token check threw".to_string())?;
+            if value.is_null() {
+                return Ok(None);
+            }
+            let subject = value.get("subject").and_then(Value::as_str);
+            let Some(subject) = subject.filter(|s| !s.is_empty()) else {
+                return Err("the token check gave no subject".to_string());
+            };
+            let scopes = value
+                .get("scopes")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let claims = value
+                .get("claims")
+                .filter(|c| c.is_object())
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            Ok(Some(auth::Principal {
+                subject: subject.to_string(),
+                scopes,
+                claims,
+                issuer: None,
+            }))
+        })
     }
 }
 
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-const LOOPBACK_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
-
-/// rmcp's configuration for a bind: who may connect (DNS-rebinding protection) and the era
-/// rules. A loopback bind refuses foreign `Host`/`Origin` values; any other bind must name the
-/// hosts it answers to.
-fn rmcp_config(
-    local: SocketAddr,
-    options: &ServeOptions,
-    stopping: CancellationToken,
-) -> Result<StreamableHttpServerConfig, String> {
-    let loopback = local.ip().is_loopback();
-    if !loopback && matches!(options.auth, Auth::Unset) {
-        return Err(format!(
-            "serving on {local} (not a loopback address) needs auth: {{ tokens }} or {{ oauth }}, \
-             or auth: \"none\" to let anyone who can reach it use every tool (--no-auth on \
-             the CLI)"
-        ));
-    }
-    let mut hosts: Vec<String> = Vec::new();
-    if loopback {
-        hosts.extend(LOOPBACK_HOSTS.iter().map(|h| h.to_string()));
-    }
-    match &options.allowed_hosts {
-        Some(extra) => hosts.extend(extra.iter().cloned()),
-        None if !loopback => {
-            return Err(format!(
-                "serving on {local} (not a loopback address) needs allowedHosts: the Host names \
-                 clients use to reach this server (e.g. [\"mcp.example.com\"]), or [\"*\"] for any"
-            ));
-        }
-        None => {}
-    }
-    let mut origins: Vec<String> = Vec::new();
-    if loopback {
-        origins.extend(LOOPBACK_ORIGINS.iter().map(|o| o.to_string()));
-    }
-    if let Some(extra) = &options.allowed_origins {
-        origins.extend(extra.iter().cloned());
-    }
-    let mut config = StreamableHttpServerConfig::default()
-        // With a state key, handshake-era sessions are portable (whether or not `stateless`):
-        // rmcp's sessions, restored on any replica.
-        .with_legacy_session_mode(!options.stateless || options.state_key.is_some())
-        .with_max_request_body_bytes(MAX_BODY)
-        .with_cancellation_token(stopping);
-    config = if hosts.iter().any(|h| h == "*") {
-        config.disable_allowed_hosts()
-    } else {
-        config.with_allowed_hosts(hosts)
-    };
-    config = if origins.iter().any(|o| o == "*") {
-        config.disable_allowed_origins()
-    } else {
-        // An empty list still validates: no browser origin is accepted.
-        config
-            .with_allowed_origins(origins)
-            .enforce_origin_validation()
-    };
-    Ok(config)
+fn rules(rules: Option<Vec<NativeScopeRule>>) -> Option<Vec<(String, Vec<String>)>> {
+    rules.map(|rules| rules.into_iter().map(|r| (r.scope, r.globs)).collect())
 }
 
-/// Bind `addr` (e.g. `"127.0.0.1:0"`) and serve `server` at `/mcp`.
-pub async fn serve_http(
-    addr: &str,
-    server: ToolServer,
-    mut options: ServeOptions,
-) -> Result<ServeHandle, String> {
-    let unspecified = addr
-        .parse::<SocketAddr>()
-        .is_ok_and(|a| a.ip().is_unspecified());
-    if options.state_key.is_some() && options.replica_url.is_none() && unspecified {
-        // Every replica bound to 0.0.0.0 would name itself 127.0.0.1:<port> to the others, so
-        // an answer could be taken for another replica's question. Refused before binding.
-        return Err(format!(
-            "serving on {addr} with a stateKey needs replicaUrl (--replica-url): the URL the \
-             other replicas reach this one at"
-        ));
+/// `opts.auth` for the native server (its functions made callable from the runtime).
+fn auth_of(auth: Option<NativeAuth>) -> Result<serve::http::Auth> {
+    let Some(auth) = auth else {
+        return Ok(serve::http::Auth::Unset);
+    };
+    if auth.none == Some(true) {
+        return Ok(serve::http::Auth::Open);
     }
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let stopping = CancellationToken::new();
-    let mut config = rmcp_config(local, &options, stopping.clone())?;
-    let url = url_for(local);
-    let portable = options.state_key.clone().map(|key| {
-        let replica = options.replica_url.clone().unwrap_or_else(|| url.clone());
-        Arc::new(portable::Portable::new(key, &replica))
+    let verifier: Option<Arc<dyn auth::TokenVerifier>> = match auth.verify {
+        Some(f) => Some(Arc::new(JsVerifier(Arc::new(js_callback(f)?)))),
+        None => None,
+    };
+    let oauth = auth.oauth.map(|o| auth::OAuthOptions {
+        issuer: o.issuer,
+        audience: o.audience,
+        required_scopes: o.required_scopes.unwrap_or_default(),
+        jwks_uri: o.jwks_uri,
+        introspection: o.introspection.map(|i| auth::Introspection {
+            client_id: i.client_id,
+            client_secret: i.client_secret,
+            endpoint: i.endpoint,
+        }),
+        clock_skew: std::time::Duration::from_secs_f64(o.clock_skew.unwrap_or(60.0)),
     });
-    if let Some(portable) = &portable {
-        config.session_store = Some(portable.store());
-    }
-    let guard = match std::mem::take(&mut options.auth) {
-        Auth::Required(auth) => Some(Arc::new(
-            crate::serve::auth::Guard::new(*auth, &format!("{url}/mcp")).await?,
-        )),
-        Auth::Unset | Auth::Open => None,
+    let tokens = auth
+        .tokens
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| auth::StaticToken {
+            token: t.token,
+            subject: t.subject,
+            scopes: t.scopes,
+        })
+        .collect();
+    Ok(serve::http::Auth::Required(Box::new(auth::AuthOptions {
+        tokens,
+        verifier,
+        oauth,
+        policy: auth::AccessPolicy::new(
+            rules(auth.tools),
+            rules(auth.prompts),
+            rules(auth.resources),
+        ),
+    })))
+}
+
+/// `serve(addr, opts)`'s options for the native server. Runs on the JavaScript thread: its
+/// functions become thread-safe ones here.
+pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::ServeOptions> {
+    let Some(o) = o else {
+        return Ok(serve::http::ServeOptions::default());
     };
-    let mut gate = Gate {
-        guard,
-        ready: options.ready.take(),
-        sessions: None,
-    };
-    let served = server.clone();
-    let endpoint = if options.stateless && portable.is_none() {
-        Endpoint::Stateless(StreamableHttpService::new(
-            move || Ok(served.for_session()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        ))
-    } else {
-        let mut sessions = Sessions::new(server.clone(), options.sessions);
-        if let Some(portable) = &portable {
-            sessions = sessions.with_portable(portable.clone());
+    let sessions = session_limits(&o);
+    let access_log = match o.access_log {
+        Some(f) => {
+            let log = js_callback::<Value, ()>(f)?;
+            // Queued in order, as the requests ended (lib/serve-options.js guards the function,
+            // so a throw in it never reaches Node as an uncaught exception).
+            let sink: serve::http::AccessLog = Arc::new(move |entry| {
+                let _ = log.call(entry, ThreadsafeFunctionCallMode::NonBlocking);
+            });
+            Some(sink)
         }
-        let sessions = Arc::new(sessions);
-        tokio::spawn(sessions.clone().sweep_until(stopping.clone()));
-        let handlers = sessions.clone();
-        gate.sessions = Some(sessions.clone());
-        Endpoint::Sessions(StreamableHttpService::new(
-            move || Ok(handlers.handler()),
-            sessions,
-            config,
-        ))
+        None => None,
     };
-    let (shutdown, rx) = watch::channel(false);
-    // The task keeps its own sender so a dropped handle never reads as "shut down".
-    let keep_open = shutdown.clone();
-    let front = Arc::new(Front {
-        endpoint,
-        gate,
-        access_log: options.access_log.take(),
-        state_key: options.state_key.clone(),
-        portable,
-        server: server.clone(),
-    });
-    let task = tokio::spawn(async move {
-        accept_loop(listener, front, rx, &stopping).await;
-        stopping.cancel();
-        drop(keep_open);
-    });
-    Ok(ServeHandle {
-        addr: local,
-        url,
-        shutdown,
-        task: tokio::sync::Mutex::new(Some(task)),
-        server,
+    let ready = match o.ready {
+        Some(f) => {
+            let ready = Arc::new(js_callback::<(), JsonValue>(f)?);
+            let probe: serve::http::Readiness = Arc::new(move || {
+                let ready = ready.clone();
+                Box::pin(async move { ready.call_async_catch(()).await.ok().map(|v| v.0) })
+            });
+            Some(probe)
+        }
+        None => None,
+    };
+    Ok(serve::http::ServeOptions {
+        sessions,
+        stateless: o.stateless.unwrap_or(false),
+        allowed_hosts: o.allowed_hosts,
+        allowed_origins: o.allowed_origins,
+        auth: auth_of(o.auth)?,
+        access_log,
+        ready,
+        state_key: match o.state_key {
+            Some(keys) => {
+                let secrets: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
+                let key = serve::seal::StateKey::new(&secrets)
+                    .map_err(|e| Error::new(Status::InvalidArg, format!("toolnexus: {e}")))?;
+                Some(Arc::new(key))
+            }
+            None => None,
+        },
+        replica_url: o.replica_url,
     })
 }
 
-fn url_for(addr: SocketAddr) -> String {
-    let host = match addr.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => "127.0.0.1".to_string(),
-        IpAddr::V6(ip) if ip.is_unspecified() => "[::1]".to_string(),
-        IpAddr::V4(ip) => ip.to_string(),
-        IpAddr::V6(ip) => format!("[{ip}]"),
-    };
-    format!("http://{host}:{}", addr.port())
+/// The session bounds `serve` was given (lib/options.js checked their ranges).
+fn session_limits(o: &HttpServeOptions) -> serve::http::SessionLimits {
+    let mut limits = serve::http::SessionLimits::default();
+    if let Some(ms) = o.session_idle_timeout {
+        limits.idle_timeout = std::time::Duration::from_millis(ms as u64);
+    }
+    if let Some(n) = o.max_sessions {
+        limits.max_sessions = n as usize;
+    }
+    limits
+}
+
+/// A running streamable-HTTP server, wrapped by `toolkit.serve`'s handle (internal).
+#[napi]
+pub struct HttpServer {
+    pub(super) url: String,
+    pub(super) handle: Arc<serve::http::ServeHandle>,
+    pub(super) keep_alive: Arc<Mutex<Option<KeepAlive>>>,
+}
+
+#[napi]
+impl HttpServer {
+    /// The base URL, without a trailing slash; the endpoint is `url + "/mcp"`.
+    #[napi(getter)]
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stops accepting, waits for in-flight requests (bounded), and lets Node exit again.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn stop<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let handle = self.handle.clone();
+        let keep_alive = self.keep_alive.clone();
+        env.spawn_future(async move {
+            let _ = tokio::time::timeout(engine::bounds::SERVE_STOP_BOUND, handle.stop()).await;
+            keep_alive.lock().unwrap_or_else(|e| e.into_inner()).take();
+            Ok(())
+        })
+    }
 }

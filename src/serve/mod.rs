@@ -1,305 +1,234 @@
-//! Serving a tool set as an MCP server, on rmcp's server side.
-//!
-//! [`ToolServer`] is an rmcp `ServerHandler` over a tool set (JS callbacks and gateway-forwarded
-//! MCP tools) that `set_tools` can replace, telling connected clients with `list_changed`. rmcp owns the protocol: both eras (the
-//! `initialize` handshake and 2026-07-28's `server/discover` with per-request `_meta`), version
-//! negotiation, cancellation scoped to its session, unknown methods. `http` mounts it as
-//! streamable HTTP on hyper, `stdio` runs it over any reader/writer pair, and `bridge` over
-//! messages handed in one at a time (an SDK `Transport` in JavaScript).
+//! The native half of serving: JavaScript tools become `ServedTool`s (`tools`), served over
+//! streamable HTTP (`http`), stdio, or an SDK transport via `bridge`; a served call's requests
+//! to its client go through `context`.
 
-mod abort;
-pub mod auth;
-pub mod bridge;
-mod builder;
-pub mod caller;
-mod changes;
-pub mod context;
-mod handler;
-pub mod http;
-mod input;
-pub mod rounds;
-pub mod seal;
-pub mod search;
-mod serving;
-pub mod stdio;
-pub mod subscriptions;
-pub mod surface;
-mod task_calls;
-pub mod task_legacy;
-pub mod tasks;
-pub mod tool;
-mod toolset;
-mod validate;
-pub mod wire;
+mod context;
+mod http;
+mod surface;
+mod tools;
 
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_replicas;
-#[cfg(test)]
-mod tests_rounds;
-#[cfg(test)]
-mod tests_surface;
+use std::sync::{Arc, Mutex};
 
-use std::sync::Arc;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use rmcp::service::{RequestContext, RoleServer};
+use super::bounded::JsonValue;
+use super::callback::{JsCallback, js_callback};
+pub use context::call_context;
+use engine::serve::{self, CallRecord, ServerIdentity, ToolServer};
+pub use http::{HttpServeOptions, HttpServer};
+use http::{KeepAlive, serve_options};
+use tools::served_tools;
+pub use tools::tool_result_from_mcp;
 
-/// `serverInfo` announced to clients.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerIdentity {
-    pub name: String,
-    pub version: String,
-}
-
-impl Default for ServerIdentity {
-    fn default() -> Self {
-        Self {
-            name: "toolnexus".into(),
-            version: "0.1.0".into(),
+/// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
+#[napi(
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode"
+)]
+pub fn create_service(
+    env: &Env,
+    tools: Vec<tools::NativeTool>,
+    name: String,
+    version: String,
+    on_call: Option<Function<Value, ()>>,
+    search: Option<NativeSearchMode>,
+) -> Result<NativeService> {
+    let served = served_tools(env, tools)?;
+    let on_call = match on_call {
+        Some(f) => {
+            let tsfn: JsCallback<Value> = js_callback(f)?;
+            let tsfn = Arc::new(tsfn);
+            let hook: serve::OnCall = Arc::new(move |record: CallRecord| {
+                let tsfn = tsfn.clone();
+                let mut value = json!({
+                    "name": record.name, "source": record.source, "ms": record.ms, "isError": record.is_error,
+                });
+                if let Some(principal) = &record.principal {
+                    value["principal"] = principal.to_json();
+                }
+                // A throwing onCall is the caller's bug; it must not take the server down.
+                tokio::spawn(async move {
+                    let _ = tsfn.call_async_catch(value).await;
+                });
+            });
+            Some(hook)
         }
-    }
+        None => None,
+    };
+    let server = ToolServer::builder(ServerIdentity { name, version }, served)
+        .on_call(on_call)
+        .search(search.map(|mode| serve::search::SearchMode {
+            limit: mode.limit as usize,
+            always: mode.always,
+        }))
+        .build();
+    Ok(NativeService {
+        server,
+        stopped: CancellationToken::new(),
+    })
 }
 
-pub use abort::AbortOnDrop;
-pub use context::CallContext;
-pub use context::SessionLogLevel;
-pub use tool::{
-    CallRecord, CallResult, LISTING_EXTRAS, OnCall, ServedTool, ToolCaller, object_schema,
-};
-use toolset::ToolSet;
-
-/// What a session's transport hears of the session: its handshake being answered, and
-/// `notifications/cancelled` (for calls the transport runs itself).
-pub trait SessionHooks: Send + Sync + 'static {
-    fn initialized(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel);
-    fn cancelled(&self, request: &rmcp::model::RequestId);
+/// A toolkit's `toolSearch`, checked by lib/search.js: matches per search, tools kept listed.
+#[napi(object)]
+pub struct NativeSearchMode {
+    pub limit: u32,
+    pub always: Vec<String>,
 }
 
-/// The tools surface of an MCP server. Cloning is cheap (one `Arc`): rmcp's HTTP service makes
-/// one handler per session and per stateless request, all sharing this state.
-#[derive(Clone)]
-pub struct ToolServer {
-    shared: Arc<Inner>,
-    /// Per session: what `logging/setLevel` asked for.
-    log_level: SessionLogLevel,
-    /// Per session: what its transport wants to hear of it (an HTTP session links its calls
-    /// to the direct road, see `http::sessions`).
-    hooks: Option<Arc<dyn SessionHooks>>,
-    /// Per session: names its resource subscriptions.
-    session: u64,
+/// The native server behind `buildMcpServer` and `toolkit.serve`; created by them (internal).
+#[napi]
+pub struct NativeService {
+    server: ToolServer,
+    stopped: CancellationToken,
 }
 
-/// Numbers sessions, to tell whose resource subscription is whose.
-static NEXT_SESSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-fn next_session() -> u64 {
-    NEXT_SESSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// What a surface rebuild keeps: stable prompt names, and the warnings already given.
-#[derive(Default)]
-struct Composing {
-    namer: crate::connect::naming::Namer,
-    warned: std::collections::HashSet<String>,
-}
-
-struct Inner {
-    identity: ServerIdentity,
-    /// Replaced whole by `set_tools`; a call in flight keeps the set it started with.
-    tools: std::sync::RwLock<Arc<ToolSet>>,
-    /// Replaced whole by `set_surface`, like the tools.
-    surface: std::sync::RwLock<Arc<surface::Surface>>,
-    composing: std::sync::Mutex<Composing>,
-    /// Resource subscriptions of every session.
-    subs: Arc<subscriptions::Subs>,
-    /// Who to tell when the tools change.
-    changes: changes::ToolChanges,
-    on_call: Option<OnCall>,
-    /// 2026-07-28 runs waiting for the retry that brings their input.
-    parking: Arc<rounds::Parking>,
-    /// Searched instead of listed (`toolSearch`), when set.
-    search: Option<search::SearchMode>,
-    /// Calls run as tasks.
-    tasks: Arc<tasks::Tasks>,
-}
-
-impl ToolServer {
-    fn current(&self) -> Arc<ToolSet> {
-        self.shared
-            .tools
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+#[napi]
+impl NativeService {
+    /// A session over messages handed in one at a time (an SDK `Transport`); `send` gets every
+    /// message the server sends.
+    #[napi(ts_args_type = "send: (message: unknown) => void")]
+    pub fn bridge(&self, send: Function<Value, ()>) -> Result<NativeBridge> {
+        // Outgoing messages of the bridged session, handed to the SDK transport's `send`.
+        let send: JsCallback<Value> = js_callback(send)?;
+        let send = Arc::new(send);
+        let out: Arc<dyn Fn(Value) + Send + Sync> = Arc::new(move |message| {
+            let send = send.clone();
+            tokio::spawn(async move {
+                let _ = send.call_async_catch(message).await;
+            });
+        });
+        // Bridge::start spawns onto the runtime, so enter it from this JavaScript thread.
+        let bridge = napi::bindgen_prelude::within_runtime_if_available(|| {
+            serve::bridge::Bridge::start(self.server.clone(), out)
+        });
+        Ok(NativeBridge {
+            bridge: Mutex::new(bridge),
+        })
     }
 
-    /// Serves `tools` from now on, and sends `notifications/tools/list_changed` to every
-    /// connected client (a client that went away is forgotten). Must run inside the runtime.
-    pub fn set_tools(&self, tools: Vec<ServedTool>) {
-        let set = Arc::new(ToolSet::new(tools));
-        *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
-        self.shared.changes.announce(changes::Change::Tools);
+    /// Serves this process's stdin/stdout; resolves at end of input, or on close() once the
+    /// calls already in flight have been answered.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn serve_stdio<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let server = self.server.clone();
+        let stopped = self.stopped.clone();
+        env.spawn_future(async move {
+            // close() ends the input the server sees, so it finishes like at a real end of input.
+            let (mut input, served_input) = tokio::io::duplex(64 * 1024);
+            let pump = async move {
+                let mut stdin = tokio::io::stdin();
+                tokio::select! {
+                    _ = tokio::io::copy(&mut stdin, &mut input) => {}
+                    _ = stopped.cancelled() => {}
+                }
+            };
+            let serving = serve::stdio::serve_lines(server, served_input, tokio::io::stdout());
+            let ((), result) = tokio::join!(pump, serving);
+            result.map_err(|e| Error::from_reason(format!("toolnexus: stdio serving failed: {e}")))
+        })
     }
 
-    fn surface(&self) -> Arc<surface::Surface> {
-        self.shared
-            .surface
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    /// Serves streamable HTTP at `/mcp` on `addr` (e.g. "127.0.0.1:0").
+    #[napi(ts_return_type = "Promise<HttpServer>")]
+    pub fn serve_http<'env>(
+        &self,
+        env: &'env Env,
+        addr: String,
+        options: Option<HttpServeOptions>,
+    ) -> Result<PromiseRaw<'env, HttpServer>> {
+        let server = self.server.clone();
+        let options = serve_options(options)?;
+        // Like a Node HTTP server, a running one keeps the process alive until stop().
+        let noop =
+            env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;
+        let keep_alive: KeepAlive = noop
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .build()?;
+        let keep_alive = Some(keep_alive);
+        env.spawn_future(async move {
+            let handle = serve::http::serve_http(&addr, server, options)
+                .await
+                .map_err(|e| Error::from_reason(format!("toolnexus: {e}")))?;
+            Ok(HttpServer {
+                url: handle.url().to_string(),
+                handle: Arc::new(handle),
+                keep_alive: Arc::new(Mutex::new(keep_alive)),
+            })
+        })
     }
 
-    /// Serves `own` resources, templates and prompts plus those of `upstreams` (config
-    /// order) from now on, with `cache` hints where given, and tells every connected client
-    /// of the listings that changed. The warnings are those not given before (a URI listed
-    /// twice, a renamed prompt, an item that is not valid MCP). Must run inside the runtime.
+    /// Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
+    /// connected client with `notifications/tools/list_changed`.
+    #[napi(ts_args_type = "tools: NativeTool[]")]
+    pub fn set_tools(&self, env: &Env, tools: Vec<tools::NativeTool>) -> Result<()> {
+        let served = served_tools(env, tools)?;
+        napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
+        Ok(())
+    }
+
+    /// Serves `own` resources, templates and prompts (as lib/surface.js's `servedSurface`
+    /// prepares them) plus those of the `upstreams` sessions, in config order, from now on;
+    /// tells connected clients of the listings that changed. See `surface.rs` for the shapes.
+    #[napi(
+        ts_args_type = "own: NativeSurfaceEntry[], upstreams: unknown[], cache?: NativeCacheHints | undefined | null"
+    )]
     pub fn set_surface(
         &self,
-        own: Vec<surface::OwnItem>,
-        upstreams: Vec<Arc<dyn surface::Upstream>>,
-        cache: surface::Hints,
-    ) -> Vec<String> {
-        let (next, warnings) = {
-            let mut composing = self
-                .shared
-                .composing
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let Composing { namer, warned } = &mut *composing;
-            surface::Surface::build(own, upstreams, namer, cache, warned)
-        };
-        let next = Arc::new(next);
-        let before = std::mem::replace(
-            &mut *self
-                .shared
-                .surface
-                .write()
-                .unwrap_or_else(|e| e.into_inner()),
-            next.clone(),
-        );
-        let listed = |s: &surface::Surface| {
-            let resources: Vec<_> = s.resources.iter().map(|(r, _)| r).collect();
-            let templates: Vec<_> = s.templates.iter().map(|(t, _)| t).collect();
-            let prompts: Vec<_> = s.prompts.iter().map(|(p, _, _)| p).collect();
-            (
-                serde_json::to_value((resources, templates)).unwrap_or_default(),
-                serde_json::to_value(prompts).unwrap_or_default(),
-            )
-        };
-        let surface = next.clone();
-        self.shared
-            .subs
-            .rehome(move |uri| match surface.resolve(uri) {
-                Some((surface::Owner::Up(up), _)) => Some(up),
-                _ => None,
-            });
-        let (resources_before, prompts_before) = listed(&before);
-        let (resources_now, prompts_now) = listed(&next);
-        if resources_before != resources_now {
-            self.shared.changes.announce(changes::Change::Resources);
-        }
-        if prompts_before != prompts_now {
-            self.shared.changes.announce(changes::Change::Prompts);
-        }
-        warnings
+        env: &Env,
+        own: Vec<surface::NativeSurfaceEntry>,
+        upstreams: Vec<ExternalRef<Arc<engine::connect::session::Session>>>,
+        cache: Option<surface::NativeCacheHints>,
+    ) -> Result<surface::SurfaceSet> {
+        let sessions: Vec<&Arc<engine::connect::session::Session>> =
+            upstreams.iter().map(|handle| &**handle).collect();
+        let (own, upstreams, cache) = surface::surface_parts(env, own, sessions, cache)?;
+        let warnings = napi::bindgen_prelude::within_runtime_if_available(|| {
+            self.server.set_surface(own, upstreams, cache)
+        });
+        Ok(surface::SurfaceSet { warnings })
     }
 
-    /// `uri` changed: its subscribers hear `notifications/resources/updated`. Must run inside
-    /// the runtime.
-    pub fn resource_updated(&self, uri: &str) {
-        self.shared.subs.updated(uri);
+    /// Tells the subscribers of `uri` that it changed (`notifications/resources/updated`).
+    #[napi]
+    pub fn resource_updated(&self, uri: String) {
+        napi::bindgen_prelude::within_runtime_if_available(|| self.server.resource_updated(&uri));
     }
 
-    /// The same tools for a new session (its own log level).
-    pub fn for_session(&self) -> Self {
-        Self {
-            shared: self.shared.clone(),
-            log_level: SessionLogLevel::default(),
-            hooks: None,
-            session: next_session(),
-        }
+    /// Ends stdio serving, and the runs parked for a 2026-07-28 retry that can no longer come
+    /// (their pending ctx promises would otherwise keep Node alive for their whole wait).
+    #[napi]
+    pub fn close(&self) {
+        self.stopped.cancel();
+        self.server.end_parked();
+    }
+}
+
+/// One bridged session of a `NativeService` (internal).
+#[napi]
+pub struct NativeBridge {
+    bridge: Mutex<serve::bridge::Bridge>,
+}
+
+#[napi]
+impl NativeBridge {
+    /// One message from the client.
+    #[napi(ts_args_type = "message: unknown")]
+    pub fn push(&self, message: JsonValue) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(message.0);
     }
 
-    /// The same tools for a new session whose transport hears of it through `hooks` (dropped
-    /// with the session's handler).
-    pub fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
-        Self {
-            hooks: Some(hooks),
-            ..self.for_session()
-        }
-    }
-
-    /// A handler for one call of an existing session (its log level), holding no link.
-    fn in_session(&self, log_level: SessionLogLevel) -> Self {
-        Self {
-            shared: self.shared.clone(),
-            log_level,
-            hooks: None,
-            session: self.session,
-        }
-    }
-
-    /// Ends the tasks of the handshake-era sessions that ended.
-    pub fn forget_closed_tasks(&self) {
-        self.shared.tasks.forget_closed();
-    }
-
-    /// How many `tasks/result` requests wait on task `id` now.
-    #[cfg(test)]
-    pub fn task_waiters(&self, id: &str) -> usize {
-        self.shared.tasks.waiters(id)
-    }
-
-    /// How many tasks exist now (running or ended, not yet expired).
-    pub fn task_count(&self) -> usize {
-        self.shared.tasks.count()
-    }
-
-    fn search_mode(&self) -> Option<&search::SearchMode> {
-        self.shared.search.as_ref()
-    }
-
-    /// How many runs wait for a 2026-07-28 retry now.
-    pub fn parked(&self) -> usize {
-        self.shared.parking.count()
-    }
-
-    /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
-    pub fn forget_closed_peers(&self) {
-        self.shared.changes.forget_closed();
-        self.shared.subs.forget_closed();
-        self.shared.tasks.forget_closed();
-    }
-
-    /// Forgets the resource followers whose sessions ended, releasing what they held upstream
-    /// (cheap: bounded by the subscription cap).
-    pub fn forget_closed_followers(&self) {
-        self.shared.subs.forget_closed();
-        // And the tasks of the sessions that ended.
-        self.shared.tasks.forget_closed();
-    }
-
-    /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
-    pub fn end_listeners(&self) {
-        self.shared.changes.end_listeners();
-        // And the handshake-era followers, with the upstream subscriptions they held.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let subs = self.shared.subs.clone();
-            runtime.spawn(async move { subs.clear().await });
-        }
-    }
-
-    /// Ends the runs waiting for a 2026-07-28 retry (an endpoint is stopping, so none can come).
-    pub fn end_parked(&self) {
-        self.shared.parking.clear();
-        self.shared.tasks.clear();
-    }
-
-    pub fn identity(&self) -> &ServerIdentity {
-        &self.shared.identity
-    }
-
-    pub fn tools(&self) -> Vec<ServedTool> {
-        self.current().tools.clone()
+    /// No more messages; the calls in flight are still answered.
+    #[napi]
+    pub fn close(&self) {
+        self.bridge
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close();
     }
 }

@@ -1,361 +1,188 @@
-//! The served resources, resource templates and prompts besides the tools: the server's own
-//! (JavaScript definitions, through [`ToolCaller`]s) and those of the upstream servers a gateway
-//! relays (through [`Upstream`]), composed once per change into one [`Surface`].
+//! A service's resources, resource templates and prompts from JavaScript (`setSurface`): its
+//! own entries, as lib/surface.js's `servedSurface` prepares them, run through `execute` like
+//! tools; the upstream ones from loadMcp sources' sessions, relayed in Rust.
 //!
-//! Upstream items come first, in config order, then the server's own (the tools' order).
-//! Prompts are named `<server>_<prompt>` as tools are (a `Namer` keeps the names stable across
-//! rebuilds); resource URIs and template `uriTemplate`s are never renamed, since results and
-//! resource links refer to them, so when two owners list the same one the first wins and a
-//! warning names the other.
+//! The contract with lib/: `setSurface(own, upstreams, cache?) -> { warnings }`.
+//! - `own[i] = { kind: "resource" | "template" | "prompt", listing, execute, abort, complete?, completes? }`
+//!   - `execute({ id, args })` resolves an envelope `{ result } | { error: { code?, message, data? } }`;
+//!     `args` is `{ uri, vars }` for a read (vars `{}` for a plain resource) or the prompt's
+//!     arguments. `id` names the call for `abort(id)` and for its `ctx` (as for tools).
+//!   - `complete({ argument: { name, value }, context? })` resolves an envelope whose result is
+//!     a `string[]` or `{ values, total?, hasMore? }`; it is asked only for the `completes` names.
+//! - `upstreams[i]` is a source's session handle (`NativeSource.upstream()`), in config order.
+//! - `cache = { ttlMs?, scope? }` overrides the served caching hints.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use rmcp::model::{CacheScope, Prompt, Resource, ResourceTemplate};
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use futures::FutureExt;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
 
-use super::tool::ToolCaller;
-use crate::connect::naming::Namer;
-pub use crate::surface::Hints;
-use crate::surface::uri_template;
+use super::tools::{Abort, Execute, JsTool};
+use crate::bounded::JsonValue;
+use crate::callback::js_callback;
+use engine::connect::session::Session;
+use engine::serve::surface::{Hints, OwnItem, OwnKind, Upstream};
+use engine::serve::{CallContext, ToolCaller};
 
-/// What one of the server's own items is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OwnKind {
-    Resource,
-    Template,
-    Prompt,
+/// One of a service's own resources, templates or prompts (internal).
+#[napi(object, object_to_js = false)]
+pub struct NativeSurfaceEntry<'a> {
+    /// `"resource"`, `"template"` or `"prompt"`.
+    pub kind: String,
+    /// Its MCP listing (`Resource`, `ResourceTemplate` or `Prompt`).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub listing: Unknown<'a>,
+    /// `execute({ id, args })`, resolving `{ result } | { error }`.
+    #[napi(ts_type = "(call: { id: number; args: Record<string, unknown> }) => Promise<unknown>")]
+    pub execute: Function<'a, Value, Promise<JsonValue>>,
+    /// `abort(id)` fires the AbortSignal of the call with this id.
+    #[napi(ts_type = "(id: number) => void")]
+    pub abort: Function<'a, f64, ()>,
+    /// `complete({ argument, context? })`, resolving `{ result } | { error }`.
+    #[napi(
+        ts_type = "(call: { argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } }) => Promise<unknown>"
+    )]
+    pub complete: Option<Function<'a, Value, Promise<JsonValue>>>,
+    /// The arguments (or template variables) `complete` completes.
+    pub completes: Option<Vec<String>>,
 }
 
-/// One of the server's own resources, templates or prompts.
-pub struct OwnItem {
-    pub kind: OwnKind,
-    /// Its listing, as served (MCP's `Resource`, `ResourceTemplate` or `Prompt`).
-    pub listing: Map<String, Value>,
-    /// Reads it (arguments `{uri, vars}`) or gets it (the prompt's arguments); resolves an
-    /// envelope, `{result}` or `{error: {code?, message, data?}}`.
-    pub caller: Arc<dyn ToolCaller>,
-    /// Completes one of its arguments (`{argument: {name, value}, context?}`), resolving an
-    /// envelope whose result is `{values, total?, hasMore?}`.
-    pub completer: Option<Arc<dyn ToolCaller>>,
-    /// The arguments `completer` completes.
-    pub completes: Vec<String>,
+/// Caching hints a service serves instead of its upstreams' (internal).
+#[napi(object)]
+pub struct NativeCacheHints {
+    pub ttl_ms: Option<f64>,
+    #[napi(ts_type = "'public' | 'private'")]
+    pub scope: Option<String>,
 }
 
-pub use crate::connect::updates::UpdateListener;
-
-pub use crate::gateway::upstream::{ListKind, Upstream, UpstreamListing};
-
-/// Who answers for an item.
-#[derive(Clone)]
-pub enum Owner {
-    Own(Arc<OwnItem>),
-    Up(Arc<dyn Upstream>),
+/// What `setSurface` found worth saying (internal).
+#[napi(object)]
+pub struct SurfaceSet {
+    pub warnings: Vec<String>,
 }
 
-impl Owner {
-    fn describe(&self) -> String {
-        match self {
-            Owner::Own(_) => "the server's own definitions".to_string(),
-            Owner::Up(up) => format!("server {:?}", up.name()),
-        }
+/// A surface entry's answer: the envelope `execute` resolved, or its failure as one.
+fn envelope_answer(outcome: std::result::Result<Value, String>) -> Value {
+    match outcome {
+        Ok(envelope) => envelope,
+        Err(message) => json!({ "error": { "message": message } }),
     }
 }
 
-/// What the surface makes the server announce.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Caps {
-    pub resources: bool,
-    pub prompts: bool,
-    pub completions: bool,
-}
+/// A completer: its `complete(call)` with the argument and context, resolving an envelope.
+struct JsCompleter(Arc<Execute>);
 
-/// One version of the served resources, templates and prompts.
-#[derive(Default)]
-pub struct Surface {
-    pub resources: Vec<(Resource, Owner)>,
-    pub templates: Vec<(ResourceTemplate, Owner)>,
-    /// With the name its owner knows it by.
-    pub prompts: Vec<(Prompt, Owner, String)>,
-    by_uri: HashMap<String, usize>,
-    by_template: HashMap<String, usize>,
-    by_prompt: HashMap<String, usize>,
-    pub upstreams: Vec<Arc<dyn Upstream>>,
-    /// The upstreams that declare resources, in config order: asked in turn for a URI no
-    /// listing names (a resource link a tool returned before its re-list finished).
-    pub readers: Vec<Arc<dyn Upstream>>,
-    /// By [`ListKind`]: the upstreams whose items are served in that listing (all, for tools).
-    contributors: [Vec<usize>; 4],
-    configured: Hints,
-    pub caps: Caps,
-}
-
-/// Reads one listed item as its rmcp type, or says why it is left out.
-fn item<T: DeserializeOwned>(listing: &Map<String, Value>) -> Result<T, String> {
-    serde_json::from_value(Value::Object(listing.clone())).map_err(|e| e.to_string())
-}
-
-fn id_of(listing: &Map<String, Value>, field: &str) -> String {
-    listing
-        .get(field)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// Collects warnings, each distinct one once per service.
-struct Warnings<'a> {
-    warned: &'a mut HashSet<String>,
-    out: Vec<String>,
-}
-
-impl Warnings<'_> {
-    fn push(&mut self, warning: String) {
-        if self.warned.insert(warning.clone()) {
-            self.out.push(warning);
+impl ToolCaller for JsCompleter {
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        _ctx: CallContext,
+    ) -> futures::future::BoxFuture<'static, Value> {
+        let complete = self.0.clone();
+        async move {
+            let outcome = match complete.call_async_catch(Value::Object(arguments)).await {
+                Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),
+                Err(e) => Err(e.reason.clone()),
+            };
+            envelope_answer(outcome)
         }
+        .boxed()
     }
 }
 
-impl Surface {
-    /// Composes `upstreams` (config order) and `own`; the warnings are those not yet in
-    /// `warned` (which keeps them, so a rebuild does not repeat them).
-    pub fn build(
-        own: Vec<OwnItem>,
-        upstreams: Vec<Arc<dyn Upstream>>,
-        namer: &mut Namer,
-        configured: Hints,
-        warned: &mut HashSet<String>,
-    ) -> (Surface, Vec<String>) {
-        let mut warnings = Warnings {
-            warned,
-            out: Vec::new(),
+fn own_item(env: &Env, i: usize, entry: NativeSurfaceEntry) -> Result<OwnItem> {
+    let kind = match entry.kind.as_str() {
+        "resource" => OwnKind::Resource,
+        "template" => OwnKind::Template,
+        "prompt" => OwnKind::Prompt,
+        other => {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!(
+                    "toolnexus: surface entry {i} is of kind {other:?}; expected \"resource\", \"template\" or \"prompt\""
+                ),
+            ));
+        }
+    };
+    let about = format!("surface entry {i}");
+    let Value::Object(listing) = crate::convert::json_value(env, entry.listing, &about, "listing")?
+    else {
+        return Err(Error::new(
+            Status::InvalidArg,
+            format!("toolnexus: the listing of surface entry {i} is not an object"),
+        ));
+    };
+    let execute: Execute = js_callback(entry.execute)?;
+    let abort: Abort = js_callback(entry.abort)?;
+    let completer = match entry.complete {
+        Some(complete) => {
+            let complete: Execute = js_callback(complete)?;
+            Some(Arc::new(JsCompleter(Arc::new(complete))) as Arc<dyn ToolCaller>)
+        }
+        None => None,
+    };
+    Ok(OwnItem {
+        kind,
+        listing,
+        caller: Arc::new(JsTool {
+            execute: Arc::new(execute),
+            abort: Arc::new(abort),
+            map: envelope_answer,
+            defer_task: false,
+        }),
+        completer,
+        completes: entry.completes.unwrap_or_default(),
+    })
+}
+
+/// What `setSurface` hands the native server.
+pub(super) type SurfaceParts = (Vec<OwnItem>, Vec<Arc<dyn Upstream>>, Hints);
+
+/// The own entries, the upstreams (every connected server of each session, in order) and
+/// the configured hints, as the native server takes them.
+pub(super) fn surface_parts(
+    env: &Env,
+    own: Vec<NativeSurfaceEntry>,
+    upstreams: Vec<&Arc<Session>>,
+    cache: Option<NativeCacheHints>,
+) -> Result<SurfaceParts> {
+    let own = own
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| own_item(env, i, entry))
+        .collect::<Result<Vec<_>>>()?;
+    let upstreams = upstreams
+        .into_iter()
+        .flat_map(engine::gateway::upstream::Live::all)
+        .collect();
+    let mut hints = Hints::default();
+    if let Some(cache) = cache {
+        if let Some(ttl) = cache.ttl_ms {
+            if !(ttl.is_finite() && ttl >= 0.0 && ttl.fract() == 0.0) {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!(
+                        "toolnexus: cache.ttlMs must be a whole number of milliseconds ≥ 0, not {ttl}"
+                    ),
+                ));
+            }
+            hints.ttl_ms = Some(ttl as u64);
+        }
+        hints.scope = match cache.scope.as_deref() {
+            None => None,
+            Some("public") => Some(rmcp::model::CacheScope::Public),
+            Some("private") => Some(rmcp::model::CacheScope::Private),
+            Some(other) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!(
+                        "toolnexus: cache.scope must be \"public\" or \"private\", not {other:?}"
+                    ),
+                ));
+            }
         };
-        let mut surface = Surface {
-            configured,
-            ..Surface::default()
-        };
-        let listings: Vec<UpstreamListing> = upstreams.iter().map(|u| u.listing()).collect();
-        surface.contributors[ListKind::Tools as usize] = (0..upstreams.len()).collect();
-        // Upstream prompts are renamed first, all at once, so the names stay stable.
-        let mut pairs = Vec::new();
-        for (up, listing) in upstreams.iter().zip(&listings) {
-            for prompt in &listing.prompts {
-                pairs.push((up.name().to_string(), id_of(prompt, "name")));
-            }
-        }
-        let borrowed: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(s, p)| (s.as_str(), p.as_str()))
-            .collect();
-        let (names, renamed) = namer.assign(&borrowed);
-        for warning in renamed {
-            let warning = warning
-                .replace(": tool name ", ": prompt name ")
-                .replace(": tool ", ": prompt ")
-                .replace("another tool named", "another prompt named");
-            warnings.push(warning);
-        }
-        let mut names = names.into_iter();
-        for (i, (up, listing)) in upstreams.iter().zip(&listings).enumerate() {
-            let owner = Owner::Up(up.clone());
-            if listing.declares_resources {
-                surface.readers.push(up.clone());
-                surface.caps.resources = true;
-            }
-            if listing.declares_prompts {
-                surface.caps.prompts = true;
-            }
-            if listing.declares_completions {
-                surface.caps.completions = true;
-            }
-            for resource in &listing.resources {
-                if surface.add_resource(resource, &owner, &mut warnings) {
-                    surface.contributed(ListKind::Resources, i);
-                }
-            }
-            for template in &listing.templates {
-                if surface.add_template(template, &owner, &mut warnings) {
-                    surface.contributed(ListKind::Templates, i);
-                }
-            }
-            for prompt in &listing.prompts {
-                let served = names.next().unwrap_or_default();
-                if surface.add_prompt(prompt, &owner, served, &mut warnings) {
-                    surface.contributed(ListKind::Prompts, i);
-                }
-            }
-        }
-        for own in own {
-            let own = Arc::new(own);
-            let owner = Owner::Own(own.clone());
-            if own.completer.is_some() {
-                surface.caps.completions = true;
-            }
-            match own.kind {
-                OwnKind::Resource => {
-                    surface.add_resource(&own.listing, &owner, &mut warnings);
-                }
-                OwnKind::Template => {
-                    surface.add_template(&own.listing, &owner, &mut warnings);
-                }
-                OwnKind::Prompt => {
-                    let name = id_of(&own.listing, "name");
-                    surface.add_prompt(&own.listing, &owner, name, &mut warnings);
-                }
-            }
-        }
-        surface.caps.resources |= !surface.resources.is_empty() || !surface.templates.is_empty();
-        surface.caps.prompts |= !surface.prompts.is_empty();
-        surface.upstreams = upstreams;
-        (surface, warnings.out)
     }
-
-    fn contributed(&mut self, kind: ListKind, upstream: usize) {
-        let list = &mut self.contributors[kind as usize];
-        if list.last() != Some(&upstream) {
-            list.push(upstream);
-        }
-    }
-
-    fn add_resource(
-        &mut self,
-        listing: &Map<String, Value>,
-        owner: &Owner,
-        w: &mut Warnings,
-    ) -> bool {
-        let uri = id_of(listing, "uri");
-        if let Some(&first) = self.by_uri.get(&uri) {
-            let first = self.resources[first].1.describe();
-            w.push(format!(
-                "toolnexus: resource {uri:?} of {} is left out: {first} lists the same URI",
-                owner.describe()
-            ));
-            return false;
-        }
-        match item::<Resource>(listing) {
-            Ok(resource) => {
-                self.by_uri.insert(uri, self.resources.len());
-                self.resources.push((resource, owner.clone()));
-                true
-            }
-            Err(why) => {
-                w.push(format!(
-                    "toolnexus: resource {uri:?} of {} is left out: {why}",
-                    owner.describe()
-                ));
-                false
-            }
-        }
-    }
-
-    fn add_template(
-        &mut self,
-        listing: &Map<String, Value>,
-        owner: &Owner,
-        w: &mut Warnings,
-    ) -> bool {
-        let template = id_of(listing, "uriTemplate");
-        if let Some(&first) = self.by_template.get(&template) {
-            let first = self.templates[first].1.describe();
-            w.push(format!(
-                "toolnexus: resource template {template:?} of {} is left out: {first} lists the same uriTemplate",
-                owner.describe()
-            ));
-            return false;
-        }
-        match item::<ResourceTemplate>(listing) {
-            Ok(listed) => {
-                self.by_template.insert(template, self.templates.len());
-                self.templates.push((listed, owner.clone()));
-                true
-            }
-            Err(why) => {
-                w.push(format!(
-                    "toolnexus: resource template {template:?} of {} is left out: {why}",
-                    owner.describe()
-                ));
-                false
-            }
-        }
-    }
-
-    fn add_prompt(
-        &mut self,
-        listing: &Map<String, Value>,
-        owner: &Owner,
-        served: String,
-        w: &mut Warnings,
-    ) -> bool {
-        let original = id_of(listing, "name");
-        if let Some(&first) = self.by_prompt.get(&served) {
-            let first = self.prompts[first].1.describe();
-            w.push(format!(
-                "toolnexus: prompt {served:?} of {} is left out: {first} serves a prompt of that name",
-                owner.describe()
-            ));
-            return false;
-        }
-        match item::<Prompt>(listing) {
-            Ok(mut prompt) => {
-                prompt.name = served.clone();
-                self.by_prompt.insert(served, self.prompts.len());
-                self.prompts.push((prompt, owner.clone(), original));
-                true
-            }
-            Err(why) => {
-                w.push(format!(
-                    "toolnexus: prompt {original:?} of {} is left out: {why}",
-                    owner.describe()
-                ));
-                false
-            }
-        }
-    }
-
-    /// The hints `kind`'s listing is served with. An upstream whose listing expired is asked
-    /// to re-list, and meanwhile the answer is not to be cached (0 ms).
-    pub fn hints(&self, kind: ListKind) -> (u64, CacheScope) {
-        let mut merged: Option<Hints> = None;
-        let mut stale = false;
-        for &i in &self.contributors[kind as usize] {
-            let up = &self.upstreams[i];
-            if up.expired(kind) {
-                up.refresh_if_stale(kind);
-                stale = true;
-            }
-            let hints = up.hints(kind);
-            merged = Some(merged.map_or(hints, |m| m.merge(hints)));
-        }
-        let (ttl, scope) = merged.unwrap_or_default().served(self.configured);
-        (if stale { 0 } else { ttl }, scope)
-    }
-
-    /// The hints of a read answered by the server itself.
-    pub fn read_hints(&self) -> (u64, CacheScope) {
-        Hints::default().served(self.configured)
-    }
-
-    /// Who answers a read of `uri`, and the template variables when a template matched: an
-    /// exact URI of a listed resource first, then the first template that matches.
-    pub fn resolve(&self, uri: &str) -> Option<(Owner, Option<Map<String, Value>>)> {
-        if let Some(&i) = self.by_uri.get(uri) {
-            return Some((self.resources[i].1.clone(), None));
-        }
-        self.templates.iter().find_map(|(template, owner)| {
-            uri_template::matches(&template.uri_template, uri)
-                .map(|vars| (owner.clone(), Some(vars)))
-        })
-    }
-
-    /// The prompt served as `name`.
-    pub fn prompt(&self, name: &str) -> Option<&(Prompt, Owner, String)> {
-        self.prompts.get(*self.by_prompt.get(name)?)
-    }
-
-    /// The template listed with exactly this `uriTemplate`.
-    pub fn template(&self, uri_template: &str) -> Option<&(ResourceTemplate, Owner)> {
-        self.templates.get(*self.by_template.get(uri_template)?)
-    }
+    Ok((own, upstreams, hints))
 }

@@ -1,0 +1,19 @@
+//! The engine of toolnexus, with no Node.js in it: `cargo test` of this crate needs no Node.
+//!
+//! Layout: `config` parses and normalises `mcp.json`, `connect` owns connections to MCP servers
+//! (transports, handshake, listing, calling, teardown), `serve` exposes tools as an MCP server,
+//! `gateway` relays loaded servers through it, and `compat` patches where rmcp falls short. The
+//! napi binding (the `toolnexus` crate at the repository root) only converts and wires; what it
+//! reaches is `pub` here, and everything else is crate-private, so rustc reports dead code.
+
+pub mod bounds;
+pub(crate) mod compat;
+pub mod config;
+pub mod connect;
+pub mod gateway;
+pub(crate) mod memory;
+pub mod search;
+pub mod serve;
+pub mod surface;
+pub mod tool_result;
+pub mod tools;
