@@ -5,6 +5,10 @@
 //! `gateway` relays loaded servers through it, and `compat` patches where rmcp falls short. The
 //! napi binding (the `toolnexus` crate at the repository root) only converts and wires; what it
 //! reaches is `pub` here, and everything else is crate-private, so rustc reports dead code.
+//! `unreachable_pub` (denied with the rest of the warnings in `npm test`) keeps it so: a `pub`
+//! item that the binding cannot reach is an error.
+
+#![warn(unreachable_pub)]
 
 pub mod bounds;
 pub(crate) mod compat;

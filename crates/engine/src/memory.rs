@@ -4,7 +4,7 @@
 //! own, never on the caller's (the JavaScript thread, a runtime worker).
 
 /// Trims the heap in the background (glibc on Linux; elsewhere nothing).
-pub fn trim() {
+pub(crate) fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         let _ = std::thread::Builder::new()

@@ -14,7 +14,7 @@ impl Kind {
     pub const ALL: [Kind; 3] = [Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
 
     /// Its list method (also the name of its listing phase).
-    pub fn method(self) -> &'static str {
+    pub(crate) fn method(self) -> &'static str {
         match self {
             Kind::Resources => "resources/list",
             Kind::ResourceTemplates => "resources/templates/list",
@@ -32,7 +32,7 @@ impl Kind {
     }
 
     /// The field that identifies an item (a string, as `name` must be too).
-    pub fn id_field(self) -> &'static str {
+    pub(crate) fn id_field(self) -> &'static str {
         match self {
             Kind::Resources => "uri",
             Kind::ResourceTemplates => "uriTemplate",
@@ -41,7 +41,7 @@ impl Kind {
     }
 
     /// What one item is called in words ("resource", "resource template", "prompt").
-    pub fn item_words(self) -> &'static str {
+    pub(crate) fn item_words(self) -> &'static str {
         match self {
             Kind::Resources => "resource",
             Kind::ResourceTemplates => "resource template",
@@ -50,7 +50,7 @@ impl Kind {
     }
 
     /// What its items are called in words ("resources", "resource templates", "prompts").
-    pub fn plural(self) -> &'static str {
+    pub(crate) fn plural(self) -> &'static str {
         match self {
             Kind::Resources => "resources",
             Kind::ResourceTemplates => "resource templates",
@@ -59,7 +59,7 @@ impl Kind {
     }
 
     /// Whether a server with these capabilities lists this kind.
-    pub fn declared(self, caps: &rmcp::model::ServerCapabilities) -> bool {
+    pub(crate) fn declared(self, caps: &rmcp::model::ServerCapabilities) -> bool {
         match self {
             Kind::Resources | Kind::ResourceTemplates => caps.resources.is_some(),
             Kind::Prompts => caps.prompts.is_some(),
@@ -77,7 +77,7 @@ pub struct Hints {
 impl Hints {
     /// The hints of a result's JSON: a negative `ttlMs` is 0 (SEP-2549), anything but
     /// `"public"`/`"private"` no scope.
-    pub fn of(result: &Value) -> Hints {
+    pub(crate) fn of(result: &Value) -> Hints {
         let ttl_ms = result.get("ttlMs").and_then(|ttl| {
             ttl.as_u64()
                 .or_else(|| ttl.as_i64().map(|t| t.max(0) as u64))
@@ -91,7 +91,7 @@ impl Hints {
 
     /// The hints of two results taken together (rmcp's rule for merged pages): the smaller TTL
     /// (none when either has none), private when either is, no scope when either has none.
-    pub fn merge(self, other: Hints) -> Hints {
+    pub(crate) fn merge(self, other: Hints) -> Hints {
         let ttl_ms = match (self.ttl_ms, other.ttl_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             _ => None,
@@ -107,7 +107,7 @@ impl Hints {
     }
 
     /// What a served result says: the configured hints, else these, else `(0, private)`.
-    pub fn served(self, configured: Hints) -> (u64, CacheScope) {
+    pub(crate) fn served(self, configured: Hints) -> (u64, CacheScope) {
         (
             configured
                 .ttl_ms
@@ -122,7 +122,7 @@ impl Hints {
 }
 
 /// A `cacheScope` value read leniently: a bad one is no scope, never a refused result.
-pub fn scope_of(value: Option<&Value>) -> Option<CacheScope> {
+pub(crate) fn scope_of(value: Option<&Value>) -> Option<CacheScope> {
     match value.and_then(Value::as_str) {
         Some("public") => Some(CacheScope::Public),
         Some("private") => Some(CacheScope::Private),
@@ -135,11 +135,11 @@ pub fn scope_of(value: Option<&Value>) -> Option<CacheScope> {
 pub struct Listed {
     /// Its items, with every field the road kept.
     pub items: Arc<Vec<Map<String, Value>>>,
-    pub hints: Hints,
+    pub(crate) hints: Hints,
     /// When it was listed (`None`: never).
-    pub at: Option<Instant>,
+    pub(crate) at: Option<Instant>,
     /// What its listing left out, over the bound of a listing.
-    pub truncated: Option<Truncated>,
+    pub(crate) truncated: Option<Truncated>,
 }
 
 impl PartialEq for Listed {
@@ -149,7 +149,7 @@ impl PartialEq for Listed {
 }
 
 impl Listed {
-    pub fn new(items: Vec<Map<String, Value>>, hints: Hints) -> Self {
+    pub(crate) fn new(items: Vec<Map<String, Value>>, hints: Hints) -> Self {
         Self {
             items: Arc::new(items),
             hints,
@@ -159,13 +159,13 @@ impl Listed {
     }
 
     /// The same, saying what its listing left out.
-    pub fn with(mut self, truncated: Option<Truncated>) -> Self {
+    pub(crate) fn with(mut self, truncated: Option<Truncated>) -> Self {
         self.truncated = truncated;
         self
     }
 
     /// Whether its TTL has run out (never, when the server gave none).
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         match (self.at, self.hints.ttl_ms) {
             (Some(at), Some(ttl)) => at.elapsed() >= Duration::from_millis(ttl),
             _ => false,
@@ -176,9 +176,9 @@ impl Listed {
 /// A server's resources, resource templates and prompts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SurfaceListing {
-    pub resources: Listed,
-    pub templates: Listed,
-    pub prompts: Listed,
+    pub(crate) resources: Listed,
+    pub(crate) templates: Listed,
+    pub(crate) prompts: Listed,
 }
 
 impl SurfaceListing {
@@ -190,7 +190,7 @@ impl SurfaceListing {
         }
     }
 
-    pub fn set(&mut self, kind: Kind, listed: Listed) {
+    pub(crate) fn set(&mut self, kind: Kind, listed: Listed) {
         match kind {
             Kind::Resources => self.resources = listed,
             Kind::ResourceTemplates => self.templates = listed,
@@ -227,7 +227,7 @@ impl SurfaceError {
     }
 
     /// Invalid params (-32602), in our words.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         Self {
             code: Some(rmcp::model::ErrorCode::INVALID_PARAMS.0),
             ..Self::words(message)
@@ -235,7 +235,7 @@ impl SurfaceError {
     }
 
     /// As a served JSON-RPC error: its code, or internal error (-32603) for our words.
-    pub fn to_error_data(&self) -> rmcp::ErrorData {
+    pub(crate) fn to_error_data(&self) -> rmcp::ErrorData {
         let code = self
             .code
             .unwrap_or(rmcp::model::ErrorCode::INTERNAL_ERROR.0);
@@ -247,7 +247,8 @@ impl SurfaceError {
     }
 
     /// `{code?, message, data?}`, for the napi boundary.
-    pub fn to_json(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn to_json(&self) -> Value {
         let mut out = Map::new();
         if let Some(code) = self.code {
             out.insert("code".into(), code.into());
@@ -272,7 +273,7 @@ impl From<&rmcp::ErrorData> for SurfaceError {
 
 /// A completion of at most [`crate::bounds::MAX_COMPLETION_VALUES`] values: more are cut to the
 /// first ones, with `total` the full count and `hasMore` set.
-pub fn completion(
+pub(crate) fn completion(
     mut values: Vec<String>,
     total: Option<u32>,
     has_more: Option<bool>,
@@ -292,12 +293,12 @@ pub fn completion(
 }
 
 /// A `resources/read` result from its JSON; the error names the field that is wrong.
-pub fn read_result(v: Value) -> Result<ReadResourceResult, String> {
+pub(crate) fn read_result(v: Value) -> Result<ReadResourceResult, String> {
     typed(v, "resource read result")
 }
 
 /// A `prompts/get` result from its JSON; the error names the field that is wrong.
-pub fn prompt_result(v: Value) -> Result<GetPromptResult, String> {
+pub(crate) fn prompt_result(v: Value) -> Result<GetPromptResult, String> {
     typed(v, "prompt result")
 }
 
@@ -308,18 +309,18 @@ fn typed<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T, Stri
 
 /// What a listing over its budget left out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Truncated {
-    pub kept: usize,
+pub(crate) struct Truncated {
+    pub(crate) kept: usize,
     /// Items of the pages read that were dropped.
-    pub dropped: usize,
+    pub(crate) dropped: usize,
     /// Whether the server had more pages, not read.
-    pub unread: bool,
+    pub(crate) unread: bool,
 }
 
 impl Truncated {
     /// The warning naming `server`, the kind (`what`: "tools", "resources", …) and how much was
     /// dropped.
-    pub fn warning(&self, server: &str, what: &str) -> String {
+    pub(crate) fn warning(&self, server: &str, what: &str) -> String {
         let unread = if self.unread {
             ", and its later pages were not read"
         } else {

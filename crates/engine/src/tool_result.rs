@@ -10,11 +10,11 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolResult {
     /// The result in words (docs/loading.md's mapping for MCP results).
-    pub output: String,
-    pub is_error: bool,
+    pub(crate) output: String,
+    pub(crate) is_error: bool,
     /// MCP `content` parts, as the tool sent them.
-    pub content: Option<Value>,
-    pub structured_content: Option<Value>,
+    pub(crate) content: Option<Value>,
+    pub(crate) structured_content: Option<Value>,
     /// MCP `_meta`, as the tool sent it.
     pub meta: Option<Value>,
 }
@@ -131,7 +131,7 @@ impl From<ToolResult> for CallToolResult {
 
 /// A caller's result as MCP's `CallToolResult`. Callers promise one, but a bare value must
 /// still reach the client as content, and a malformed one as an error the client can read.
-pub fn call_result_from_json(result: Value) -> CallToolResult {
+pub(crate) fn call_result_from_json(result: Value) -> CallToolResult {
     let result = match result {
         Value::Object(ref o) if o.get("content").is_some_and(Value::is_array) => result,
         Value::Object(mut o) if !o.contains_key("content") => {
@@ -154,7 +154,7 @@ pub fn call_result_from_json(result: Value) -> CallToolResult {
 }
 
 /// A text result as MCP's `CallToolResult`.
-pub fn text_result(text: impl Into<String>, is_error: bool) -> rmcp::model::CallToolResult {
+pub(crate) fn text_result(text: impl Into<String>, is_error: bool) -> rmcp::model::CallToolResult {
     ToolResult::text(text, is_error).into()
 }
 

@@ -6,10 +6,11 @@ use serde_json::{Map, Value};
 
 /// What a tool's input schema is completed with when it lacks them (added last, in order), as
 /// JSON text: one list for the text path and the typed path of listing, and for serving.
-pub const SCHEMA_COMPLETION: [(&str, &str); 2] = [("type", "\"object\""), ("properties", "{}")];
+pub(crate) const SCHEMA_COMPLETION: [(&str, &str); 2] =
+    [("type", "\"object\""), ("properties", "{}")];
 
 /// `schema` with [`SCHEMA_COMPLETION`] ensured (added last).
-pub fn complete_schema(schema: &mut Map<String, Value>) {
+pub(crate) fn complete_schema(schema: &mut Map<String, Value>) {
     for (key, empty) in SCHEMA_COMPLETION {
         if !schema.contains_key(key) {
             let value = serde_json::from_str(empty).unwrap_or(Value::Null);
@@ -19,7 +20,7 @@ pub fn complete_schema(schema: &mut Map<String, Value>) {
 }
 
 /// `schema` when it is an object (MCP requires an object schema), else the completed empty one.
-pub fn object_schema(schema: Value) -> Map<String, Value> {
+pub(crate) fn object_schema(schema: Value) -> Map<String, Value> {
     match schema {
         Value::Object(schema) => schema,
         _ => {

@@ -20,7 +20,7 @@ const KEY: &str = "toolnexus/execution";
 
 /// The message with each listed tool's `execution` moved into its `_meta`; None when no tool
 /// has one (almost always, and then nothing is parsed twice).
-pub fn tuck(text: &str) -> Option<String> {
+pub(crate) fn tuck(text: &str) -> Option<String> {
     if !text.contains("\"execution\"") {
         return None;
     }
@@ -46,7 +46,7 @@ pub fn tuck(text: &str) -> Option<String> {
 }
 
 /// Puts a tucked `execution` back where the server listed it.
-pub fn untuck(info: &mut Map<String, Value>) {
+pub(crate) fn untuck(info: &mut Map<String, Value>) {
     let Some(Value::Object(meta)) = info.get_mut("_meta") else {
         return;
     };

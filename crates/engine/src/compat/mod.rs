@@ -13,4 +13,4 @@
 //! - `connect::http::streamable`: every request and stream ended with the connection (rmcp's
 //!   worker does not watch its own cancellation on its first POST).
 
-pub mod execution;
+pub(crate) mod execution;

@@ -7,17 +7,17 @@ use serde_json::{Map, Value};
 
 /// Values are kept unexpanded (like headers); `${VAR}` is expanded when the server connects.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct OAuthSettings {
-    pub client_id: Option<String>,
-    pub client_secret: Option<String>,
-    pub client_metadata_url: Option<String>,
-    pub scopes: Vec<String>,
-    pub redirect_port: Option<u16>,
+pub(crate) struct OAuthSettings {
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) redirect_port: Option<u16>,
 }
 
 impl OAuthSettings {
     /// The same settings with `${VAR}` expanded in every text field.
-    pub fn expanded(&self, expand: &mut dyn FnMut(&str) -> String) -> Self {
+    pub(crate) fn expanded(&self, expand: &mut dyn FnMut(&str) -> String) -> Self {
         Self {
             client_id: self.client_id.as_deref().map(&mut *expand),
             client_secret: self.client_secret.as_deref().map(&mut *expand),
@@ -28,7 +28,7 @@ impl OAuthSettings {
     }
 
     /// As `parseMcpConfig` gives it back (`load` of this yields the same settings).
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut o = Map::new();
         let mut text = |key: &str, value: &Option<String>| {
             if let Some(value) = value {

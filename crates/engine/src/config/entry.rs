@@ -12,19 +12,19 @@ use super::spec::{
 };
 
 pub(super) use crate::bounds::DEFAULT_TIMEOUT_MS;
-pub use crate::bounds::MAX_TIMEOUT_MS;
+pub(crate) use crate::bounds::MAX_TIMEOUT_MS;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerEntry {
     pub name: String,
-    pub enabled: bool,
-    pub timeout_ms: u64,
+    pub(crate) enabled: bool,
+    pub(crate) timeout_ms: u64,
     /// Per-server filter of original tool names, in config order.
-    pub tools: Option<Vec<(String, bool)>>,
+    pub(crate) tools: Option<Vec<(String, bool)>>,
     /// The `protocol` field as given; `None` leaves the era to the transport's default.
-    pub protocol: Option<Protocol>,
+    pub(crate) protocol: Option<Protocol>,
     /// The `auth` object: a pre-registered OAuth client, scopes, the redirect port.
-    pub auth: Option<super::auth::OAuthSettings>,
+    pub(crate) auth: Option<super::auth::OAuthSettings>,
     /// `Err(why)` when a known field has the wrong type; its words name the field path,
     /// e.g. `mcpServers.github.command must be a string or an array of strings`.
     pub spec: Result<ServerSpec, Invalid>,

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub struct SyntaxError {
     pub line: usize,
     pub column: usize,
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Parses JSON that may contain `//` and `/* */` comments, trailing commas and a leading BOM.

@@ -3,7 +3,7 @@
 //! Problems with the document as a whole (unreadable, malformed, not an object) are errors;
 //! problems with one server are data on that server, so the others still run.
 
-pub mod auth;
+pub(crate) mod auth;
 mod entry;
 mod error;
 mod input;
@@ -26,12 +26,10 @@ mod tests_real;
 
 use serde_json::{Map, Value};
 
-pub use entry::{MAX_TIMEOUT_MS, ServerEntry};
+pub(crate) use entry::ServerEntry;
 pub use error::{ConfigError, ConfigErrorKind, Invalid};
 pub use input::{ConfigInput, MAX_CONFIG_BYTES, input_from_string};
-pub use spec::{
-    DISCOVER_REVISION, HANDSHAKE_REVISIONS, LATEST_HANDSHAKE, Protocol, RemoteTransport, ServerSpec,
-};
+pub(crate) use spec::{LATEST_HANDSHAKE, Protocol, RemoteTransport, ServerSpec};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {

@@ -7,7 +7,7 @@ use serde_json::Value;
 pub const QUOTE_CHARS: usize = 200;
 
 /// `s` as a JSON string literal, cut after `max_chars` characters with `…` and the full length.
-pub fn quote(s: &str, max_chars: usize) -> String {
+pub(crate) fn quote(s: &str, max_chars: usize) -> String {
     match cut(s, max_chars) {
         None => Value::from(s).to_string(),
         Some(head) => format!("{}… ({} characters)", Value::from(head), s.chars().count()),

@@ -26,7 +26,7 @@ pub enum RemoteTransport {
 }
 
 impl RemoteTransport {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RemoteTransport::Auto => "auto",
             RemoteTransport::StreamableHttp => "streamable-http",
@@ -38,7 +38,7 @@ impl RemoteTransport {
 /// Which MCP era a server is spoken to in (its `protocol` field). Absent, streamable HTTP uses
 /// [`Protocol::Auto`] and stdio and legacy SSE the handshake offering [`LATEST_HANDSHAKE`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// `server/discover` first; the `initialize` handshake when the server does not know it.
     Auto,
     /// Only the 2026-07-28 era: `server/discover` and per-request metadata, no handshake.
@@ -48,14 +48,15 @@ pub enum Protocol {
 }
 
 /// The revision without a handshake that `protocol` may pin.
-pub const DISCOVER_REVISION: &str = "2026-07-28";
+pub(crate) const DISCOVER_REVISION: &str = "2026-07-28";
 /// Revisions whose `initialize` toolnexus can offer, newest first.
-pub const HANDSHAKE_REVISIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const HANDSHAKE_REVISIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// What a handshake offers when nothing else is asked for.
-pub const LATEST_HANDSHAKE: &str = HANDSHAKE_REVISIONS[0];
+pub(crate) const LATEST_HANDSHAKE: &str = HANDSHAKE_REVISIONS[0];
 
 impl Protocol {
-    pub fn parse(value: &str) -> Option<Protocol> {
+    pub(crate) fn parse(value: &str) -> Option<Protocol> {
         match value {
             "auto" => Some(Protocol::Auto),
             DISCOVER_REVISION => Some(Protocol::Discover),
@@ -66,7 +67,7 @@ impl Protocol {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Protocol::Auto => "auto",
             Protocol::Discover => DISCOVER_REVISION,
@@ -104,7 +105,7 @@ impl ServerSpec {
     /// A copy with variables expanded from the process environment in every place a secret or
     /// path may live (url, header values, command, environment values, cwd). Each unset variable
     /// adds one warning naming it and `server`; values never appear in warnings.
-    pub fn expanded(&self, server: &str, warnings: &mut Vec<String>) -> ServerSpec {
+    pub(crate) fn expanded(&self, server: &str, warnings: &mut Vec<String>) -> ServerSpec {
         self.expand_by(server, warnings, &|s, missing| vars::expand(s, missing))
     }
 

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::entry::MAX_TIMEOUT_MS;
 use super::tests::load_value;
 use super::*;
 

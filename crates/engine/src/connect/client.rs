@@ -17,7 +17,7 @@ use rmcp::service::{RequestContext, RoleClient};
 /// Counts one server's `notifications/tools/list_changed`; a loadMcp session waits on it to
 /// re-list that server. A watch channel, so a burst of notifications costs one re-list.
 #[derive(Clone)]
-pub struct ToolsChanged {
+pub(crate) struct ToolsChanged {
     sender: Arc<tokio::sync::watch::Sender<u64>>,
     /// Subscribed at creation, so a change sent while the server is still being listed counts.
     first: tokio::sync::watch::Receiver<u64>,
@@ -34,13 +34,13 @@ impl Default for ToolsChanged {
 }
 
 impl ToolsChanged {
-    pub fn notify(&self) {
+    pub(crate) fn notify(&self) {
         self.sender.send_modify(|count| *count += 1);
     }
 
     /// A receiver that sees every change since this connection's handler was made; it closes
     /// when the connection's handler is dropped.
-    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+    pub(crate) fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
         self.first.clone()
     }
 }
@@ -51,7 +51,7 @@ pub type Elicitor =
 
 #[derive(Clone)]
 pub struct ClientSide {
-    pub elicitor: Option<Elicitor>,
+    pub(crate) elicitor: Option<Elicitor>,
     /// The fronts of forwarded calls in flight, which get this server's messages about them.
     pub(crate) relays: super::relay::Relays,
     pub(crate) tools_changed: ToolsChanged,
@@ -65,9 +65,9 @@ pub struct ClientSide {
     pub(crate) offered: ProtocolVersion,
     /// Declares elicitation and sampling, answered by forwarded calls' front clients (a
     /// gateway's sources).
-    pub relay_input: bool,
+    pub(crate) relay_input: bool,
     /// How remote servers of this call are authorised (the app's `authorize`, its token store).
-    pub auth: super::auth::AuthContext,
+    pub(crate) auth: super::auth::AuthContext,
     /// Its `notifications/tasks/status` (2025-11-25), each a task's state, to the task calls
     /// in flight that follow them (bounded: a lagging follower polls instead).
     pub(crate) task_status: tokio::sync::broadcast::Sender<serde_json::Value>,
@@ -138,7 +138,7 @@ impl ClientSide {
     /// The answers to a 2026-07-28 server's input-required result, asked where a handshake-era
     /// server's requests would go: the call's own front client first (a forwarded call), then
     /// as for a request. A request toolnexus cannot answer fails the call.
-    pub async fn answer_input(
+    pub(crate) async fn answer_input(
         &self,
         requests: InputRequests,
         front: Option<&dyn super::relay::Front>,

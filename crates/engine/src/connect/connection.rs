@@ -10,19 +10,17 @@ use serde_json::Value;
 use super::client::ClientSide;
 use super::error::ConnectError;
 use super::error::Explained;
-use super::{
-    auth, client, http, lifecycle, listing, reason, relay, remote, road, stdio, tool_info,
-};
+use super::{auth, client, http, lifecycle, listing, reason, remote, road, stdio, tool_info};
 use crate::bounds::HTTP_CLOSE_BOUND;
 use crate::config::{Protocol, RemoteTransport, ServerSpec};
 
 mod start_stdio;
 
 /// What listing a server gave: its tools (and their caching hints) and the rest of its surface.
-pub struct Listing {
-    pub tools: Vec<tool_info::ToolInfo>,
-    pub tool_hints: crate::surface::Hints,
-    pub surface: crate::surface::SurfaceListing,
+pub(crate) struct Listing {
+    pub(crate) tools: Vec<tool_info::ToolInfo>,
+    pub(crate) tool_hints: crate::surface::Hints,
+    pub(crate) surface: crate::surface::SurfaceListing,
 }
 use super::lifecycle::{Carrier, Lifecycle, Service};
 use super::stdio::StdioProcess;
@@ -48,7 +46,7 @@ struct Launch {
     cwd: Option<String>,
 }
 
-pub struct Connection {
+pub(crate) struct Connection {
     endpoint: Endpoint,
     protocol: Option<Protocol>,
     process: Option<StdioProcess>,
@@ -77,7 +75,7 @@ impl Connection {
     /// Spawns a stdio child (its failure to start is the error) or prepares a remote endpoint.
     /// `spec` must already have its variables expanded; `protocol` is the server's era setting.
     /// `timeout` is the server's: it also bounds closing.
-    pub fn start(
+    pub(crate) fn start(
         spec: &ServerSpec,
         protocol: Option<Protocol>,
         timeout: Duration,
@@ -147,7 +145,7 @@ impl Connection {
 
     /// Authorises a remote server by OAuth when the server asks for it (see [`auth`]), unless
     /// its headers carry an `Authorization` of their own. `entry.auth` is expanded here.
-    pub fn use_oauth(
+    pub(crate) fn use_oauth(
         &mut self,
         entry: &crate::config::ServerEntry,
         context: &auth::AuthContext,
@@ -159,7 +157,7 @@ impl Connection {
     }
 
     /// The name a timeout in [`Connection::initialize`] gives its phase.
-    pub fn startup_phase(&self) -> &'static str {
+    pub(crate) fn startup_phase(&self) -> &'static str {
         let carrier = match &self.endpoint {
             Endpoint::Stdio { .. } => Carrier::Stdio,
             Endpoint::Remote { .. } => Carrier::StreamableHttp,
@@ -170,7 +168,7 @@ impl Connection {
     /// Starts the session in the server's era (the handshake, discover, or a probe for either),
     /// then refuses a protocol version toolnexus does not know. Untimed: callers bound it with
     /// [`phase`]; `timeout` is that bound, of which a discover probe takes at most half.
-    pub async fn initialize(
+    pub(crate) async fn initialize(
         &mut self,
         handler: ClientSide,
         timeout: Duration,
@@ -211,28 +209,23 @@ impl Connection {
     /// After a failed [`Connection::initialize`]: the OAuth authorisation it needed from the
     /// user, run outside the server's timeout (see [`auth::USER_WAIT`]); `None` when it needed
     /// none. On `Ok`, initialise again.
-    pub async fn authorize_deferred(&self) -> Option<Result<(), ConnectError>> {
+    pub(crate) async fn authorize_deferred(&self) -> Option<Result<(), ConnectError>> {
         let asked = self.oauth.as_ref()?.authorize_deferred().await?;
         Some(asked.map_err(ConnectError::Auth))
     }
 
     /// What the server said about itself (`ServerInfo` JSON), once connected.
-    pub fn server_info(&self) -> Option<Value> {
+    pub(crate) fn server_info(&self) -> Option<Value> {
         self.service.as_ref().and_then(lifecycle::server_info)
     }
 
-    /// Where this server's messages about forwarded calls go.
-    pub fn relays(&self) -> Option<relay::Relays> {
-        self.service.as_ref().map(|s| s.service().relays.clone())
-    }
-
     /// How this connection answers its server (elicitation, relays).
-    pub fn client_side(&self) -> Option<client::ClientSide> {
+    pub(crate) fn client_side(&self) -> Option<client::ClientSide> {
         self.service.as_ref().map(|s| s.service().clone())
     }
 
     /// This server's `notifications/tools/list_changed`, once connected.
-    pub fn tools_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+    pub(crate) fn tools_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         self.service
             .as_ref()
             .map(|s| s.service().tools_changed.watch())
@@ -240,11 +233,11 @@ impl Connection {
 
     /// The one handle to its stdio transport's fast path, when calls and listings take it (see
     /// [`stdio::Fast`]).
-    pub fn fast(&self) -> Option<stdio::Fast> {
+    pub(crate) fn fast(&self) -> Option<stdio::Fast> {
         self.fast.clone()
     }
 
-    pub fn peer(&self) -> Option<&Peer<RoleClient>> {
+    pub(crate) fn peer(&self) -> Option<&Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer())
     }
 
@@ -252,7 +245,7 @@ impl Connection {
     /// within `timeout`; and beside them, concurrently, the resources, resource templates and
     /// prompts its capabilities declare. Only a failure to list its tools is an error: a kind
     /// beside them that fails is `[]`, with a warning in `warnings`.
-    pub async fn list_all(
+    pub(crate) async fn list_all(
         &self,
         server: &str,
         timeout: Duration,
@@ -278,24 +271,24 @@ impl Connection {
     }
 
     /// What the server declared at the handshake (or discovery), once connected.
-    pub fn capabilities(&self) -> Option<rmcp::model::ServerCapabilities> {
+    pub(crate) fn capabilities(&self) -> Option<rmcp::model::ServerCapabilities> {
         Some(self.peer()?.peer_info()?.capabilities.clone())
     }
 
     /// "exited (code 1)" once a stdio child has exited (waiting at most `wait`).
-    pub async fn exit_description(&mut self, wait: Duration) -> Option<String> {
+    pub(crate) async fn exit_description(&mut self, wait: Duration) -> Option<String> {
         Some(self.process.as_mut()?.exit(wait).await?.to_string())
     }
 
     /// "sent an invalid message: …" once a stdio server broke the framing.
-    pub fn protocol_violation(&self) -> Option<String> {
+    pub(crate) fn protocol_violation(&self) -> Option<String> {
         self.process.as_ref()?.protocol_violation()
     }
 
     /// Adds what is known about the server to a failure: for a stdio child its broken framing
     /// (the cause; rmcp only saw the transport close), exit status, stderr tail and stray stdout;
     /// for HTTP the cause rmcp's transport lost.
-    pub async fn explain(&mut self, error: ConnectError) -> Explained {
+    pub(crate) async fn explain(&mut self, error: ConnectError) -> Explained {
         let Some(process) = self.process.as_mut() else {
             return error.with_lost_cause(self.lost_cause.get()).into();
         };
@@ -318,7 +311,7 @@ impl Connection {
     /// HTTP) and a stdio child gets a short grace before its group is killed. Not graceful (a
     /// failure, an abort): the group is killed at once and an HTTP close goes on in the
     /// background, bounded. In both cases the stdio process group is gone when this returns.
-    pub async fn shutdown(mut self, graceful: bool) {
+    pub(crate) async fn shutdown(mut self, graceful: bool) {
         let service = self.service.take();
         let requests = self.requests.clone();
         let bound = self.close_bound;

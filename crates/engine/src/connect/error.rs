@@ -9,7 +9,7 @@ use super::reason::Cause;
 
 /// A failure of one server's start, handshake or listing.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     /// A phase ran past the server's timeout; the server may well still be running.
     #[error("timed out after {} ms during {phase}", after.as_millis())]
     Timeout {
@@ -43,7 +43,7 @@ pub enum ConnectError {
 
 impl ConnectError {
     /// The connection ended under the request: a server's exit then says more.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         match self {
             ConnectError::Request { cause, .. } => matches!(cause, Cause::Closed { .. }),
             ConnectError::Remote(at) => at.shown.iter().any(|c| matches!(c, Cause::Closed { .. })),
@@ -52,13 +52,13 @@ impl ConnectError {
     }
 
     /// Gave up waiting: the server is most likely still running.
-    pub fn is_timeout(&self) -> bool {
+    pub(crate) fn is_timeout(&self) -> bool {
         matches!(self, ConnectError::Timeout { .. })
     }
 
     /// An HTTP failure rmcp only saw as a closed connection: its cause, found under rmcp's
     /// transport, stands where "connection closed" would (the first place it would be said).
-    pub fn with_lost_cause(mut self, lost: Option<String>) -> Self {
+    pub(crate) fn with_lost_cause(mut self, lost: Option<String>) -> Self {
         let Some(lost) = lost else {
             return self;
         };
@@ -78,20 +78,20 @@ impl ConnectError {
 }
 
 /// A request's failure on a connection that ends with its server: `doing` is what was asked.
-pub fn request(doing: &'static str, cause: Cause) -> ConnectError {
+pub(crate) fn request(doing: &'static str, cause: Cause) -> ConnectError {
     ConnectError::Request { doing, cause }
 }
 
 /// The causes a remote failure shows at its URL: one, or (streamable HTTP, then legacy SSE) two
 /// when they differ.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AtUrl {
+pub(crate) struct AtUrl {
     url: String,
     shown: Vec<Cause>,
 }
 
 impl AtUrl {
-    pub fn one(cause: Cause, url: &str) -> Self {
+    pub(crate) fn one(cause: Cause, url: &str) -> Self {
         Self {
             url: url.to_string(),
             shown: vec![cause],
@@ -100,7 +100,7 @@ impl AtUrl {
 
     /// Two attempts at the same URL: said once when both failed alike, keeping the more telling
     /// of the two.
-    pub fn both(first: Cause, fallback: Cause, url: &str) -> Self {
+    pub(crate) fn both(first: Cause, fallback: Cause, url: &str) -> Self {
         let richer = |c: &Cause| {
             matches!(
                 c,
@@ -142,7 +142,7 @@ impl fmt::Display for AtUrl {
 
 /// How a stdio child ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Exit {
+pub(crate) enum Exit {
     Code(i32),
     Signal(i32),
     /// Ended, with neither a code nor a signal to say.
@@ -162,11 +162,11 @@ impl fmt::Display for Exit {
 /// A server's failure with what its process showed: how it exited, the tail of its stderr, and
 /// what it printed to stdout that was not a message. Its `Display` is the server's `error`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Explained {
-    pub error: ConnectError,
-    pub exit: Option<Exit>,
-    pub stderr: String,
-    pub stdout: String,
+pub(crate) struct Explained {
+    pub(crate) error: ConnectError,
+    pub(crate) exit: Option<Exit>,
+    pub(crate) stderr: String,
+    pub(crate) stdout: String,
 }
 
 impl From<ConnectError> for Explained {
@@ -208,7 +208,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Connected => "connected",
             Status::Disabled => "disabled",
@@ -224,7 +224,7 @@ impl fmt::Display for Status {
 }
 
 /// Runs one phase of a server's life under its timeout.
-pub async fn phase<T>(
+pub(crate) async fn phase<T>(
     name: &'static str,
     timeout: Duration,
     work: impl std::future::Future<Output = Result<T, ConnectError>>,

@@ -6,18 +6,18 @@ use serde_json::Value;
 
 #[cfg(test)]
 /// Whether a listing says the tool can only be called as a task.
-pub fn task_required(listing: &Value) -> bool {
+pub(crate) fn task_required(listing: &Value) -> bool {
     listing.get("execution").is_some_and(requires_task)
 }
 
 #[cfg(test)]
 /// Whether a tool's `execution` says it can only be called as a task.
-pub fn requires_task(execution: &Value) -> bool {
+pub(crate) fn requires_task(execution: &Value) -> bool {
     execution.get("taskSupport").and_then(Value::as_str) == Some("required")
 }
 
 /// A task status as the wire names it.
-pub fn status_name(status: rmcp::model::TaskStatus) -> &'static str {
+pub(crate) fn status_name(status: rmcp::model::TaskStatus) -> &'static str {
     use rmcp::model::TaskStatus;
     match status {
         TaskStatus::Working => "working",

@@ -12,10 +12,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use super::error::ConnectError;
 
 pub(super) mod streamable;
-pub use super::reason::redact_url;
+pub(crate) use super::reason::redact_url;
 
 /// One reqwest client for the process: connection pools and TLS roots are built once.
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
@@ -28,7 +28,7 @@ pub fn client() -> reqwest::Client {
 }
 
 /// Builds a header map; a header that is not valid HTTP is a reason naming it (never its value).
-pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConnectError> {
+pub(crate) fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConnectError> {
     let start = |words: String| ConnectError::Start(words);
     let mut map = HeaderMap::new();
     for (name, value) in headers {
@@ -47,16 +47,16 @@ pub fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ConnectErro
     Ok(map)
 }
 
-pub fn header_hash_map(map: &HeaderMap) -> HashMap<HeaderName, HeaderValue> {
+pub(crate) fn header_hash_map(map: &HeaderMap) -> HashMap<HeaderName, HeaderValue> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// What went wrong under rmcp's transport, when rmcp itself only says "connection closed".
 #[derive(Clone, Default)]
-pub struct LostCause(Arc<std::sync::Mutex<Option<String>>>);
+pub(crate) struct LostCause(Arc<std::sync::Mutex<Option<String>>>);
 
 impl LostCause {
-    pub fn get(&self) -> Option<String> {
+    pub(crate) fn get(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 

@@ -17,7 +17,7 @@ use super::error::{Explained, phase};
 use crate::config::{Config, ServerEntry};
 
 /// How one configured server ended up.
-pub enum Opened {
+pub(crate) enum Opened {
     Disabled,
     /// Why, with what the server's process showed; its `Display` is the server's `error`.
     Failed(Explained),
@@ -39,7 +39,7 @@ pub enum Interrupted {
 
 /// Starts, initialises and lists one server, each phase under the server's timeout. On any
 /// failure or cancellation the connection is torn down before this returns.
-pub async fn open(
+pub(crate) async fn open(
     entry: &ServerEntry,
     handler: ClientSide,
     stop: &CancellationToken,
@@ -95,7 +95,7 @@ pub async fn open(
 /// Runs `per_server` for every entry concurrently (each on its own task, so one panicking
 /// server cannot take the others down) and returns the results in config order, with why the
 /// call stopped early if it did. A task that panicked is an `Err` with a reason. A `deadline` cancels the servers' token like an abort does.
-pub async fn for_each_server<T, F, Fut>(
+pub(crate) async fn for_each_server<T, F, Fut>(
     config: &Config,
     cancel: &CancellationToken,
     deadline: Option<Duration>,
@@ -154,7 +154,7 @@ pub struct ServerInventory {
     pub status: Status,
     pub tools: Vec<ToolInfo>,
     /// Its resources, resource templates and prompts (connected servers only).
-    pub surface: SurfaceListing,
+    pub(crate) surface: SurfaceListing,
     pub error: Option<String>,
     /// What a connected server said about itself (`ServerInfo` JSON).
     pub info: Option<Value>,

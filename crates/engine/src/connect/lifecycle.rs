@@ -16,11 +16,11 @@ use super::error::ConnectError;
 use super::reason::{self, Cause};
 use crate::config::{LATEST_HANDSHAKE, Protocol};
 
-pub type Service = RunningService<RoleClient, ClientSide>;
+pub(crate) type Service = RunningService<RoleClient, ClientSide>;
 
 /// How a session is established.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Lifecycle {
+pub(crate) enum Lifecycle {
     /// `initialize`, offering this revision.
     Handshake(ProtocolVersion),
     /// `server/discover` only.
@@ -31,7 +31,7 @@ pub enum Lifecycle {
 
 /// What carries the messages; each has its own default era.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Carrier {
+pub(crate) enum Carrier {
     Stdio,
     StreamableHttp,
     LegacySse,
@@ -41,7 +41,7 @@ impl Lifecycle {
     /// The lifecycle for a server's `protocol` (absent: auto for streamable HTTP, the handshake
     /// elsewhere, since some stdio servers exit on any request before `initialize`). Legacy SSE
     /// predates discover, so it always shakes hands.
-    pub fn choose(protocol: Option<Protocol>, carrier: Carrier) -> Lifecycle {
+    pub(crate) fn choose(protocol: Option<Protocol>, carrier: Carrier) -> Lifecycle {
         let handshake = |revision: &str| Lifecycle::Handshake(revision_version(revision));
         match (protocol, carrier) {
             (Some(Protocol::Handshake(revision)), _) => handshake(revision),
@@ -52,7 +52,7 @@ impl Lifecycle {
     }
 
     /// The name a timeout reason gives this phase.
-    pub fn phase_name(&self) -> &'static str {
+    pub(crate) fn phase_name(&self) -> &'static str {
         match self {
             Lifecycle::Discover => "server/discover",
             _ => "initialize",
@@ -71,12 +71,12 @@ fn revision_version(revision: &str) -> ProtocolVersion {
 /// How long the discover probe may go unanswered before the server counts as one that only
 /// shakes hands: half the phase's timeout, so the handshake keeps the other half, and never more
 /// than rmcp's own probe bound.
-pub fn probe_bound(timeout: Duration) -> Duration {
+pub(crate) fn probe_bound(timeout: Duration) -> Duration {
     (timeout / 2).min(crate::bounds::PROBE_BOUND)
 }
 
 /// One start of a session over one transport.
-pub async fn start<T, E, A>(
+pub(crate) async fn start<T, E, A>(
     handler: &ClientSide,
     transport: T,
     lifecycle: &Lifecycle,
@@ -111,7 +111,7 @@ where
 }
 
 /// How the discover probe of [`Lifecycle::Auto`] ended.
-pub enum Probe {
+pub(crate) enum Probe {
     Connected(Service),
     /// The handshake is worth a try on a fresh connection: the probe went unanswered, the server
     /// closed the connection on it (some servers exit on any request before `initialize`), or
@@ -123,7 +123,7 @@ pub enum Probe {
 /// [`Lifecycle::Auto`] bounded by `bound`. A server that closes during the probe is worth a
 /// handshake only where the connection can be made again as new (`closed_is_legacy`: stdio,
 /// whose child is spawned again).
-pub async fn probe<T, E, A>(
+pub(crate) async fn probe<T, E, A>(
     handler: &ClientSide,
     transport: T,
     bound: Duration,
@@ -165,7 +165,7 @@ fn only_handshake_revisions(error: &ClientInitializeError) -> bool {
 
 /// Why a start failed, with what the lifecycle adds: a server that answers `server/discover`
 /// with an error when the discover era is pinned does not speak it.
-pub fn describe(error: &ClientInitializeError, lifecycle: &Lifecycle) -> Cause {
+pub(crate) fn describe(error: &ClientInitializeError, lifecycle: &Lifecycle) -> Cause {
     match (error, lifecycle) {
         (ClientInitializeError::JsonRpcError(data), Lifecycle::Discover) => Cause::Words(format!(
             "server does not speak protocol 2026-07-28 (server/discover answered error {}: {})",
@@ -178,7 +178,7 @@ pub fn describe(error: &ClientInitializeError, lifecycle: &Lifecycle) -> Cause {
 
 /// rmcp accepts whatever version a server's `initialize` names; toolnexus speaks only the ones
 /// it knows.
-pub fn check_negotiated(service: &Service) -> Result<(), ConnectError> {
+pub(crate) fn check_negotiated(service: &Service) -> Result<(), ConnectError> {
     let Some(info) = service.peer_info() else {
         return Err(ConnectError::Protocol(
             "server sent no initialize result".into(),
@@ -197,7 +197,7 @@ pub fn check_negotiated(service: &Service) -> Result<(), ConnectError> {
 
 /// What a connected server said about itself: `{ protocolVersion, name, version, title?,
 /// instructions? }` (name and version are `""` when a 2026-07-28 server gave no identity).
-pub fn server_info(service: &Service) -> Option<Value> {
+pub(crate) fn server_info(service: &Service) -> Option<Value> {
     let info = service.peer_info()?;
     let mut out = Map::new();
     out.insert(

@@ -29,22 +29,25 @@ use super::stdio::direct::Direct;
 use super::tool_info::{RawObject, ToolInfo, ToolRefused, check_size, object_text, text_of};
 use crate::tools::{SCHEMA_COMPLETION, complete_schema};
 
-pub use crate::bounds::MAX_LIST_PAGES;
+pub(crate) use crate::bounds::MAX_LIST_PAGES;
 use crate::surface::{Hints, scope_of};
 
 mod paging;
 mod surface;
-pub use crate::surface::Truncated;
+pub(crate) use crate::surface::Truncated;
 use paging::{Budget, Cursors, Merged, failed, too_many_pages};
 #[cfg(test)]
-pub use surface::read_surface_page;
-pub use surface::{list_kind, list_surface};
+pub(crate) use surface::read_surface_page;
+pub(crate) use surface::{list_kind, list_surface};
 
 /// Every tool the server lists, following `nextCursor`, as `ToolInfo`s. The
 /// listing is one phase: `timeout` bounds all of its pages together, so a server that pages
 /// slowly (or hands out fresh cursors forever) fails at the timeout, not after it per page.
 /// The caching hints of all pages come merged.
-pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<ListedTools, ConnectError> {
+pub(crate) async fn list_tools(
+    road: Road<'_>,
+    timeout: Duration,
+) -> Result<ListedTools, ConnectError> {
     let listing = async {
         match road {
             Road::Direct(direct) => list_pipelined(direct).await,
@@ -56,7 +59,7 @@ pub async fn list_tools(road: Road<'_>, timeout: Duration) -> Result<ListedTools
 
 /// A server's tools as listed: the tools, their pages' caching hints merged, and what the
 /// listing's bound left out.
-pub type ListedTools = (Vec<ToolInfo>, Hints, Option<Truncated>);
+pub(crate) type ListedTools = (Vec<ToolInfo>, Hints, Option<Truncated>);
 
 /// rmcp's typed requests, one page after another.
 async fn list_typed(peer: &Peer<RoleClient>) -> Result<ListedTools, ConnectError> {
@@ -184,11 +187,11 @@ async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Pa
 }
 
 /// One page of a listing.
-pub struct Page {
-    pub tools: Vec<ToolInfo>,
-    pub next_cursor: Option<String>,
+pub(crate) struct Page {
+    pub(crate) tools: Vec<ToolInfo>,
+    pub(crate) next_cursor: Option<String>,
     /// Its `ttlMs` and `cacheScope`.
-    pub hints: Hints,
+    pub(crate) hints: Hints,
 }
 
 /// rmcp's `Tool` (3.11), with the schemas and `_meta` kept as the JSON text they came as (read
@@ -241,7 +244,7 @@ impl PageHead<'_> {
 
 #[cfg(test)]
 /// Reads a `tools/list` result (the `result` member's JSON text).
-pub fn read_page(result: &str) -> Result<Page, ConnectError> {
+pub(crate) fn read_page(result: &str) -> Result<Page, ConnectError> {
     let head = read_head(result)?;
     Ok(Page {
         hints: head.hints(),

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use crate::config::sanitize::sanitize;
 
 /// The longest name most model APIs accept for a tool.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 const HASH_LEN: usize = 8;
 
 /// FNV-1a: tiny, stable across versions and platforms, good enough to tell names apart.
@@ -33,7 +33,7 @@ fn with_hash(name: &str, server: &str, tool: &str) -> String {
 
 #[cfg(test)]
 /// Names for `(server, tool)` pairs in order, plus a warning for every name that had to change.
-pub fn assign(pairs: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn assign(pairs: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
     Namer::default().assign(pairs)
 }
 

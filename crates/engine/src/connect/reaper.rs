@@ -13,11 +13,11 @@
 
 mod marker;
 #[cfg(unix)]
-pub mod tree;
+pub(crate) mod tree;
 #[cfg(unix)]
 mod watchdog;
 
-pub use marker::{MARKER_VAR, Tree, host_token};
+pub(crate) use marker::{MARKER_VAR, Tree, host_token};
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -59,12 +59,12 @@ pub fn owned<F: Future>(owner: u64, work: F) -> impl Future<Output = F::Output> 
 }
 
 /// The owner of the task running now (0 outside any owned work).
-pub fn current_owner() -> u64 {
+pub(crate) fn current_owner() -> u64 {
     OWNER.try_with(|owner| *owner).unwrap_or(0)
 }
 
 /// A fresh marker for the next server.
-pub fn new_marker() -> String {
+pub(crate) fn new_marker() -> String {
     format!(
         "{}.{}",
         host_token(),
@@ -75,14 +75,14 @@ pub fn new_marker() -> String {
 /// The value of [`MARKER_VAR`] to give a server with `marker`: the list this process inherited
 /// (when it is itself a server of another toolnexus, whose teardown must reach our servers too)
 /// followed by `marker`.
-pub fn marker_value(marker: &str) -> String {
+pub(crate) fn marker_value(marker: &str) -> String {
     match std::env::var(MARKER_VAR) {
         Ok(inherited) if !inherited.trim().is_empty() => format!("{} {marker}", inherited.trim()),
         _ => marker.to_string(),
     }
 }
 
-pub fn register(tree: Tree) {
+pub(crate) fn register(tree: Tree) {
     install_atexit();
     #[cfg(unix)]
     watchdog::watch(tree.leader);
@@ -93,7 +93,7 @@ pub fn register(tree: Tree) {
         .insert(tree.leader, (tree, current_owner()));
 }
 
-pub fn unregister(leader: i32) {
+pub(crate) fn unregister(leader: i32) {
     if let Some(trees) = TREES.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
         trees.remove(&leader);
     }
@@ -141,7 +141,7 @@ fn kill(owner: Option<u64>) {
 /// Ends a server and what still hangs below it. Its job object ends the rest when the job's
 /// handle closes (when the server's `StdioProcess` is dropped, or this process exits).
 #[cfg(windows)]
-pub fn end_windows_tree(pid: i32) {
+pub(crate) fn end_windows_tree(pid: i32) {
     if pid > 0 {
         let _ = std::process::Command::new("taskkill")
             .args(["/T", "/F", "/PID", &pid.to_string()])

@@ -8,10 +8,10 @@ use rmcp::service::{ClientInitializeError, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 /// The most characters of a server's own text (a message, a body, a version) a reason quotes.
-pub const QUOTE_CHARS: usize = 300;
+pub(crate) const QUOTE_CHARS: usize = 300;
 
 /// `text` on one line, cut to [`QUOTE_CHARS`] characters (an ellipsis marks the cut).
-pub fn bounded(text: &str) -> String {
+pub(crate) fn bounded(text: &str) -> String {
     let one_line: String = text
         .trim()
         .chars()
@@ -27,7 +27,7 @@ pub fn bounded(text: &str) -> String {
 
 /// The URL without query string or userinfo, which may carry secrets, and cut to a length a
 /// reason can quote (a config may hold a megabyte-long URL).
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     match without_secrets(url) {
         Some(parsed) => {
             crate::config::quote::shorten(parsed.as_str(), crate::config::quote::QUOTE_CHARS)
@@ -38,7 +38,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// `url` parsed, without userinfo, query or fragment (the parts that may carry secrets); the
 /// parser also lower-cases scheme and host and drops a default port. None if it does not parse.
-pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
+pub(crate) fn without_secrets(url: &str) -> Option<reqwest::Url> {
     let mut parsed = reqwest::Url::parse(url).ok()?;
     let _ = parsed.set_username("");
     let _ = parsed.set_password(None);
@@ -49,7 +49,7 @@ pub fn without_secrets(url: &str) -> Option<reqwest::Url> {
 
 /// Why a request to a server failed, before it is placed at its URL.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// The server could not be reached, or the connection broke: "connection refused".
     Network(String),
     /// An HTTP answer that is not an MCP one.
@@ -73,7 +73,7 @@ pub enum Cause {
 
 /// A legacy SSE transport's failure: its cause, which the reason reads back (see [`transport`]).
 #[derive(Debug)]
-pub struct SseError(pub Cause);
+pub(crate) struct SseError(pub Cause);
 
 impl fmt::Display for SseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -129,7 +129,7 @@ impl fmt::Display for Cause {
 
 impl Cause {
     /// The reason as a user reads it: the cause, then where (for causes about one URL).
-    pub fn at(&self, url: &str) -> String {
+    pub(crate) fn at(&self, url: &str) -> String {
         match self {
             Cause::Words(words) => words.clone(),
             other => format!("{other} at {}", redact_url(url)),
@@ -137,7 +137,7 @@ impl Cause {
     }
 
     /// "connection closed".
-    pub fn closed() -> Cause {
+    pub(crate) fn closed() -> Cause {
         Cause::Closed {
             waiting_for: None,
             instead: None,
@@ -157,7 +157,7 @@ fn is_mcp_media_type(content_type: &str) -> bool {
 }
 
 /// Why starting a session failed (the handshake, `server/discover`, or the transport under them).
-pub fn init_error(error: &ClientInitializeError) -> Cause {
+pub(crate) fn init_error(error: &ClientInitializeError) -> Cause {
     use ClientInitializeError as E;
     match error {
         E::TransportError { error, .. } => transport(error.error.as_ref()),
@@ -192,7 +192,7 @@ pub fn init_error(error: &ClientInitializeError) -> Cause {
 }
 
 /// Why a request on an open session failed.
-pub fn service_error(error: &ServiceError) -> Cause {
+pub(crate) fn service_error(error: &ServiceError) -> Cause {
     match error {
         ServiceError::McpError(data) => Cause::Words(format!(
             "server answered with error {}: {}",
@@ -300,7 +300,7 @@ fn plain_detail(body: &str) -> Option<String> {
 
 /// A reqwest failure in words. reqwest's own text names the full URL (query included), so only
 /// its sources are read.
-pub fn network(error: &reqwest::Error) -> Cause {
+pub(crate) fn network(error: &reqwest::Error) -> Cause {
     if error.is_timeout() {
         return Cause::Network("timed out".into());
     }

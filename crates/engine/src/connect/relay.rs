@@ -14,10 +14,10 @@ use rmcp::model::{
 /// A task's state as its call reports it (`onStatus`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskUpdate {
-    pub task_id: String,
+    pub(crate) task_id: String,
     /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
-    pub status: &'static str,
-    pub status_message: Option<String>,
+    pub(crate) status: &'static str,
+    pub(crate) status_message: Option<String>,
 }
 
 impl TaskUpdate {
@@ -68,7 +68,7 @@ pub trait Front: Send + Sync {
 
 /// The fronts of one connection's calls in flight.
 #[derive(Clone, Default)]
-pub struct Relays(Arc<Mutex<Table>>);
+pub(crate) struct Relays(Arc<Mutex<Table>>);
 
 #[derive(Default)]
 struct Table {
@@ -79,7 +79,7 @@ struct Table {
 
 impl Relays {
     /// Registers `front` for the request sent with `token` until the guard drops.
-    pub fn register(&self, token: ProgressToken, front: Arc<dyn Front>) -> Registration {
+    pub(crate) fn register(&self, token: ProgressToken, front: Arc<dyn Front>) -> Registration {
         let mut table = self.0.lock().unwrap_or_else(|e| e.into_inner());
         table.next += 1;
         let id = table.next;
@@ -104,14 +104,14 @@ impl Relays {
         table.active.iter().map(|(_, _, f)| f.clone()).collect()
     }
 
-    pub fn progress(&self, param: ProgressNotificationParam) {
+    pub(crate) fn progress(&self, param: ProgressNotificationParam) {
         if let Some(front) = self.find(&param.progress_token) {
             front.progress(param);
         }
     }
 
     /// Log messages carry no request: they go to every call in flight on the connection.
-    pub fn log(&self, param: LoggingMessageNotificationParam) {
+    pub(crate) fn log(&self, param: LoggingMessageNotificationParam) {
         for front in self.all() {
             front.log(param.clone());
         }
@@ -119,7 +119,7 @@ impl Relays {
 
     /// An elicitation goes to the most recent call in flight whose front can take it. (In the
     /// handshake era a server's request does not name the call it belongs to.)
-    pub async fn elicit(&self, params: ElicitRequestParams) -> Option<ElicitResult> {
+    pub(crate) async fn elicit(&self, params: ElicitRequestParams) -> Option<ElicitResult> {
         for front in self.all().into_iter().rev() {
             if let Some(result) = front.elicit(params.clone()).await {
                 return Some(result);
@@ -129,7 +129,10 @@ impl Relays {
     }
 
     /// A sampling request goes where an elicitation would.
-    pub async fn sample(&self, params: CreateMessageRequestParams) -> Option<CreateMessageResult> {
+    pub(crate) async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Option<CreateMessageResult> {
         for front in self.all().into_iter().rev() {
             if let Some(result) = front.sample(params.clone()).await {
                 return Some(result);
@@ -140,7 +143,7 @@ impl Relays {
 }
 
 /// A front's place in the table while its call runs.
-pub struct Registration {
+pub(crate) struct Registration {
     relays: Relays,
     id: u64,
 }

@@ -9,7 +9,7 @@ use super::stdio::direct::Direct;
 
 /// Where a connection's listings and calls go.
 #[derive(Clone, Copy)]
-pub enum Road<'a> {
+pub(crate) enum Road<'a> {
     /// A stdio server in the handshake era: its transport's direct requests (the transport owns
     /// the pipe, its pending table and writer; rmcp's service never reaches into them), each
     /// answer read once, from its text.
@@ -21,7 +21,7 @@ pub enum Road<'a> {
 impl<'a> Road<'a> {
     /// The one place the road is chosen: the stdio transport's direct requests when the
     /// connection has them, else rmcp's typed requests.
-    pub fn of(peer: &'a Peer<RoleClient>, direct: Option<&'a Direct>) -> Self {
+    pub(crate) fn of(peer: &'a Peer<RoleClient>, direct: Option<&'a Direct>) -> Self {
         match direct {
             Some(direct) => Road::Direct(direct),
             None => Road::Rmcp(peer),

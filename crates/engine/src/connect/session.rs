@@ -87,17 +87,17 @@ pub struct LiveServer {
 }
 
 /// A server that came up, as loadMcp hands it to a session.
-pub struct Joined {
-    pub name: String,
-    pub connection: Connection,
-    pub timeout: Duration,
+pub(crate) struct Joined {
+    pub(crate) name: String,
+    pub(crate) connection: Connection,
+    pub(crate) timeout: Duration,
     /// Its tools, already filtered by `filter`.
-    pub tools: Vec<ToolInfo>,
-    pub filter: Option<Vec<(String, bool)>>,
+    pub(crate) tools: Vec<ToolInfo>,
+    pub(crate) filter: Option<Vec<(String, bool)>>,
     /// The caching hints of its tool listing.
-    pub tool_hints: Hints,
+    pub(crate) tool_hints: Hints,
     /// Its resources, resource templates and prompts.
-    pub surface: SurfaceListing,
+    pub(crate) surface: SurfaceListing,
 }
 
 pub struct Session {
@@ -135,7 +135,7 @@ impl CallOutcome {
 }
 
 impl Session {
-    pub fn new(connections: Vec<Joined>) -> Self {
+    pub(crate) fn new(connections: Vec<Joined>) -> Self {
         let servers = connections
             .into_iter()
             .filter_map(|joined| {
@@ -186,10 +186,6 @@ impl Session {
         self.generation.load(Ordering::Acquire)
     }
 
-    pub fn is_closed(&self) -> bool {
-        self.closed.is_cancelled()
-    }
-
     pub fn closed_token(&self) -> &CancellationToken {
         &self.closed
     }
@@ -218,7 +214,7 @@ impl Session {
 
 impl LiveServer {
     /// Its direct requests, when calls take them.
-    pub fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
+    pub(crate) fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
         self.fast.as_ref().map(|fast| &fast.direct)
     }
 

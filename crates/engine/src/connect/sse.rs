@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use super::http::redact_url;
 use super::reason::{self, Cause, SseError};
 
-pub struct SseTransport {
+pub(crate) struct SseTransport {
     client: reqwest::Client,
     headers: HeaderMap,
     endpoint: String,
@@ -24,7 +24,7 @@ pub struct SseTransport {
 
 impl SseTransport {
     /// Opens the event stream and waits for the `endpoint` event.
-    pub async fn connect(
+    pub(crate) async fn connect(
         client: reqwest::Client,
         url: &str,
         headers: HeaderMap,

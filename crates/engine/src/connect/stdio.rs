@@ -4,13 +4,13 @@
 //! beside rmcp, and the whole tree — `npx` grandchildren, `setsid` ones, double-forked daemons —
 //! ended on teardown.
 
-pub mod direct;
-pub mod framing;
+pub(crate) mod direct;
+pub(crate) mod framing;
 #[cfg(unix)]
 pub mod handoff;
 mod pending;
-pub mod screen;
-pub mod writer;
+pub(crate) mod screen;
+pub(crate) mod writer;
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -26,7 +26,7 @@ use super::reaper::{self, Tree};
 use crate::bounds::{
     EXIT_GRACE, REAP_BOUND, STDERR_DRAIN_WAIT, STDERR_QUOTE_CHARS, STDERR_TAIL_BYTES,
 };
-pub use framing::LineTransport;
+pub(crate) use framing::LineTransport;
 use framing::StdoutReport;
 
 /// The one handle a stdio connection keeps to its transport's fast path, taken from the
@@ -35,14 +35,14 @@ use framing::StdoutReport;
 /// them in the handshake era, see [`crate::connect::road::Road::of`]), and (on Unix) the
 /// way to ask for its stdout ([`handoff`]). A `LiveServer` holds this one handle beside its peer.
 #[derive(Clone)]
-pub struct Fast {
-    pub direct: direct::Direct,
+pub(crate) struct Fast {
+    pub(crate) direct: direct::Direct,
     #[cfg(unix)]
-    pub stdout: Arc<handoff::Handoff>,
+    pub(crate) stdout: Arc<handoff::Handoff>,
 }
 
 impl Fast {
-    pub fn of<R>(transport: &LineTransport<R>) -> Self
+    pub(crate) fn of<R>(transport: &LineTransport<R>) -> Self
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
     {
@@ -54,7 +54,7 @@ impl Fast {
     }
 }
 
-pub struct StdioProcess {
+pub(crate) struct StdioProcess {
     child: Box<dyn ChildWrapper>,
     tree: Tree,
     /// Until teardown has ended the tree (then dropping has nothing left to do).
@@ -65,7 +65,7 @@ pub struct StdioProcess {
 }
 
 /// Starts `command` with the given environment overrides. The error says why in words.
-pub fn spawn(
+pub(crate) fn spawn(
     command: &[String],
     environment: &[(String, String)],
     cwd: Option<&str>,
@@ -201,7 +201,11 @@ fn command_for(
 impl StdioProcess {
     /// The rmcp transport over this server's pipes; what it finds wrong is reported here. On
     /// Unix, writes to stdin are tried in place on its (non-blocking) pipe first.
-    pub fn transport(&self, stdout: ChildStdout, stdin: ChildStdin) -> LineTransport<ChildStdout> {
+    pub(crate) fn transport(
+        &self,
+        stdout: ChildStdout,
+        stdin: ChildStdin,
+    ) -> LineTransport<ChildStdout> {
         #[cfg(unix)]
         let writer = {
             let fd = std::os::fd::AsRawFd::as_raw_fd(&stdin);
@@ -216,22 +220,22 @@ impl StdioProcess {
     }
 
     /// "sent an invalid message: …" once the server broke the stdio framing.
-    pub fn protocol_violation(&self) -> Option<String> {
+    pub(crate) fn protocol_violation(&self) -> Option<String> {
         self.stdout.violation()
     }
 
     /// The broken framing as a failure, once the server broke it.
-    pub fn violation(&self) -> Option<ConnectError> {
+    pub(crate) fn violation(&self) -> Option<ConnectError> {
         self.stdout.detail().map(ConnectError::Violation)
     }
 
     /// What the server printed to stdout that was not a message (quoted, bounded), or "".
-    pub fn stdout_noise(&self) -> String {
+    pub(crate) fn stdout_noise(&self) -> String {
         self.stdout.noise()
     }
 
     /// How the child exited, once it has (waiting at most `wait`), else None.
-    pub async fn exit(&mut self, wait: Duration) -> Option<Exit> {
+    pub(crate) async fn exit(&mut self, wait: Duration) -> Option<Exit> {
         // A server that broke the protocol is most likely still running: that is the reason,
         // so don't wait for an exit that won't come.
         let wait = if self.stdout.violation().is_some() {
@@ -262,7 +266,7 @@ impl StdioProcess {
     }
 
     /// The last part of what the child wrote to stderr, trimmed, or "" if nothing.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
         let bytes: Vec<u8> = tail.iter().copied().collect();
         let text = String::from_utf8_lossy(&bytes);
@@ -279,7 +283,7 @@ impl StdioProcess {
     /// Ends the child and its whole tree. With `graceful`, the child (whose stdin the caller has
     /// already closed) first gets a short grace to exit, then SIGTERM; in every case the tree is
     /// SIGKILLed at the end so no descendant survives, and the server is reaped.
-    pub async fn shutdown(mut self, graceful: bool) {
+    pub(crate) async fn shutdown(mut self, graceful: bool) {
         if graceful
             && tokio::time::timeout(EXIT_GRACE, self.child.wait())
                 .await

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 /// tool can cost where it must be read as a value (serving it again, `onToolsChanged`: about
 /// 17 bytes of memory per byte of text), and stays under the 16 MiB line of the stdio framing
 /// ([`super::stdio::framing::MAX_LINE_BYTES`]), so the refusal names the tool.
-pub use crate::bounds::MAX_TOOL_BYTES;
+pub(crate) use crate::bounds::MAX_TOOL_BYTES;
 
 /// A tool's `ToolInfo` as JSON text, with its name read out. Cloning shares it.
 #[derive(Clone)]
@@ -41,7 +41,7 @@ impl PartialEq for ToolInfo {
 
 /// Why a listed tool cannot be kept, in words once displayed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ToolRefused {
+pub(crate) enum ToolRefused {
     #[error(
         "tool {:?} is {len} bytes of JSON, over the {} MiB a tool definition may be",
         super::reason::bounded(name),
@@ -57,7 +57,7 @@ pub enum ToolRefused {
 impl ToolInfo {
     /// From the text of a `ToolInfo` object (which has a string `name`), refused in words when
     /// it is over [`MAX_TOOL_BYTES`].
-    pub fn from_json(json: String) -> Result<Self, ToolRefused> {
+    pub(crate) fn from_json(json: String) -> Result<Self, ToolRefused> {
         #[derive(Deserialize)]
         struct Name {
             name: String,
@@ -69,14 +69,14 @@ impl ToolInfo {
     }
 
     /// From the text of a `ToolInfo` object whose name is `name`, within the same bound.
-    pub fn named(name: String, json: String) -> Result<Self, ToolRefused> {
+    pub(crate) fn named(name: String, json: String) -> Result<Self, ToolRefused> {
         check_size(json.len(), || name.clone())?;
         let json = RawValue::from_string(json).map_err(|e| ToolRefused::NotJson(e.to_string()))?;
         Ok(Self(Arc::new(Inner { name, json })))
     }
 
     /// From a `ToolInfo` value (the typed path), within the same bound.
-    pub fn from_value(info: &Value) -> Result<Self, ToolRefused> {
+    pub(crate) fn from_value(info: &Value) -> Result<Self, ToolRefused> {
         Self::from_json(info.to_string())
     }
 
@@ -116,7 +116,7 @@ impl Serialize for ToolInfo {
 
 /// Ok when a tool definition of `len` bytes is within [`MAX_TOOL_BYTES`]; else the reason,
 /// naming the tool (`name` is asked only then).
-pub fn check_size(len: usize, name: impl FnOnce() -> String) -> Result<(), ToolRefused> {
+pub(crate) fn check_size(len: usize, name: impl FnOnce() -> String) -> Result<(), ToolRefused> {
     if len <= MAX_TOOL_BYTES {
         return Ok(());
     }
@@ -132,7 +132,7 @@ pub fn object_fields(text: &str) -> Option<Vec<(String, &RawValue)>> {
 }
 
 /// A JSON object's members as their text.
-pub struct RawObject<'a>(pub Vec<(String, &'a RawValue)>);
+pub(crate) struct RawObject<'a>(pub Vec<(String, &'a RawValue)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -208,7 +208,10 @@ pub fn bytes(tools: &[ToolInfo]) -> usize {
 }
 
 /// Applies a server's `tools` map (see [`crate::connect::inventory::filter_tools`]), without warnings: for re-listings.
-pub fn apply_filter(filter: Option<&[(String, bool)]>, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+pub(crate) fn apply_filter(
+    filter: Option<&[(String, bool)]>,
+    tools: Vec<ToolInfo>,
+) -> Vec<ToolInfo> {
     let Some(filter) = filter.filter(|f| !f.is_empty()) else {
         return tools;
     };

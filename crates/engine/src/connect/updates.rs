@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Told the URI of an updated resource.
-pub type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The listeners of one server's resources, by URI.
 #[derive(Default)]
-pub struct ResourceUpdates {
+pub(crate) struct ResourceUpdates {
     listeners: Mutex<HashMap<String, Vec<(u64, UpdateListener)>>>,
     next: std::sync::atomic::AtomicU64,
 }
@@ -21,7 +21,7 @@ impl ResourceUpdates {
     }
 
     /// Adds a listener of `uri`; its id removes it.
-    pub fn add(&self, uri: &str, listener: UpdateListener) -> u64 {
+    pub(crate) fn add(&self, uri: &str, listener: UpdateListener) -> u64 {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.lock()
             .entry(uri.to_string())
@@ -31,7 +31,7 @@ impl ResourceUpdates {
     }
 
     /// Removes a listener; `true` when it was the last one of its URI.
-    pub fn remove(&self, uri: &str, id: u64) -> bool {
+    pub(crate) fn remove(&self, uri: &str, id: u64) -> bool {
         let mut listeners = self.lock();
         let Some(list) = listeners.get_mut(uri) else {
             return false;
@@ -46,12 +46,12 @@ impl ResourceUpdates {
     }
 
     /// Whether `uri` has a listener.
-    pub fn has(&self, uri: &str) -> bool {
+    pub(crate) fn has(&self, uri: &str) -> bool {
         self.lock().contains_key(uri)
     }
 
     /// Tells every listener of `uri` (outside the lock: a listener may subscribe or leave).
-    pub fn deliver(&self, uri: &str) {
+    pub(crate) fn deliver(&self, uri: &str) {
         let listeners: Vec<UpdateListener> = match self.lock().get(uri) {
             Some(list) => list.iter().map(|(_, l)| l.clone()).collect(),
             None => return,
@@ -63,7 +63,7 @@ impl ResourceUpdates {
 
     #[cfg(test)]
     /// How many URIs have listeners.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.lock().len()
     }
 }

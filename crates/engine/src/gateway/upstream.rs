@@ -31,7 +31,7 @@ pub enum ListKind {
 
 impl ListKind {
     /// The surface kind it is (None: the tools).
-    pub fn surface_kind(self) -> Option<crate::surface::Kind> {
+    pub(crate) fn surface_kind(self) -> Option<crate::surface::Kind> {
         use crate::surface::Kind;
         match self {
             Self::Tools => None,
@@ -45,12 +45,12 @@ impl ListKind {
 /// What an upstream server lists now, and what it declares.
 #[derive(Clone, Default)]
 pub struct UpstreamListing {
-    pub resources: Vec<Map<String, Value>>,
-    pub templates: Vec<Map<String, Value>>,
-    pub prompts: Vec<Map<String, Value>>,
-    pub declares_resources: bool,
-    pub declares_prompts: bool,
-    pub declares_completions: bool,
+    pub(crate) resources: Vec<Map<String, Value>>,
+    pub(crate) templates: Vec<Map<String, Value>>,
+    pub(crate) prompts: Vec<Map<String, Value>>,
+    pub(crate) declares_resources: bool,
+    pub(crate) declares_prompts: bool,
+    pub(crate) declares_completions: bool,
 }
 
 /// An upstream server a gateway relays (a live server of a loadMcp source).

@@ -63,12 +63,12 @@ impl Field {
 /// One tool as the index sees it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Doc {
-    pub name: String,
-    pub server: Option<String>,
-    pub title: Option<String>,
-    pub description: Option<String>,
+    pub(crate) name: String,
+    pub(crate) server: Option<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
     /// (parameter name, parameter description) of the top-level properties of inputSchema
-    pub params: Vec<(String, Option<String>)>,
+    pub(crate) params: Vec<(String, Option<String>)>,
 }
 
 impl Doc {
@@ -219,7 +219,7 @@ impl Index {
     }
 
     /// The number of tools indexed.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
 

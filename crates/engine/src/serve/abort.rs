@@ -1,7 +1,7 @@
 //! A spawned task that ends with its handle.
 
 /// Aborts the task when dropped.
-pub struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
+pub(crate) struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {

@@ -45,13 +45,15 @@ impl Builder {
     }
 
     /// Other bounds on runs waiting for their input (tests use small ones).
-    pub fn input_limits(mut self, limits: rounds::Limits) -> Self {
+    #[cfg(test)]
+    pub(crate) fn input_limits(mut self, limits: rounds::Limits) -> Self {
         self.input_limits = Some(limits);
         self
     }
 
     /// Other bounds on tasks (tests use small ones).
-    pub fn task_limits(mut self, limits: tasks::Limits) -> Self {
+    #[cfg(test)]
+    pub(crate) fn task_limits(mut self, limits: tasks::Limits) -> Self {
         self.task_limits = Some(limits);
         self
     }

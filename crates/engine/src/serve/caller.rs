@@ -16,14 +16,14 @@ use serde_json::{Map, Value};
 use super::auth::{Guard, Kind, Principal};
 
 /// The principal a request was let in as, and the guard that let it in.
-pub struct Caller {
-    pub principal: Arc<Principal>,
-    pub guard: Arc<Guard>,
+pub(crate) struct Caller {
+    pub(crate) principal: Arc<Principal>,
+    pub(crate) guard: Arc<Guard>,
 }
 
 impl Caller {
     /// The caller of the request `context` answers, when it came through an auth gate.
-    pub fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Caller>> {
         from_front(context)
     }
 
@@ -44,7 +44,7 @@ impl Caller {
 /// `uri` with the escapes of unreserved characters decoded (RFC 3986 §6.2.2.2); None when it
 /// has a `.` or `..` segment (servers resolve those differently: a template's expansion may
 /// climb over what looks like an authority), escapes a `/` or a `\\`, or holds a `\\`.
-pub fn canonical_uri(uri: &str) -> Option<String> {
+pub(crate) fn canonical_uri(uri: &str) -> Option<String> {
     if uri.contains('\\') {
         return None;
     }
@@ -86,29 +86,29 @@ pub fn canonical_uri(uri: &str) -> Option<String> {
 }
 
 /// What one request may see: everything, or what its caller's scopes allow.
-pub struct Sight(Option<Arc<Caller>>);
+pub(crate) struct Sight(Option<Arc<Caller>>);
 
 impl Sight {
-    pub fn of(context: &RequestContext<RoleServer>) -> Self {
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Self {
         Self(Caller::of(context))
     }
 
     /// What the request whose HTTP extensions are `extensions` may see (the gate put its
     /// caller there), for the front, before rmcp has a context.
-    pub fn of_http(extensions: &http::Extensions) -> Self {
+    pub(crate) fn of_http(extensions: &http::Extensions) -> Self {
         Self(extensions.get::<Arc<Caller>>().cloned())
     }
 
     /// Whether the `kind` named `name` (a tool or prompt name, a resource URI or template) is
     /// visible to this request. One outside its scopes is answered as if it did not exist.
-    pub fn sees(&self, kind: Kind, name: &str) -> bool {
+    pub(crate) fn sees(&self, kind: Kind, name: &str) -> bool {
         self.0
             .as_ref()
             .is_none_or(|caller| caller.allows(kind, name))
     }
 
     /// Whether every `kind` is visible (no filtering needed).
-    pub fn sees_all(&self, kind: Kind) -> bool {
+    pub(crate) fn sees_all(&self, kind: Kind) -> bool {
         self.0
             .as_ref()
             .is_none_or(|caller| caller.guard.policy().is_open(kind))
@@ -117,11 +117,11 @@ impl Sight {
 
 /// Marks a request the HTTP front answers statelessly: no stream outlives its answer.
 #[derive(Clone, Copy)]
-pub struct Stateless;
+pub(crate) struct Stateless;
 
 /// What the HTTP front put in the request's parts for the handler (its caller, its endpoint's
 /// state key), if the request came through it.
-pub fn from_front<T: Clone + Send + Sync + 'static>(
+pub(crate) fn from_front<T: Clone + Send + Sync + 'static>(
     context: &RequestContext<RoleServer>,
 ) -> Option<T> {
     context
@@ -133,12 +133,12 @@ pub fn from_front<T: Clone + Send + Sync + 'static>(
 }
 
 /// The principal of the request `context` answers, if it has one.
-pub fn principal_of(context: &RequestContext<RoleServer>) -> Option<Arc<Principal>> {
+pub(crate) fn principal_of(context: &RequestContext<RoleServer>) -> Option<Arc<Principal>> {
     Caller::of(context).map(|caller| caller.principal.clone())
 }
 
 /// Who a parked run or a session belongs to: the principal's key, or None without auth.
-pub fn owner_of(context: &RequestContext<RoleServer>) -> Option<String> {
+pub(crate) fn owner_of(context: &RequestContext<RoleServer>) -> Option<String> {
     principal_of(context).map(|p| p.key())
 }
 
@@ -151,7 +151,7 @@ const MAX_TRACESTATE: usize = 512;
 /// The W3C trace context of the request `context` answers, as `_meta` entries for an upstream
 /// request (SEP-414): from the request's own `_meta`, else from its HTTP headers. A malformed
 /// `traceparent` is not forwarded (nor then its `tracestate`).
-pub fn trace_meta(context: &RequestContext<RoleServer>) -> Option<Map<String, Value>> {
+pub(crate) fn trace_meta(context: &RequestContext<RoleServer>) -> Option<Map<String, Value>> {
     let from_meta = |key: &str| {
         context
             .meta

@@ -16,13 +16,13 @@ use crate::gateway::upstream::Upstream;
 
 /// Which listing changed (resource templates change with resources: MCP has one notification).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     Tools = 0,
     Prompts = 1,
     Resources = 2,
 }
 
-pub struct ToolChanges {
+pub(crate) struct ToolChanges {
     /// Handshake-era clients, forgotten once their transport closed.
     peers: Mutex<Peers>,
     /// Counts changes by [`Change`], for listeners.
@@ -59,7 +59,7 @@ impl Default for ToolChanges {
 
 impl ToolChanges {
     /// A client that completed the handshake.
-    pub fn register(&self, peer: Peer<RoleServer>) {
+    pub(crate) fn register(&self, peer: Peer<RoleServer>) {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
         if peers.all.len() >= 2 * peers.kept.max(16) {
             peers.forget_closed();
@@ -68,7 +68,7 @@ impl ToolChanges {
     }
 
     /// Forgets the clients whose session ended (what each holds of it goes with it).
-    pub fn forget_closed(&self) {
+    pub(crate) fn forget_closed(&self) {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
         peers.forget_closed();
         peers.all.shrink_to_fit();
@@ -76,7 +76,7 @@ impl ToolChanges {
 
     /// Tells every client of `change`; must run inside the runtime (each notification is sent
     /// on its own task, so a slow client holds up no one).
-    pub fn announce(&self, change: Change) {
+    pub(crate) fn announce(&self, change: Change) {
         self.version.send_modify(|v| v[change as usize] += 1);
         let peers = {
             let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
@@ -96,7 +96,7 @@ impl ToolChanges {
 
     /// What a `subscriptions/listen` may have: every list change, and the resources it asked
     /// to follow (bounded); rmcp keeps of it what the server announces.
-    pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    pub(crate) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
         let mut accepted = SubscriptionFilter::builder()
             .tools_list_changed()
             .prompts_list_changed()
@@ -111,14 +111,14 @@ impl ToolChanges {
 
     /// Ends every `subscriptions/listen` in progress (with its final result), so an endpoint
     /// that stops need not wait for them; later ones are served as usual.
-    pub fn end_listeners(&self) {
+    pub(crate) fn end_listeners(&self) {
         let mut listening = self.listening.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut *listening).cancel();
     }
 
     /// Serves one `subscriptions/listen` until the client cancels it or the server stops.
     /// `upstream` are the accepted URIs an upstream serves: followed upstream while it lasts.
-    pub async fn listen(
+    pub(crate) async fn listen(
         &self,
         context: SubscriptionContext,
         subs: &Arc<Subs>,

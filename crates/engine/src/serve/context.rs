@@ -22,7 +22,7 @@ mod relay;
 pub struct SessionLogLevel(Arc<Mutex<Option<LoggingLevel>>>);
 
 impl SessionLogLevel {
-    pub fn set(&self, level: LoggingLevel) {
+    pub(crate) fn set(&self, level: LoggingLevel) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
     }
 
@@ -74,11 +74,11 @@ impl From<String> for AskError {
 }
 
 /// A run's ask to become a task: answered `true` once its call was answered with the task.
-pub type Escalation = tokio::sync::oneshot::Sender<bool>;
+pub(crate) type Escalation = tokio::sync::oneshot::Sender<bool>;
 
 impl CallContext {
     /// The context of a new call; in the 2026-07-28 era also the receiver of its input requests.
-    pub fn new(
+    pub(crate) fn new(
         request: RequestContext<RoleServer>,
         log_level: SessionLogLevel,
     ) -> (Self, Option<mpsc::UnboundedReceiver<Vec<input::Pending>>>) {
@@ -111,7 +111,7 @@ impl CallContext {
         request.extensions.get::<T>().map(read)
     }
 
-    pub fn request(&self) -> RequestContext<RoleServer> {
+    pub(crate) fn request(&self) -> RequestContext<RoleServer> {
         self.request
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -119,7 +119,7 @@ impl CallContext {
     }
 
     /// The client retried the call: progress and logs go to the retry's response from now on.
-    pub fn follow(&self, request: RequestContext<RoleServer>) {
+    pub(crate) fn follow(&self, request: RequestContext<RoleServer>) {
         *self.request.lock().unwrap_or_else(|e| e.into_inner()) = request;
     }
 
@@ -129,7 +129,7 @@ impl CallContext {
     }
 
     /// Who the call belongs to (a retry must come from the same principal).
-    pub fn owner(&self) -> Option<String> {
+    pub(crate) fn owner(&self) -> Option<String> {
         super::caller::owner_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -137,7 +137,7 @@ impl CallContext {
     /// upstream's input-required result and how many questions this call had asked by then.
     /// Sealed into the call's `requestState`, so a replica that runs the call again resumes
     /// the upstream's round instead of calling it afresh.
-    pub fn checkpoint(&self) -> Option<Value> {
+    pub(crate) fn checkpoint(&self) -> Option<Value> {
         self.checkpoint
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -145,7 +145,7 @@ impl CallContext {
     }
 
     /// A call run again from a sealed state starts where the state says the upstream was.
-    pub fn resume_from(&self, checkpoint: Option<Value>) {
+    pub(crate) fn resume_from(&self, checkpoint: Option<Value>) {
         *self.checkpoint.lock().unwrap_or_else(|e| e.into_inner()) = checkpoint;
     }
 
@@ -155,7 +155,7 @@ impl CallContext {
     }
 
     /// Why the run failed, when it did (see [`CallContext::fail`]).
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.failure
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -164,14 +164,14 @@ impl CallContext {
 
     /// Lets the run become a task partway: [`CallContext::start_task`] asks the driver holding
     /// the receiver from now on.
-    pub fn allow_task(&self) -> mpsc::UnboundedReceiver<Escalation> {
+    pub(crate) fn allow_task(&self) -> mpsc::UnboundedReceiver<Escalation> {
         let (tx, rx) = mpsc::unbounded_channel();
         *self.escalate.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
         rx
     }
 
     /// The run may no longer become a task (it is one now, or its call ended).
-    pub fn forbid_task(&self) {
+    pub(crate) fn forbid_task(&self) {
         *self.escalate.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
@@ -190,7 +190,7 @@ impl CallContext {
     }
 
     /// The capability an input request of this call was refused for, if any.
-    pub fn refused(&self) -> Option<InputKind> {
+    pub(crate) fn refused(&self) -> Option<InputKind> {
         *self.refused.lock().unwrap_or_else(|e| e.into_inner())
     }
 

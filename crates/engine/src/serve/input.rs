@@ -30,7 +30,7 @@ impl InputKind {
         }
     }
 
-    pub fn method(self) -> &'static str {
+    pub(crate) fn method(self) -> &'static str {
         match self {
             Self::Elicit => "elicitation/create",
             Self::Sample => "sampling/createMessage",
@@ -39,7 +39,7 @@ impl InputKind {
     }
 
     /// The client capability it needs, which is also what it is called in messages.
-    pub fn capability(self) -> &'static str {
+    pub(crate) fn capability(self) -> &'static str {
         match self {
             Self::Elicit => "elicitation",
             Self::Sample => "sampling",
@@ -65,22 +65,26 @@ pub struct InputAsk {
 }
 
 /// Whether a request was made in the 2026-07-28 era (no server-to-client requests).
-pub fn is_modern(request: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn is_modern(request: &RequestContext<RoleServer>) -> bool {
     request
         .protocol_version()
         .is_some_and(|v| v.as_str() >= "2026-07-28")
 }
 
 /// One input request of a run, waiting for the client's answer.
-pub struct Pending {
-    pub key: String,
+pub(crate) struct Pending {
+    pub(crate) key: String,
     kind: InputKind,
     params: Value,
     answer: oneshot::Sender<Value>,
 }
 
 impl Pending {
-    pub fn new(key: String, kind: InputKind, params: Value) -> (Self, oneshot::Receiver<Value>) {
+    pub(crate) fn new(
+        key: String,
+        kind: InputKind,
+        params: Value,
+    ) -> (Self, oneshot::Receiver<Value>) {
         let (answer, receiver) = oneshot::channel();
         let pending = Self {
             key,
@@ -108,7 +112,7 @@ impl Pending {
 }
 
 /// Whether `params` are valid for the kind of request they are meant for.
-pub fn check_params(kind: InputKind, params: &Value) -> Result<(), String> {
+pub(crate) fn check_params(kind: InputKind, params: &Value) -> Result<(), String> {
     let problem = match kind {
         InputKind::Elicit => serde_json::from_value::<ElicitRequestParams>(params.clone()).err(),
         InputKind::Sample => {

@@ -11,26 +11,26 @@ mod abort;
 pub mod auth;
 pub mod bridge;
 mod builder;
-pub mod caller;
+pub(crate) mod caller;
 mod changes;
 pub mod context;
 mod handler;
 pub mod http;
 mod input;
-pub mod rounds;
+pub(crate) mod rounds;
 pub mod seal;
 pub mod search;
 mod serving;
 pub mod stdio;
-pub mod subscriptions;
+pub(crate) mod subscriptions;
 pub mod surface;
 mod task_calls;
-pub mod task_legacy;
-pub mod tasks;
-pub mod tool;
+pub(crate) mod task_legacy;
+pub(crate) mod tasks;
+pub(crate) mod tool;
 mod toolset;
 mod validate;
-pub mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -61,7 +61,6 @@ impl Default for ServerIdentity {
     }
 }
 
-pub use abort::AbortOnDrop;
 pub use context::CallContext;
 pub use context::SessionLogLevel;
 pub use tool::{
@@ -71,7 +70,7 @@ use toolset::ToolSet;
 
 /// What a session's transport hears of the session: its handshake being answered, and
 /// `notifications/cancelled` (for calls the transport runs itself).
-pub trait SessionHooks: Send + Sync + 'static {
+pub(crate) trait SessionHooks: Send + Sync + 'static {
     fn initialized(&self, context: &RequestContext<RoleServer>, log_level: SessionLogLevel);
     fn cancelled(&self, request: &rmcp::model::RequestId);
 }
@@ -211,7 +210,7 @@ impl ToolServer {
     }
 
     /// The same tools for a new session (its own log level).
-    pub fn for_session(&self) -> Self {
+    pub(crate) fn for_session(&self) -> Self {
         Self {
             shared: self.shared.clone(),
             log_level: SessionLogLevel::default(),
@@ -222,7 +221,7 @@ impl ToolServer {
 
     /// The same tools for a new session whose transport hears of it through `hooks` (dropped
     /// with the session's handler).
-    pub fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
+    pub(crate) fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
         Self {
             hooks: Some(hooks),
             ..self.for_session()
@@ -240,18 +239,19 @@ impl ToolServer {
     }
 
     /// Ends the tasks of the handshake-era sessions that ended.
-    pub fn forget_closed_tasks(&self) {
+    pub(crate) fn forget_closed_tasks(&self) {
         self.shared.tasks.forget_closed();
     }
 
     /// How many `tasks/result` requests wait on task `id` now.
     #[cfg(test)]
-    pub fn task_waiters(&self, id: &str) -> usize {
+    pub(crate) fn task_waiters(&self, id: &str) -> usize {
         self.shared.tasks.waiters(id)
     }
 
     /// How many tasks exist now (running or ended, not yet expired).
-    pub fn task_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn task_count(&self) -> usize {
         self.shared.tasks.count()
     }
 
@@ -260,12 +260,13 @@ impl ToolServer {
     }
 
     /// How many runs wait for a 2026-07-28 retry now.
-    pub fn parked(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn parked(&self) -> usize {
         self.shared.parking.count()
     }
 
     /// Forgets the handshake-era clients whose sessions ended (after many ended at once).
-    pub fn forget_closed_peers(&self) {
+    pub(crate) fn forget_closed_peers(&self) {
         self.shared.changes.forget_closed();
         self.shared.subs.forget_closed();
         self.shared.tasks.forget_closed();
@@ -273,14 +274,14 @@ impl ToolServer {
 
     /// Forgets the resource followers whose sessions ended, releasing what they held upstream
     /// (cheap: bounded by the subscription cap).
-    pub fn forget_closed_followers(&self) {
+    pub(crate) fn forget_closed_followers(&self) {
         self.shared.subs.forget_closed();
         // And the tasks of the sessions that ended.
         self.shared.tasks.forget_closed();
     }
 
     /// Ends the `subscriptions/listen` streams in progress (an endpoint is stopping).
-    pub fn end_listeners(&self) {
+    pub(crate) fn end_listeners(&self) {
         self.shared.changes.end_listeners();
         // And the handshake-era followers, with the upstream subscriptions they held.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -293,13 +294,5 @@ impl ToolServer {
     pub fn end_parked(&self) {
         self.shared.parking.clear();
         self.shared.tasks.clear();
-    }
-
-    pub fn identity(&self) -> &ServerIdentity {
-        &self.shared.identity
-    }
-
-    pub fn tools(&self) -> Vec<ServedTool> {
-        self.current().tools.clone()
     }
 }

@@ -33,7 +33,9 @@ use super::input::Pending;
 use super::seal::{self, Purpose, StateKey};
 
 use crate::bounds::SERVE_STATE_MAX_ANSWERS as MAX_ANSWERS;
-pub use crate::bounds::{SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT};
+pub(crate) use crate::bounds::{
+    SERVE_MAX_PARKED as MAX_PARKED, SERVE_PARK_TIMEOUT as PARK_TIMEOUT,
+};
 
 pub(super) mod drive;
 mod parking;
@@ -41,7 +43,7 @@ mod parking;
 /// What a served run answers: a `tools/call`, a `prompts/get` or a `resources/read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum SubjectKind {
+pub(crate) enum SubjectKind {
     Tool,
     Prompt,
     Resource,
@@ -61,38 +63,38 @@ impl SubjectKind {
 /// The tool, prompt or resource a run is for (a retry must name the same one), and where it
 /// came from (reported through `OnCall` for tools).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subject {
-    pub kind: SubjectKind,
-    pub name: String,
-    pub source: String,
+pub(crate) struct Subject {
+    pub(crate) kind: SubjectKind,
+    pub(crate) name: String,
+    pub(crate) source: String,
 }
 
 /// A served call between its start and its result: the run's task, the input requests it
 /// waits on, and where new ones arrive.
-pub struct Running {
+pub(crate) struct Running {
     /// What the run answers, from the set the call started with.
-    pub subject: Subject,
-    pub task: AbortOnDrop<Value>,
-    pub asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
-    pub ctx: CallContext,
-    pub pending: Vec<Pending>,
-    pub started: Instant,
+    pub(crate) subject: Subject,
+    pub(crate) task: AbortOnDrop<Value>,
+    pub(crate) asks: Option<mpsc::UnboundedReceiver<Vec<Pending>>>,
+    pub(crate) ctx: CallContext,
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) started: Instant,
     /// Every answer the run has been given so far, by key (sealed into the next state, so
     /// another replica can run it again up to where it is).
-    pub answered: Map<String, Value>,
+    pub(crate) answered: Map<String, Value>,
     /// How many input-required results the call has had.
-    pub round: u32,
+    pub(crate) round: u32,
     /// A digest of what the call was made with (tool arguments, prompt arguments, a URI), when
     /// its state is to be sealed.
-    pub digest: Option<String>,
+    pub(crate) digest: Option<String>,
     /// Where the run asks to become a task (`ctx.startTask()`), when its call may become one.
-    pub escalate: Option<mpsc::UnboundedReceiver<super::context::Escalation>>,
+    pub(crate) escalate: Option<mpsc::UnboundedReceiver<super::context::Escalation>>,
 }
 
 impl Running {
     /// New input requests of the run: those `responses` already answers (by key) are answered
     /// at once, the rest wait for the client.
-    pub fn asked(&mut self, asks: Vec<Pending>, responses: &InputResponses) {
+    pub(crate) fn asked(&mut self, asks: Vec<Pending>, responses: &InputResponses) {
         for mut ask in asks {
             // Two waiting requests under one key would hide one of them: the later is renamed.
             let mut n = 1;
@@ -124,24 +126,24 @@ impl Running {
 
     /// From now on the run may become a task partway (`ctx.startTask()`; see
     /// [`super::context::CallContext::start_task`]).
-    pub fn allow_task(&mut self) {
+    pub(crate) fn allow_task(&mut self) {
         self.escalate = Some(self.ctx.allow_task());
     }
 
     /// The run may no longer become a task (it is one now).
-    pub fn forbid_task(&mut self) {
+    pub(crate) fn forbid_task(&mut self) {
         self.escalate = None;
         self.ctx.forbid_task();
     }
 
     /// The client's answers to what the run waits on; unanswered requests stay pending.
-    pub fn answer(&mut self, responses: &InputResponses) {
+    pub(crate) fn answer(&mut self, responses: &InputResponses) {
         let pending = std::mem::take(&mut self.pending);
         self.asked(pending, responses);
     }
 
     /// Input requests that arrived meanwhile, without waiting for more.
-    pub fn drain_asks(&mut self, responses: &InputResponses) {
+    pub(crate) fn drain_asks(&mut self, responses: &InputResponses) {
         while let Some(asks) = self.asks.as_mut().and_then(|rx| rx.try_recv().ok()) {
             self.asked(asks, responses);
         }
@@ -151,7 +153,7 @@ impl Running {
 /// The runs waiting for their retry, keyed by the `requestState` they went out with (with a
 /// state key, by the handle sealed in it).
 #[derive(Default)]
-pub struct Parking {
+pub(crate) struct Parking {
     runs: Mutex<HashMap<String, Parked>>,
     limits: Limits,
     /// The handles of sealed states already retried here (see [`Parking::spend`]).
@@ -166,7 +168,7 @@ struct Spent {
     order: std::collections::VecDeque<(String, u64)>,
 }
 
-pub use crate::bounds::SERVE_MAX_SPENT_STATES as MAX_SPENT;
+pub(crate) use crate::bounds::SERVE_MAX_SPENT_STATES as MAX_SPENT;
 
 /// A waiting run: since when, and whether another replica (or this one, running it again) could
 /// continue its call without it, from its sealed state.
@@ -179,9 +181,9 @@ struct Parked {
 }
 
 #[derive(Clone, Copy)]
-pub struct Limits {
-    pub max: usize,
-    pub timeout: Duration,
+pub(crate) struct Limits {
+    pub(crate) max: usize,
+    pub(crate) timeout: Duration,
 }
 
 impl Default for Limits {
@@ -196,24 +198,24 @@ impl Default for Limits {
 /// A sealed `requestState` (with a state key): what any replica sharing the key needs to
 /// continue the call.
 #[derive(Serialize, Deserialize)]
-pub struct Sealed {
+pub(crate) struct Sealed {
     /// What the call is of.
-    pub kind: SubjectKind,
-    pub name: String,
+    pub(crate) kind: SubjectKind,
+    pub(crate) name: String,
     /// Digest of its arguments (a retry must bring the same ones).
-    pub args: String,
+    pub(crate) args: String,
     /// Digest of the principal it belongs to (None without auth).
-    pub owner: Option<String>,
-    pub round: u32,
+    pub(crate) owner: Option<String>,
+    pub(crate) round: u32,
     /// Milliseconds since the epoch after which it is refused.
-    pub expires: u64,
+    pub(crate) expires: u64,
     /// The parked run on the replica that sealed it.
-    pub handle: String,
+    pub(crate) handle: String,
     /// Every answer given so far; None when they outgrew [`MAX_ANSWERS`].
-    pub answers: Option<Map<String, Value>>,
+    pub(crate) answers: Option<Map<String, Value>>,
     /// A forwarded call's upstream round (see [`CallContext::checkpoint`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub upstream: Option<Value>,
+    pub(crate) upstream: Option<Value>,
 }
 
 impl Sealed {
@@ -238,18 +240,18 @@ impl Sealed {
     }
 
     /// The state `text` holds, when `key` sealed it.
-    pub fn open(key: &StateKey, text: &str) -> Option<Self> {
+    pub(crate) fn open(key: &StateKey, text: &str) -> Option<Self> {
         key.open_json(Purpose::RequestState, text)
     }
 
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         seal::now_millis() > self.expires
     }
 }
 
 /// The digest a sealed state keeps of what a call was made with: a resource read's URI, a
 /// tool's or prompt's arguments.
-pub fn call_digest(kind: SubjectKind, name: &str, arguments: &Map<String, Value>) -> String {
+pub(crate) fn call_digest(kind: SubjectKind, name: &str, arguments: &Map<String, Value>) -> String {
     let made_with = match kind {
         SubjectKind::Resource => Value::String(name.to_string()),
         SubjectKind::Tool | SubjectKind::Prompt => Value::Object(arguments.clone()),

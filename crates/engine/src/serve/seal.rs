@@ -20,15 +20,15 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
 /// The shortest secret accepted (bytes).
-pub const MIN_SECRET: usize = 16;
+pub(crate) const MIN_SECRET: usize = 16;
 /// How many secrets (keys in rotation) one endpoint may hold.
-pub const MAX_KEYS: usize = 16;
+pub(crate) const MAX_KEYS: usize = 16;
 /// The longest sealed text opened (what a client sends back is refused beyond it).
-pub const MAX_SEALED: usize = 1 << 20;
+pub(crate) const MAX_SEALED: usize = 1 << 20;
 
 /// What a sealed text is for: opened only as that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// A 2026-07-28 input-required round's `requestState`.
     RequestState,
     /// A portable handshake-era session id.
@@ -92,7 +92,7 @@ impl StateKey {
     }
 
     /// `plain` sealed for `purpose` with the first key: URL-safe text.
-    pub fn seal(&self, purpose: Purpose, plain: &[u8]) -> String {
+    pub(crate) fn seal(&self, purpose: Purpose, plain: &[u8]) -> String {
         let mut nonce = [0u8; NONCE_LEN];
         random(&mut nonce);
         let mut sealed = plain.to_vec();
@@ -111,7 +111,7 @@ impl StateKey {
 
     /// What `sealed` holds, when one of the keys sealed it for `purpose`; None for anything
     /// changed, foreign, too long or sealed for another purpose.
-    pub fn open(&self, purpose: Purpose, sealed: &str) -> Option<Vec<u8>> {
+    pub(crate) fn open(&self, purpose: Purpose, sealed: &str) -> Option<Vec<u8>> {
         if sealed.len() > MAX_SEALED {
             return None;
         }
@@ -135,23 +135,27 @@ impl StateKey {
     }
 
     /// `value` as JSON, sealed.
-    pub fn seal_json<T: Serialize>(&self, purpose: Purpose, value: &T) -> String {
+    pub(crate) fn seal_json<T: Serialize>(&self, purpose: Purpose, value: &T) -> String {
         self.seal(purpose, &serde_json::to_vec(value).unwrap_or_default())
     }
 
     /// A sealed JSON value, when it opens and has the shape of `T`.
-    pub fn open_json<T: DeserializeOwned>(&self, purpose: Purpose, sealed: &str) -> Option<T> {
+    pub(crate) fn open_json<T: DeserializeOwned>(
+        &self,
+        purpose: Purpose,
+        sealed: &str,
+    ) -> Option<T> {
         serde_json::from_slice(&self.open(purpose, sealed)?).ok()
     }
 }
 
 /// The state key of the endpoint the request `context` answers came through, if it has one.
-pub fn key_of(context: &RequestContext<RoleServer>) -> Option<Arc<StateKey>> {
+pub(crate) fn key_of(context: &RequestContext<RoleServer>) -> Option<Arc<StateKey>> {
     super::caller::from_front(context)
 }
 
 /// SHA-256 of `bytes`, hex.
-pub fn digest(bytes: &[u8]) -> String {
+pub(crate) fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -159,12 +163,12 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 /// Seconds since the Unix epoch (0 before it).
-pub fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     now_millis() / 1000
 }
 
 /// Milliseconds since the Unix epoch (0 before it).
-pub fn now_millis() -> u64 {
+pub(crate) fn now_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -179,7 +183,7 @@ fn random(bytes: &mut [u8]) {
 
 /// `value` as canonical JSON (object keys sorted, at every depth), so two spellings of the same
 /// arguments hash the same.
-pub fn canonical(value: &serde_json::Value) -> String {
+pub(crate) fn canonical(value: &serde_json::Value) -> String {
     use serde_json::Value;
     fn write(value: &Value, out: &mut String) {
         match value {

@@ -16,10 +16,10 @@ use super::caller::Sight;
 use super::toolset::ToolSet;
 use crate::search::{Doc, Index};
 
-pub const SEARCH_TOOLS: &str = "search_tools";
-pub const CALL_TOOL: &str = "call_tool";
+pub(crate) const SEARCH_TOOLS: &str = "search_tools";
+pub(crate) const CALL_TOOL: &str = "call_tool";
 /// The most matches one `search_tools` call answers.
-pub const MAX_LIMIT: usize = 50;
+pub(crate) const MAX_LIMIT: usize = 50;
 
 /// How a tool set is searched instead of listed.
 #[derive(Debug, Clone)]

@@ -28,7 +28,7 @@ mod completion;
 mod follow;
 
 /// A `{result}` / `{error}` envelope (what the JavaScript side and the upstream callers give).
-pub fn envelope(value: Value) -> Result<Value, ErrorData> {
+pub(crate) fn envelope(value: Value) -> Result<Value, ErrorData> {
     let Value::Object(mut value) = value else {
         return Err(ErrorData::internal_error(
             "the handler gave no result",

@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::gateway::upstream::Upstream;
 
-pub use crate::bounds::SERVE_MAX_SUBSCRIPTIONS as MAX_SUBSCRIPTIONS;
+pub(crate) use crate::bounds::SERVE_MAX_SUBSCRIPTIONS as MAX_SUBSCRIPTIONS;
 /// Updates a slow 2026-07-28 listener may fall behind by before it misses some.
 const UPDATES_BACKLOG: usize = 256;
 
@@ -38,7 +38,7 @@ enum Held {
     Opening(u64, tokio::sync::watch::Receiver<()>),
 }
 
-pub struct Subs {
+pub(crate) struct Subs {
     legacy: Mutex<HashMap<String, Vec<Follower>>>,
     updates: broadcast::Sender<String>,
     /// Never held across an await: one slow upstream subscribe stalls no other URI.
@@ -60,7 +60,7 @@ impl Default for Subs {
 impl Subs {
     /// `resources/subscribe` of a handshake-era session; `owner` is the upstream that serves
     /// `uri`, if one does. Subscribing twice is subscribing once.
-    pub async fn subscribe(
+    pub(crate) async fn subscribe(
         self: &Arc<Self>,
         session: u64,
         peer: Peer<RoleServer>,
@@ -120,7 +120,7 @@ impl Subs {
     }
 
     /// `resources/unsubscribe`: nothing when the session did not follow `uri`.
-    pub async fn unsubscribe(&self, session: u64, uri: &str) {
+    pub(crate) async fn unsubscribe(&self, session: u64, uri: &str) {
         let removed = {
             let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
             let Some(followers) = legacy.get_mut(uri) else {
@@ -140,7 +140,7 @@ impl Subs {
 
     /// Forgets the followers whose session ended, releasing what they held upstream. Must run
     /// inside the runtime.
-    pub fn forget_closed(self: &Arc<Self>) {
+    pub(crate) fn forget_closed(self: &Arc<Self>) {
         let mut released = Vec::new();
         {
             let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
@@ -161,13 +161,15 @@ impl Subs {
     }
 
     /// How many (session, URI) pairs are followed.
-    pub fn count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
         let legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
         legacy.values().map(Vec::len).sum()
     }
 
     /// How many URIs are followed upstream.
-    pub async fn upstream_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) async fn upstream_count(&self) -> usize {
         let held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
         held.values()
             .filter(|h| matches!(h, Held::Ready { .. }))
@@ -175,13 +177,13 @@ impl Subs {
     }
 
     /// A receiver of every update from now on (for a 2026-07-28 listener).
-    pub fn updates(&self) -> broadcast::Receiver<String> {
+    pub(crate) fn updates(&self) -> broadcast::Receiver<String> {
         self.updates.subscribe()
     }
 
     /// `uri` changed: every listener and following session hears of it. Sessions that ended
     /// are forgotten (and their upstream counts released). Must run inside the runtime.
-    pub fn updated(self: &Arc<Self>, uri: &str) {
+    pub(crate) fn updated(self: &Arc<Self>, uri: &str) {
         let _ = self.updates.send(uri.to_string());
         let (peers, gone) = {
             let mut legacy = self.legacy.lock().unwrap_or_else(|e| e.into_inner());
@@ -211,7 +213,7 @@ impl Subs {
 
     /// One more follower of `uri` at `owner`: the first subscribes upstream, and the
     /// upstream's updates reach this endpoint's followers.
-    pub async fn retain_upstream(
+    pub(crate) async fn retain_upstream(
         self: &Arc<Self>,
         uri: &str,
         owner: Arc<dyn Upstream>,
@@ -286,7 +288,7 @@ impl Subs {
     /// subscribed again there (the old guard goes, unsubscribing where that server still runs);
     /// one no upstream serves any more is let go upstream while its followers stay (a later
     /// surface may serve it again). Must run inside the runtime.
-    pub fn rehome(self: &Arc<Self>, owner_of: impl Fn(&str) -> Option<Arc<dyn Upstream>>) {
+    pub(crate) fn rehome(self: &Arc<Self>, owner_of: impl Fn(&str) -> Option<Arc<dyn Upstream>>) {
         let mut moving = Vec::new();
         let mut gone = Vec::new();
         {
@@ -327,7 +329,7 @@ impl Subs {
     }
 
     /// One follower of `uri` fewer: the last one gone ends the upstream subscription.
-    pub async fn release(&self, uri: &str) {
+    pub(crate) async fn release(&self, uri: &str) {
         let gone = {
             let mut held = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
             match held.get_mut(uri) {
@@ -348,7 +350,7 @@ impl Subs {
     }
 
     /// Ends every upstream subscription and forgets every follower (an endpoint stopped).
-    pub async fn clear(&self) {
+    pub(crate) async fn clear(&self) {
         self.legacy
             .lock()
             .unwrap_or_else(|e| e.into_inner())

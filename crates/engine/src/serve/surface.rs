@@ -43,13 +43,11 @@ pub struct OwnItem {
     pub completes: Vec<String>,
 }
 
-pub use crate::connect::updates::UpdateListener;
-
 pub use crate::gateway::upstream::{ListKind, Upstream, UpstreamListing};
 
 /// Who answers for an item.
 #[derive(Clone)]
-pub enum Owner {
+pub(crate) enum Owner {
     Own(Arc<OwnItem>),
     Up(Arc<dyn Upstream>),
 }
@@ -65,30 +63,30 @@ impl Owner {
 
 /// What the surface makes the server announce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Caps {
-    pub resources: bool,
-    pub prompts: bool,
-    pub completions: bool,
+pub(crate) struct Caps {
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+    pub(crate) completions: bool,
 }
 
 /// One version of the served resources, templates and prompts.
 #[derive(Default)]
-pub struct Surface {
-    pub resources: Vec<(Resource, Owner)>,
-    pub templates: Vec<(ResourceTemplate, Owner)>,
+pub(crate) struct Surface {
+    pub(crate) resources: Vec<(Resource, Owner)>,
+    pub(crate) templates: Vec<(ResourceTemplate, Owner)>,
     /// With the name its owner knows it by.
-    pub prompts: Vec<(Prompt, Owner, String)>,
+    pub(crate) prompts: Vec<(Prompt, Owner, String)>,
     by_uri: HashMap<String, usize>,
     by_template: HashMap<String, usize>,
     by_prompt: HashMap<String, usize>,
-    pub upstreams: Vec<Arc<dyn Upstream>>,
+    pub(crate) upstreams: Vec<Arc<dyn Upstream>>,
     /// The upstreams that declare resources, in config order: asked in turn for a URI no
     /// listing names (a resource link a tool returned before its re-list finished).
-    pub readers: Vec<Arc<dyn Upstream>>,
+    pub(crate) readers: Vec<Arc<dyn Upstream>>,
     /// By [`ListKind`]: the upstreams whose items are served in that listing (all, for tools).
     contributors: [Vec<usize>; 4],
     configured: Hints,
-    pub caps: Caps,
+    pub(crate) caps: Caps,
 }
 
 /// Reads one listed item as its rmcp type, or says why it is left out.
@@ -121,7 +119,7 @@ impl Warnings<'_> {
 impl Surface {
     /// Composes `upstreams` (config order) and `own`; the warnings are those not yet in
     /// `warned` (which keeps them, so a rebuild does not repeat them).
-    pub fn build(
+    pub(crate) fn build(
         own: Vec<OwnItem>,
         upstreams: Vec<Arc<dyn Upstream>>,
         namer: &mut Namer,
@@ -316,7 +314,7 @@ impl Surface {
 
     /// The hints `kind`'s listing is served with. An upstream whose listing expired is asked
     /// to re-list, and meanwhile the answer is not to be cached (0 ms).
-    pub fn hints(&self, kind: ListKind) -> (u64, CacheScope) {
+    pub(crate) fn hints(&self, kind: ListKind) -> (u64, CacheScope) {
         let mut merged: Option<Hints> = None;
         let mut stale = false;
         for &i in &self.contributors[kind as usize] {
@@ -333,13 +331,13 @@ impl Surface {
     }
 
     /// The hints of a read answered by the server itself.
-    pub fn read_hints(&self) -> (u64, CacheScope) {
+    pub(crate) fn read_hints(&self) -> (u64, CacheScope) {
         Hints::default().served(self.configured)
     }
 
     /// Who answers a read of `uri`, and the template variables when a template matched: an
     /// exact URI of a listed resource first, then the first template that matches.
-    pub fn resolve(&self, uri: &str) -> Option<(Owner, Option<Map<String, Value>>)> {
+    pub(crate) fn resolve(&self, uri: &str) -> Option<(Owner, Option<Map<String, Value>>)> {
         if let Some(&i) = self.by_uri.get(uri) {
             return Some((self.resources[i].1.clone(), None));
         }
@@ -350,12 +348,12 @@ impl Surface {
     }
 
     /// The prompt served as `name`.
-    pub fn prompt(&self, name: &str) -> Option<&(Prompt, Owner, String)> {
+    pub(crate) fn prompt(&self, name: &str) -> Option<&(Prompt, Owner, String)> {
         self.prompts.get(*self.by_prompt.get(name)?)
     }
 
     /// The template listed with exactly this `uriTemplate`.
-    pub fn template(&self, uri_template: &str) -> Option<&(ResourceTemplate, Owner)> {
+    pub(crate) fn template(&self, uri_template: &str) -> Option<&(ResourceTemplate, Owner)> {
         self.templates.get(*self.by_template.get(uri_template)?)
     }
 }

@@ -252,13 +252,13 @@ fn record(
 /// What a run can know of the task it runs as.
 impl super::context::CallContext {
     /// How long the task this call runs as may live, when it runs as one.
-    pub fn task_life(&self) -> Option<std::time::Duration> {
+    pub(crate) fn task_life(&self) -> Option<std::time::Duration> {
         self.extension(|task: &InTask| task.ttl)
     }
 
     /// The run's status message, when it runs as a task (see [`super::tasks::Tasks::status_message`]);
     /// nothing otherwise.
-    pub fn task_status(&self, message: &str) {
+    pub(crate) fn task_status(&self, message: &str) {
         let at = self.extension(|task: &InTask| task.at.clone());
         if let Some(at) = at.as_deref().and_then(std::sync::OnceLock::get)
             && let Some(tasks) = at.tasks.upgrade()

@@ -33,20 +33,20 @@ use super::ToolServer;
 use super::tasks::Refusal;
 
 /// Where a lifted `params.task` travels in a request's `_meta`.
-pub const TASK_META: &str = "io.toolnexus/task";
+pub(crate) const TASK_META: &str = "io.toolnexus/task";
 /// Marks a handshake-era request whose front answers the era's task methods and turns a
 /// created task into `{task}` (set by `Wire`, and by HTTP sessions in the request's parts).
 #[derive(Clone, Copy)]
-pub struct LegacyTasks;
+pub(crate) struct LegacyTasks;
 /// Where the created task rides out of `call_tool` to `Wire` (on the result's `_meta`).
-pub const CREATED_META: &str = "io.toolnexus/created-task";
+pub(crate) const CREATED_META: &str = "io.toolnexus/created-task";
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 /// How many tasks one `tasks/list` page holds.
 const PAGE: usize = 100;
 
 /// A raw `tools/call` whose params carry `task`: moved into `params._meta` (rmcp would drop
 /// it). Anything else is left as it is.
-pub fn lift(message: &mut Value) {
+pub(crate) fn lift(message: &mut Value) {
     if message.get("method").and_then(Value::as_str) != Some("tools/call") {
         return;
     }
@@ -71,7 +71,7 @@ const CANCEL: &str = "io.toolnexus/tasks/cancel";
 
 /// A raw message of a handshake-era session: [`lift`]ed, and `tasks/get` / `tasks/cancel`
 /// renamed to custom methods (rmcp's typed hooks refuse handshake-era clients).
-pub fn lift_session(message: &mut Value) {
+pub(crate) fn lift_session(message: &mut Value) {
     let renamed = match message.get("method").and_then(Value::as_str) {
         Some("tasks/get") => GET,
         Some("tasks/cancel") => CANCEL,
@@ -81,7 +81,7 @@ pub fn lift_session(message: &mut Value) {
 }
 
 /// Whether the front of `context`'s request speaks the handshake era's tasks.
-pub fn front_speaks(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn front_speaks(context: &RequestContext<RoleServer>) -> bool {
     context.extensions.get::<LegacyTasks>().is_some()
         || context
             .extensions
@@ -90,13 +90,13 @@ pub fn front_speaks(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// The task a handshake-era call asked for: `Some(ttl)` when it asked (ttl in ms, if given).
-pub fn asked(context: &RequestContext<RoleServer>) -> Option<Option<u64>> {
+pub(crate) fn asked(context: &RequestContext<RoleServer>) -> Option<Option<u64>> {
     let task = context.meta.get(TASK_META)?;
     Some(task.get("ttl").and_then(Value::as_u64))
 }
 
 /// A 2026-07-28 `Task` in the 2025-11-25 shape (`ttl`, `pollInterval`).
-pub fn task_json(task: &rmcp::model::Task) -> Value {
+pub(crate) fn task_json(task: &rmcp::model::Task) -> Value {
     let mut value = serde_json::to_value(task).unwrap_or_default();
     if let Some(object) = value.as_object_mut() {
         if let Some(ttl) = object.remove("ttlMs") {
@@ -254,7 +254,9 @@ impl ToolServer {
 
     /// An outgoing message of an HTTP session: a `tools/call` answer that carries a created
     /// task becomes `{task}` (see [`Self::legacy_created`]); anything else as it was.
-    pub fn message_with_created(message: Arc<ServerJsonRpcMessage>) -> Arc<ServerJsonRpcMessage> {
+    pub(crate) fn message_with_created(
+        message: Arc<ServerJsonRpcMessage>,
+    ) -> Arc<ServerJsonRpcMessage> {
         match &*message {
             ServerJsonRpcMessage::Response(response)
                 if matches!(&response.result, ServerResult::CallToolResult(call)
@@ -281,7 +283,7 @@ impl ToolServer {
 
     /// An outgoing message; the `initialize` answer gets 2025-11-25's `tasks` capability (when
     /// task tools are served), which rmcp's `ServerCapabilities` has no field for.
-    pub fn announce_tasks(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
+    pub(crate) fn announce_tasks(&self, message: ServerJsonRpcMessage) -> ServerJsonRpcMessage {
         let ServerJsonRpcMessage::Response(response) = &message else {
             return message;
         };
@@ -307,9 +309,9 @@ impl ToolServer {
 
 /// A server transport whose `initialize` answer announces 2025-11-25's tasks (see
 /// [`ToolServer::announce_tasks`]).
-pub struct Announcing<T> {
-    pub inner: T,
-    pub server: ToolServer,
+pub(crate) struct Announcing<T> {
+    pub(crate) inner: T,
+    pub(crate) server: ToolServer,
 }
 
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Announcing<T> {

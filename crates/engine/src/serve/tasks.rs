@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::bounds::{
+pub(crate) use crate::bounds::{
     SERVE_MAX_TASKS as MAX_TASKS, SERVE_MAX_TASKS_PER_OWNER as MAX_PER_OWNER,
     SERVE_TASK_DEFAULT_TTL as DEFAULT_TTL, SERVE_TASK_MAX_TTL as MAX_TTL,
     SERVE_TASK_MIN_TTL as MIN_TTL, SERVE_TASK_POLL_INTERVAL as POLL_INTERVAL,
@@ -47,23 +47,23 @@ mod tests_runs;
 /// Whose a task is: the principal that made it (serving with auth), and, for a handshake-era
 /// call, the session it was made in. Another scope is told the task does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Scope {
-    pub session: Option<u64>,
-    pub principal: Option<String>,
+pub(crate) struct Scope {
+    pub(crate) session: Option<u64>,
+    pub(crate) principal: Option<String>,
 }
 
 /// The bounds of one server's tasks (tests use small ones).
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub max_live: usize,
+pub(crate) struct Limits {
+    pub(crate) max_live: usize,
     /// How many of them one scope may hold.
-    pub max_per_owner: usize,
-    pub default_ttl: Duration,
-    pub max_ttl: Duration,
-    pub poll_interval: Duration,
+    pub(crate) max_per_owner: usize,
+    pub(crate) default_ttl: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) poll_interval: Duration,
     /// The most bytes of results (and failures) ended tasks keep together: past it the tasks
     /// that ended first are forgotten (as if expired), the newest always kept.
-    pub max_result_bytes: usize,
+    pub(crate) max_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -81,10 +81,10 @@ impl Default for Limits {
 
 /// Told each status change of a task (from `working` to `input_required` and back, and its
 /// end), with the task as `tasks/get` would give it then: a front's status notifications.
-pub type Watch = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
+pub(crate) type Watch = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
 
 /// How a task's run ended, as the engine is told by its driver.
-pub enum Ended {
+pub(crate) enum Ended {
     /// The run's result (a tool's `isError` result included: the tool ran).
     Result(CallToolResult),
     /// The run failed rather than answered (a throw, a panic, an upstream's protocol error):
@@ -95,7 +95,7 @@ pub enum Ended {
 
 /// Why a task method found nothing to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// No such task for this scope (never made, of another, or expired).
     NotFound(String),
     /// `tasks/cancel` of a task that already ended (2025-11-25: -32602).
@@ -103,7 +103,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Self::NotFound(m) | Self::Terminal(m) => m,
         }
@@ -168,7 +168,7 @@ fn tell(news: Option<(Watch, DetailedTask)>) {
 }
 
 /// Every task of one server.
-pub struct Tasks {
+pub(crate) struct Tasks {
     entries: Mutex<HashMap<String, Entry>>,
     limits: Limits,
 }
@@ -184,15 +184,11 @@ fn now() -> String {
 }
 
 impl Tasks {
-    pub fn new(limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self {
             entries: Mutex::default(),
             limits,
         }
-    }
-
-    pub fn limits(&self) -> Limits {
-        self.limits
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -200,14 +196,15 @@ impl Tasks {
     }
 
     /// How many tasks exist now (running or ended, not yet expired).
-    pub fn count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
         let mut entries = self.lock();
         sweep(&mut entries);
         entries.len()
     }
 
     /// The ttl a task gets when `asked` (milliseconds) is asked for.
-    pub fn ttl_for(&self, asked: Option<u64>) -> Duration {
+    pub(crate) fn ttl_for(&self, asked: Option<u64>) -> Duration {
         asked
             .map(Duration::from_millis)
             .unwrap_or(self.limits.default_ttl)
@@ -217,7 +214,7 @@ impl Tasks {
 
     /// Whether `scope` may make one more task now; why not, in words. (Checked before a run
     /// starts, so a refused call never runs; [`Tasks::create`] checks again.)
-    pub fn room_for(&self, scope: &Scope) -> Result<(), String> {
+    pub(crate) fn room_for(&self, scope: &Scope) -> Result<(), String> {
         let mut entries = self.lock();
         sweep(&mut entries);
         self.room(&entries, scope)
@@ -267,10 +264,8 @@ fn sweep(entries: &mut HashMap<String, Entry>) {
     });
 }
 
-pub use crate::connect::execution::status_name;
-
 /// A JSON-RPC error object (`{code, message}`), a failed task's `error`.
-pub fn error_object(code: i32, message: impl Into<String>) -> JsonObject {
+pub(crate) fn error_object(code: i32, message: impl Into<String>) -> JsonObject {
     match json!({ "code": code, "message": message.into() }) {
         Value::Object(object) => object,
         _ => JsonObject::new(),

@@ -8,6 +8,7 @@
 use std::sync::Mutex;
 
 use super::*;
+use crate::connect::updates::UpdateListener;
 
 /// An upstream server that lists what it is given, answers reads and gets by echoing, and
 /// counts its subscriptions.

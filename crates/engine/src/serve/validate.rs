@@ -9,7 +9,7 @@ use crate::bounds::{
 };
 
 /// How a tool's arguments are checked, found on its first call.
-pub enum Check {
+pub(crate) enum Check {
     /// Its schema, compiled once.
     Compiled(Arguments),
     /// Per call, against the schema cut down to the arguments' properties (see [`wide`]).
@@ -19,7 +19,7 @@ pub enum Check {
 }
 
 impl Check {
-    pub fn for_schema(schema: &Map<String, Value>) -> Self {
+    pub(crate) fn for_schema(schema: &Map<String, Value>) -> Self {
         if wide(schema) {
             return Check::Wide;
         }
@@ -27,7 +27,7 @@ impl Check {
     }
 
     /// Ok, or the problems (see [`Arguments::check`]); `schema` is the one this was made for.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         schema: &Map<String, Value>,
         arguments: &Map<String, Value>,
@@ -94,12 +94,12 @@ fn cut_to(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Value 
     Value::Object(cut)
 }
 
-pub struct Arguments(jsonschema::Validator);
+pub(crate) struct Arguments(jsonschema::Validator);
 
 impl Arguments {
     /// None when the schema does not compile: the tool is then served unchecked, as before,
     /// rather than made uncallable.
-    pub fn compile(schema: &Value) -> Option<Self> {
+    pub(crate) fn compile(schema: &Value) -> Option<Self> {
         if !schema.is_object() {
             return None;
         }
@@ -107,7 +107,7 @@ impl Arguments {
     }
 
     /// Ok, or the problems, each naming the failing path (`/a: "1" is not of type "number"`).
-    pub fn check(&self, arguments: &Map<String, Value>) -> Result<(), String> {
+    pub(crate) fn check(&self, arguments: &Map<String, Value>) -> Result<(), String> {
         let instance = Value::Object(arguments.clone());
         let problems: Vec<String> = self
             .0

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::ToolServer;
 
 /// A [`ToolServer`] whose `tools/list` answers keep `execution`.
-pub struct Wire(pub ToolServer);
+pub(crate) struct Wire(pub ToolServer);
 
 impl Service<RoleServer> for Wire {
     async fn handle_request(

@@ -166,7 +166,7 @@ fn parse(template: &str) -> Vec<Part<'_>> {
 
 #[cfg(test)]
 /// The variable names of a template, in order, each once.
-pub fn variables(template: &str) -> Vec<String> {
+pub(crate) fn variables(template: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for part in parse(template) {
         if let Part::Expression(_, vars) = part {
@@ -243,7 +243,7 @@ pub fn expand(template: &str, vars: &Map<String, Value>) -> String {
 
 /// The values a URI gives a template, when the template makes that URI; `None` when it cannot.
 /// Simple, label and path variables do not cross `/`; `+` and `#` variables may.
-pub fn matches(template: &str, uri: &str) -> Option<Map<String, Value>> {
+pub(crate) fn matches(template: &str, uri: &str) -> Option<Map<String, Value>> {
     let parts = parse(template);
     let count: usize = parts
         .iter()

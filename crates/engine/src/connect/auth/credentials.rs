@@ -12,10 +12,10 @@ use serde_json::json;
 use super::store::TokenStore;
 
 #[derive(Clone)]
-pub struct ServerCredentials {
-    pub key: String,
-    pub server: String,
-    pub store: Arc<dyn TokenStore>,
+pub(crate) struct ServerCredentials {
+    pub(crate) key: String,
+    pub(crate) server: String,
+    pub(crate) store: Arc<dyn TokenStore>,
     /// The last credentials read or written; `None` until read, and after a refresh lock is
     /// taken (the refresh must see what another process stored).
     cache: Arc<Mutex<Option<Option<StoredCredentials>>>>,
@@ -26,7 +26,7 @@ fn store_error(e: String) -> AuthError {
 }
 
 impl ServerCredentials {
-    pub fn new(key: String, server: String, store: Arc<dyn TokenStore>) -> Self {
+    pub(crate) fn new(key: String, server: String, store: Arc<dyn TokenStore>) -> Self {
         Self {
             key,
             server,
@@ -44,7 +44,7 @@ impl ServerCredentials {
     }
 
     /// The stored credentials, read from the store, if a record holds any.
-    pub async fn stored(&self) -> Result<Option<StoredCredentials>, String> {
+    pub(crate) async fn stored(&self) -> Result<Option<StoredCredentials>, String> {
         let Some(record) = self.store.get(&self.key).await? else {
             self.remember(Some(None));
             return Ok(None);
@@ -58,7 +58,7 @@ impl ServerCredentials {
     }
 
     /// Records whom the credentials were granted to (shown by `toolnexus auth --list`).
-    pub async fn note_subject(&self, subject: &str) -> Result<(), String> {
+    pub(crate) async fn note_subject(&self, subject: &str) -> Result<(), String> {
         let Some(mut record) = self.store.get(&self.key).await? else {
             return Ok(());
         };

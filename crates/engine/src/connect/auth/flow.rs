@@ -20,7 +20,7 @@ pub type Authorize = std::sync::Arc<
 const CLIENT_NAME: &str = "toolnexus";
 
 /// An rmcp auth failure in words (rmcp's own messages are sentences; they are only cut short).
-pub fn words(error: &AuthError) -> String {
+pub(crate) fn words(error: &AuthError) -> String {
     let text = match error {
         AuthError::AuthorizationRequired => "authorization required".to_string(),
         AuthError::NoAuthorizationSupport => {
@@ -42,7 +42,7 @@ pub fn words(error: &AuthError) -> String {
 
 /// Credentials already in the store, ready to use (and refresh); `None` when there are none or
 /// they belong to an authorisation server the resource no longer names.
-pub async fn from_store(
+pub(crate) async fn from_store(
     url: &str,
     settings: &OAuthSettings,
     credentials: &ServerCredentials,
@@ -76,7 +76,7 @@ pub async fn from_store(
 
 /// Runs the flow once: the app's `authorize` gets the URL, the redirect listener the answer.
 /// `scopes` empty lets rmcp choose (the challenge's, then the resource's, else none).
-pub async fn authorize(
+pub(crate) async fn authorize(
     url: &str,
     settings: &OAuthSettings,
     credentials: &ServerCredentials,

@@ -2,7 +2,7 @@
 //! authorises it, and why the stored credentials did not do.
 
 /// Why a server that needs the user could not be used without them.
-pub enum Missing {
+pub(crate) enum Missing {
     NoToken,
     Expired,
     Scope(String),
@@ -10,7 +10,7 @@ pub enum Missing {
 
 /// `authorization required: run "toolnexus auth <config> <name>" (why)`; `config` is the
 /// config's path, or `None` for a config given as an object (a placeholder stands in).
-pub fn required(config: Option<&str>, name: &str, missing: &Missing) -> String {
+pub(crate) fn required(config: Option<&str>, name: &str, missing: &Missing) -> String {
     let why = match missing {
         Missing::NoToken => "no token is stored for this server".to_string(),
         Missing::Expired => "the stored token expired and cannot be refreshed".to_string(),
@@ -26,7 +26,7 @@ pub fn required(config: Option<&str>, name: &str, missing: &Missing) -> String {
     )
 }
 
-pub fn quote_scope(scope: &str) -> String {
+pub(crate) fn quote_scope(scope: &str) -> String {
     crate::config::quote::quote(scope, 100)
 }
 

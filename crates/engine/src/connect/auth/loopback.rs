@@ -14,17 +14,17 @@ use rmcp::transport::auth::AuthorizationCallback;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-pub const CALLBACK_PATH: &str = "/callback";
+pub(crate) const CALLBACK_PATH: &str = "/callback";
 
 /// What the redirect carried.
-pub enum Redirect {
+pub(crate) enum Redirect {
     Code(AuthorizationCallback),
     /// The authorisation server refused (`error=access_denied`, say), in words.
     Refused(String),
 }
 
-pub struct Listener {
-    pub redirect_uri: String,
+pub(crate) struct Listener {
+    pub(crate) redirect_uri: String,
     /// The `state` of the authorisation this listener waits for: a redirect with another one
     /// (a stale tab, another local program) is refused without ending the wait.
     expected: Expected,
@@ -35,7 +35,7 @@ pub struct Listener {
 
 impl Listener {
     /// Binds 127.0.0.1 on `port` (0: any free port).
-    pub async fn bind(port: u16) -> Result<Self, String> {
+    pub(crate) async fn bind(port: u16) -> Result<Self, String> {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .map_err(|e| match port {
@@ -82,12 +82,12 @@ impl Listener {
     }
 
     /// Accept only redirects carrying `state` (taken from the authorisation URL).
-    pub fn expect_state(&self, state: Option<String>) {
+    pub(crate) fn expect_state(&self, state: Option<String>) {
         *self.expected.lock().unwrap_or_else(|e| e.into_inner()) = state;
     }
 
     /// The first redirect that reaches the callback path with the expected state.
-    pub async fn redirect(self) -> Result<Redirect, String> {
+    pub(crate) async fn redirect(self) -> Result<Redirect, String> {
         let _stop = self.stop;
         self.received
             .await

@@ -5,10 +5,10 @@
 //! [`MAX_AUTHORIZATIONS`] times per connection — or fails with the command that would
 //! authorise it. Tokens and secrets never appear in a reason.
 
-pub mod credentials;
-pub mod flow;
+pub(crate) mod credentials;
+pub(crate) mod flow;
 mod hint;
-pub mod loopback;
+pub(crate) mod loopback;
 pub mod store;
 
 use std::sync::Arc;
@@ -23,9 +23,9 @@ use store::TokenStore;
 
 /// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
 /// server that keeps refusing.
-pub const MAX_AUTHORIZATIONS: u32 = 3;
+pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
 
-pub use crate::bounds::USER_WAIT;
+pub(crate) use crate::bounds::USER_WAIT;
 
 pub use flow::Authorize;
 
@@ -49,7 +49,7 @@ impl AuthContext {
 }
 
 /// One connection's OAuth state.
-pub struct ServerAuth {
+pub(crate) struct ServerAuth {
     url: String,
     name: String,
     settings: OAuthSettings,
@@ -87,7 +87,12 @@ struct State {
 }
 
 impl ServerAuth {
-    pub fn new(url: &str, name: &str, settings: OAuthSettings, context: AuthContext) -> Self {
+    pub(crate) fn new(
+        url: &str,
+        name: &str,
+        settings: OAuthSettings,
+        context: AuthContext,
+    ) -> Self {
         let credentials = context.store().map(|store| {
             ServerCredentials::new(store::canonical_url(url), name.to_string(), store)
         });
@@ -107,7 +112,7 @@ impl ServerAuth {
 
     /// For a remote server without a static `Authorization` header; `entry.auth` is expanded
     /// here (a missing variable is a warning, as everywhere in a config).
-    pub fn for_remote(
+    pub(crate) fn for_remote(
         entry: &crate::config::ServerEntry,
         url: &str,
         headers: &reqwest::header::HeaderMap,
@@ -139,7 +144,7 @@ impl ServerAuth {
     }
 
     /// Why recovering authorisation failed, if it did.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.failure
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -152,7 +157,7 @@ impl ServerAuth {
     }
 
     /// The token to send, if any: the stored one on first use, refreshed when near expiry.
-    pub async fn token(&self) -> Option<String> {
+    pub(crate) async fn token(&self) -> Option<String> {
         let manager = {
             let mut state = self.state.lock().await;
             self.load(&mut state).await;
@@ -202,7 +207,7 @@ impl ServerAuth {
 
     /// After a 401 (`insufficient` `None`) or a 403 asking for more scope: a token to retry
     /// with, or the reason there is none.
-    pub async fn recover(
+    pub(crate) async fn recover(
         &self,
         challenge: &str,
         sent: Option<&str>,
@@ -324,7 +329,7 @@ impl ServerAuth {
 
     /// Runs the authorisation a failed attempt to connect left pending, bounded by
     /// [`USER_WAIT`]; `None` when none is.
-    pub async fn authorize_deferred(&self) -> Option<Result<(), String>> {
+    pub(crate) async fn authorize_deferred(&self) -> Option<Result<(), String>> {
         let deferred = self
             .deferred
             .lock()
@@ -343,7 +348,7 @@ impl ServerAuth {
     }
 
     /// Connected: from now on an authorisation (a step-up) runs where it is needed.
-    pub fn connected(&self) {
+    pub(crate) fn connected(&self) {
         self.connecting.store(false, Ordering::SeqCst);
     }
 

@@ -25,7 +25,7 @@ pub trait TokenStore: Send + Sync {
 
 /// The server URL as credentials are keyed: no userinfo, query or fragment; scheme and host
 /// lower-cased and a default port dropped (the URL parser does both).
-pub fn canonical_url(url: &str) -> String {
+pub(crate) fn canonical_url(url: &str) -> String {
     crate::connect::reason::without_secrets(url).map_or_else(|| url.to_string(), String::from)
 }
 
@@ -234,7 +234,7 @@ pub fn summary(key: &str, record: &Value) -> Value {
 
 /// The `sub` (or `email`, `preferred_username`) claim of a JWT, read without verifying it: it
 /// only says whom a server was authorised as. `None` for an opaque token.
-pub fn jwt_subject(token: &str) -> Option<String> {
+pub(crate) fn jwt_subject(token: &str) -> Option<String> {
     use base64::Engine;
     let payload = token.split('.').nth(1)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD

@@ -33,7 +33,7 @@ type SseStream = futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse
 type Headers = HashMap<HeaderName, HeaderValue>;
 
 #[derive(Clone)]
-pub struct RemoteClient {
+pub(crate) struct RemoteClient {
     inner: reqwest::Client,
     cancel: CancellationToken,
     cause: LostCause,
@@ -43,7 +43,11 @@ pub struct RemoteClient {
 }
 
 impl RemoteClient {
-    pub fn new(cancel: CancellationToken, cause: LostCause, auth: Option<Arc<ServerAuth>>) -> Self {
+    pub(crate) fn new(
+        cancel: CancellationToken,
+        cause: LostCause,
+        auth: Option<Arc<ServerAuth>>,
+    ) -> Self {
         Self {
             inner: super::client(),
             cancel,

@@ -34,7 +34,7 @@ fn failed_prefix(kind: Kind) -> &'static str {
 }
 
 /// Every item of `kind` the server lists, following `nextCursor`, all pages within `timeout`.
-pub async fn list_kind(
+pub(crate) async fn list_kind(
     road: Road<'_>,
     kind: Kind,
     timeout: Duration,
@@ -69,7 +69,7 @@ pub async fn list_kind(
 
 /// Every kind the capabilities declare, concurrently (so about one timeout in all); a kind not
 /// declared is `[]`, and so is a kind that failed to list, with a warning naming it.
-pub async fn list_surface(
+pub(crate) async fn list_surface(
     road: Road<'_>,
     server: &str,
     caps: Option<&ServerCapabilities>,
@@ -103,7 +103,7 @@ pub async fn list_surface(
 }
 
 /// The warning of a kind that failed to list.
-pub fn left_out(server: &str, kind: Kind, error: &ConnectError) -> String {
+pub(crate) fn left_out(server: &str, kind: Kind, error: &ConnectError) -> String {
     let why = match error {
         ConnectError::Timeout { after, .. } => {
             format!("{} timed out after {} ms", kind.method(), after.as_millis())
@@ -124,10 +124,10 @@ pub fn left_out(server: &str, kind: Kind, error: &ConnectError) -> String {
 }
 
 /// One page of a kind.
-pub struct SurfacePage {
-    pub items: Vec<Map<String, Value>>,
-    pub next_cursor: Option<String>,
-    pub hints: Hints,
+pub(crate) struct SurfacePage {
+    pub(crate) items: Vec<Map<String, Value>>,
+    pub(crate) next_cursor: Option<String>,
+    pub(crate) hints: Hints,
 }
 
 async fn direct_page(
@@ -165,7 +165,7 @@ fn nothing() -> SurfacePage {
 
 #[cfg(test)]
 /// Reads a page of `kind` (the `result` member's JSON text), every field of its items kept.
-pub fn read_surface_page(kind: Kind, result: &str) -> Result<SurfacePage, ConnectError> {
+pub(crate) fn read_surface_page(kind: Kind, result: &str) -> Result<SurfacePage, ConnectError> {
     read_page_within(kind, result, &mut Budget::default())
 }
 

@@ -3,24 +3,24 @@
 use std::sync::OnceLock;
 
 /// The environment variable that marks every process of a server's tree (see [`tree`]).
-pub const MARKER_VAR: &str = "TOOLNEXUS_TREE";
+pub(crate) const MARKER_VAR: &str = "TOOLNEXUS_TREE";
 
 /// One stdio server's process tree.
 #[derive(Clone, Debug)]
 // The marker and start time are read where /proc tells them (Linux).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub struct Tree {
+pub(crate) struct Tree {
     /// The server's pid, which is also its process group id.
-    pub leader: i32,
+    pub(crate) leader: i32,
     /// This server's entry in [`MARKER_VAR`]: `<host token>.<n>`.
-    pub marker: String,
+    pub(crate) marker: String,
     /// The server's start time (clock ticks since boot; 0 when unknown): nothing started
     /// earlier belongs to the tree, and a reused pid is told apart by it.
-    pub started: u64,
+    pub(crate) started: u64,
 }
 
 /// This process's token: its pid and a random part, so that no other process's markers match.
-pub fn host_token() -> &'static str {
+pub(crate) fn host_token() -> &'static str {
     static TOKEN: OnceLock<String> = OnceLock::new();
     TOKEN.get_or_init(|| {
         use std::hash::{BuildHasher, Hasher};

@@ -19,7 +19,7 @@ use super::marker::Tree;
 use crate::bounds::TREE_END_BOUND as END_BOUND;
 
 /// Sends `signal` to every live process of each tree, found in one look at the process table.
-pub fn signal(trees: &[&Tree], signal: libc::c_int) {
+pub(crate) fn signal(trees: &[&Tree], signal: libc::c_int) {
     for pid in members(trees) {
         // SAFETY: kill(2) on one pid (a negative one: a process group); no memory is touched.
         unsafe {
@@ -30,7 +30,7 @@ pub fn signal(trees: &[&Tree], signal: libc::c_int) {
 
 /// Kills every process of `tree` and returns once none is left alive, re-scanning for processes
 /// forked while it was being ended. Bounded by [`END_BOUND`].
-pub async fn end(tree: &Tree) {
+pub(crate) async fn end(tree: &Tree) {
     let give_up = tokio::time::Instant::now() + END_BOUND;
     loop {
         let left = members(&[tree]);
@@ -52,24 +52,24 @@ pub async fn end(tree: &Tree) {
 /// The start time of `pid` (clock ticks since boot), recorded when a server is spawned; 0 when
 /// unknown, which makes every process a candidate.
 #[cfg(target_os = "linux")]
-pub fn start_time(pid: i32) -> u64 {
+pub(crate) fn start_time(pid: i32) -> u64 {
     linux::stat(pid).map(|p| p.started).unwrap_or(0)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn start_time(_pid: i32) -> u64 {
+pub(crate) fn start_time(_pid: i32) -> u64 {
     0
 }
 
 /// Live processes of the given trees (see the module doc), never this process or an ancestor.
 #[cfg(target_os = "linux")]
-pub fn members(trees: &[&Tree]) -> Vec<i32> {
+pub(crate) fn members(trees: &[&Tree]) -> Vec<i32> {
     linux::members(trees)
 }
 
 /// Without /proc a tree is its process group: it is "left" while the group has a member.
 #[cfg(not(target_os = "linux"))]
-pub fn members(trees: &[&Tree]) -> Vec<i32> {
+pub(crate) fn members(trees: &[&Tree]) -> Vec<i32> {
     trees
         .iter()
         // SAFETY: signal 0 only checks for existence.
@@ -101,17 +101,17 @@ mod linux {
 
     use super::super::marker::{MARKER_VAR, Tree};
 
-    pub struct Proc {
-        pub pid: i32,
+    pub(crate) struct Proc {
+        pub(crate) pid: i32,
         pub(super) ppid: i32,
         pub(super) group: i32,
         pub(super) session: i32,
-        pub zombie: bool,
-        pub started: u64,
+        pub(crate) zombie: bool,
+        pub(crate) started: u64,
     }
 
     /// `/proc/<pid>/stat`, or None once the process is gone.
-    pub fn stat(pid: i32) -> Option<Proc> {
+    pub(crate) fn stat(pid: i32) -> Option<Proc> {
         let raw = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         parse_stat(pid, &raw)
     }
@@ -160,7 +160,7 @@ mod linux {
         std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| carries(&env, marker))
     }
 
-    pub fn members(trees: &[&Tree]) -> Vec<i32> {
+    pub(crate) fn members(trees: &[&Tree]) -> Vec<i32> {
         let procs = snapshot();
         let protected = this_process_and_ancestors(&procs);
         let mut doomed: HashSet<i32> = HashSet::new();

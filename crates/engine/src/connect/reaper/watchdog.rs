@@ -67,7 +67,7 @@ static STATE: Mutex<State> = Mutex::new(State {
 });
 
 /// Tells the watchdog about a new server's process group (starting the watchdog if need be).
-pub fn watch(pgid: i32) {
+pub(crate) fn watch(pgid: i32) {
     let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if state.watched.insert(pgid) {
         tell(&mut state, &format!("+ {pgid}\n"));
@@ -75,7 +75,7 @@ pub fn watch(pgid: i32) {
 }
 
 /// Tells the watchdog a server's group is gone.
-pub fn forget(pgid: i32) {
+pub(crate) fn forget(pgid: i32) {
     let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if state.watched.remove(&pgid) {
         tell(&mut state, &format!("- {pgid}\n"));

@@ -2,7 +2,7 @@
 //! got no result, in words.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -50,11 +50,12 @@ impl LiveServer {
     /// restarts it. `cancel` aborts the call and tells the server with `notifications/cancelled`.
     /// `front`, when the call is forwarded for another client, gets the server's progress, log
     /// messages and elicitations while the call runs.
-    pub async fn call(
+    #[cfg(test)]
+    pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: Map<String, Value>,
-        timeout: Option<Duration>,
+        timeout: Option<std::time::Duration>,
         cancel: &CancellationToken,
         closed: &CancellationToken,
         front: Option<Arc<dyn crate::connect::relay::Front>>,

@@ -37,7 +37,7 @@ impl LiveServer {
     /// Starts calling `tool` on the direct path, on the caller's thread: the request is written
     /// before this returns and `done` gets the outcome later (or at once, when the connection
     /// has ended). `done` and the arguments come back when this server has no direct path.
-    pub fn start_call(
+    pub(crate) fn start_call(
         self: &Arc<Self>,
         tool: &str,
         arguments: Map<String, Value>,

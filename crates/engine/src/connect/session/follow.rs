@@ -40,14 +40,6 @@ enum Relist {
 }
 
 impl Session {
-    /// From now on, a server's `notifications/tools/list_changed` re-lists it (the listing under
-    /// its timeout); when the tools differ, its listing is replaced, the generation bumped and
-    /// `hook` told. Its prompts, resources and templates follow too (as
-    /// [`Session::follow_changes`] says), untold.
-    pub fn follow_tool_changes(self: &Arc<Self>, hook: Option<ToolsHook>) {
-        self.follow_changes(hook, None);
-    }
-
     /// From now on, a server's list changes re-list it: its tools on
     /// `notifications/tools/list_changed` (`tools` told, the generation bumped, when they
     /// differ), its prompts on `prompts/list_changed`, its resources and resource templates on

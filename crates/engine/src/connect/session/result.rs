@@ -44,7 +44,7 @@ fn outcome(raw: serde_json::Result<Value>, started: Instant) -> CallOutcome {
 }
 
 /// A `CallToolResult` (as JSON) in words: its `output` and whether it is an error.
-pub fn output_of(raw: &Value) -> (String, bool) {
+pub(crate) fn output_of(raw: &Value) -> (String, bool) {
     let texts: Vec<&str> = raw
         .get("content")
         .and_then(Value::as_array)

@@ -44,12 +44,7 @@ pub struct UpstreamSub {
     pub(super) runtime: tokio::runtime::Handle,
 }
 
-impl UpstreamSub {
-    /// The URI it follows.
-    pub fn uri(&self) -> &str {
-        &self.uri
-    }
-}
+impl UpstreamSub {}
 
 impl Drop for UpstreamSub {
     fn drop(&mut self) {
@@ -74,12 +69,12 @@ impl LiveServer {
     }
 
     /// The caching hints of its last tool listing.
-    pub fn tool_hints(&self) -> Hints {
+    pub(crate) fn tool_hints(&self) -> Hints {
         self.tool_hints.lock().unwrap_or_else(|e| e.into_inner()).0
     }
 
     /// Whether its tools' listing has outlived the `ttlMs` the server gave it.
-    pub fn tools_expired(&self) -> bool {
+    pub(crate) fn tools_expired(&self) -> bool {
         let (hints, at) = *self.tool_hints.lock().unwrap_or_else(|e| e.into_inner());
         hints
             .ttl_ms
@@ -87,13 +82,13 @@ impl LiveServer {
     }
 
     /// What it declared at the handshake (or discovery).
-    pub fn capabilities(&self) -> Option<&ServerCapabilities> {
+    pub(crate) fn capabilities(&self) -> Option<&ServerCapabilities> {
         self.caps.as_ref()
     }
 
     /// `resources/read`: the server's `ReadResourceResult` JSON. A 2026-07-28 server that asks
     /// for input first is answered (by `r.front`, or the session's elicitor) and asked again.
-    pub async fn read_resource(&self, uri: &str, r: Req<'_>) -> Result<Value, SurfaceError> {
+    pub(crate) async fn read_resource(&self, uri: &str, r: Req<'_>) -> Result<Value, SurfaceError> {
         let mut params = ReadResourceRequestParams::new(uri);
         for _ in 0..=MAX_INPUT_ROUNDS {
             let request =
@@ -113,7 +108,7 @@ impl LiveServer {
 
     /// `prompts/get`: the server's `GetPromptResult` JSON, input-required rounds answered as
     /// [`LiveServer::read_resource`] answers them.
-    pub async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         name: &str,
         args: Map<String, Value>,
@@ -141,7 +136,7 @@ impl LiveServer {
     /// `completion/complete` with `reference` (`{type: "ref/prompt", name}` or
     /// `{type: "ref/resource", uri}`), `argument` (`{name, value}`) and `context`
     /// (`{arguments}`): the server's `CompleteResult` JSON. A malformed one is -32602.
-    pub async fn complete(
+    pub(crate) async fn complete(
         &self,
         reference: Value,
         argument: Value,
@@ -222,7 +217,7 @@ impl LiveServer {
     /// When the listing of `kind` (`None`: its tools) has outlived its TTL, it is re-listed in
     /// the background, as a `list_changed` would have it (coalesced by the session's follower,
     /// so one re-list per kind at a time; none when nothing follows the session's changes).
-    pub fn refresh_if_stale(self: &Arc<Self>, kind: Option<Kind>) {
+    pub(crate) fn refresh_if_stale(self: &Arc<Self>, kind: Option<Kind>) {
         let (expired, changed) = match kind {
             None => (self.tools_expired(), &self.client.tools_changed),
             Some(kind) => {

@@ -31,7 +31,7 @@ use crate::connect::stdio::direct::Failure;
 
 impl LiveServer {
     /// The `execution.taskSupport` its listing gives `tool` (`"required"`, `"optional"`).
-    pub fn task_support(&self, tool: &str) -> Option<String> {
+    pub(crate) fn task_support(&self, tool: &str) -> Option<String> {
         let listing = self.listing.lock().unwrap_or_else(|e| e.into_inner());
         let info = listing.iter().find(|info| info.name() == tool)?;
         // Most tools have none: a scan of the text, no parse.

@@ -27,13 +27,13 @@ use tokio::time::Instant;
 use super::writer::StdinWriter;
 
 /// The first direct request id (2^40).
-pub const FIRST_ID: u64 = 1 << 40;
+pub(crate) const FIRST_ID: u64 = 1 << 40;
 /// Room for this many pending requests is kept once a burst has settled.
 const KEEP_PENDING: usize = 1024;
 
 /// Why a direct request has no result.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The server answered with a JSON-RPC error: its code and message.
     JsonRpc { code: i32, message: String },
     /// No answer (nor progress) within the timeout; `notifications/cancelled` was sent.
@@ -46,11 +46,11 @@ pub enum Failure {
 
 /// What becomes of a request's answer: called once, with the raw `result` or why there is none,
 /// on the thread that settled it (the reader, the watchdog, or the caller's own).
-pub type Settle = Box<dyn for<'a> FnOnce(Result<&'a RawValue, Failure>) + Send>;
+pub(crate) type Settle = Box<dyn for<'a> FnOnce(Result<&'a RawValue, Failure>) + Send>;
 
 /// The direct requests of one connection. Clones share it.
 #[derive(Clone)]
-pub struct Direct {
+pub(crate) struct Direct {
     shared: Arc<Shared>,
 }
 
@@ -74,7 +74,7 @@ struct Table {
 
 /// Hears the `params` of each progress notification on one request, in the reader, before its
 /// answer.
-pub type Listener = Arc<dyn Fn(&RawValue) + Send + Sync>;
+pub(crate) type Listener = Arc<dyn Fn(&RawValue) + Send + Sync>;
 
 struct Pending {
     settle: Settle,
@@ -86,7 +86,7 @@ struct Pending {
 
 impl Direct {
     /// Requests written through `writer`; the watchdog runs on the current runtime.
-    pub fn new(writer: StdinWriter) -> Self {
+    pub(crate) fn new(writer: StdinWriter) -> Self {
         let shared = Arc::new(Shared {
             writer,
             table: Mutex::new(Table {
@@ -101,12 +101,12 @@ impl Direct {
     }
 
     /// The runtime this connection lives on.
-    pub fn runtime(&self) -> &tokio::runtime::Handle {
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
         &self.shared.runtime
     }
 
     /// A fresh request id (also the request's progress token), for [`Direct::send`].
-    pub fn new_id(&self) -> u64 {
+    pub(crate) fn new_id(&self) -> u64 {
         let mut table = self.shared.lock();
         let id = table.next;
         table.next += 1;
@@ -116,7 +116,7 @@ impl Direct {
     /// Sends request `id` (from [`Direct::new_id`]) with `params`, plus `_meta.progressToken`
     /// = `id`. `settle` gets the answer, or the failure after `timeout` (restarted by each
     /// progress notification). If the request cannot be sent, `settle` runs before this returns.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         id: u64,
         method: &str,
@@ -129,7 +129,7 @@ impl Direct {
 
     /// [`Direct::send`], and `heard` (when given) hears each progress notification on the
     /// request, in the reader: in order, and before the answer.
-    pub fn send_heard(
+    pub(crate) fn send_heard(
         &self,
         id: u64,
         method: &str,
@@ -180,7 +180,7 @@ impl Direct {
 
     /// `method` with `params` as one direct request, its raw result awaited (reusable from any
     /// async code). Dropping the future forgets the request.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         method: &str,
         params: Map<String, Value>,
@@ -205,7 +205,7 @@ impl Direct {
 
     /// Aborts request `id` if it is still pending: `notifications/cancelled` is written (with
     /// `reason`) and it settles as aborted. False when it had already settled.
-    pub fn abort(&self, id: u64, reason: &str) -> bool {
+    pub(crate) fn abort(&self, id: u64, reason: &str) -> bool {
         let Some(pending) = self.take(id) else {
             return false;
         };
@@ -215,17 +215,17 @@ impl Direct {
     }
 
     /// Forgets request `id` (its answer will be dropped); its settle is not called.
-    pub fn forget(&self, id: u64) {
+    pub(crate) fn forget(&self, id: u64) {
         self.take(id);
     }
 
     /// Forgets request `id` when dropped: for a caller that may stop waiting.
-    pub fn forget_on_drop(&self, id: u64) -> Forget<'_> {
+    pub(crate) fn forget_on_drop(&self, id: u64) -> Forget<'_> {
         Forget { direct: self, id }
     }
 
     /// Ends every pending request as [`Failure::Closed`]; later ones fail at once.
-    pub fn close_all(&self) {
+    pub(crate) fn close_all(&self) {
         let pending: Vec<Pending> = {
             let mut table = self.shared.lock();
             table.closed = true;
@@ -281,7 +281,7 @@ impl Shared {
 }
 
 /// Forgets a request whose caller stopped waiting (see [`Direct::forget_on_drop`]).
-pub struct Forget<'a> {
+pub(crate) struct Forget<'a> {
     direct: &'a Direct,
     id: u64,
 }

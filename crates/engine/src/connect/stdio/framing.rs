@@ -18,13 +18,13 @@ use rmcp::model::{
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::direct::Direct;
 #[cfg(unix)]
 use super::handoff::Handoff;
 use super::pending::Pending;
-pub use super::screen::StdoutReport;
+pub(crate) use super::screen::StdoutReport;
 use super::screen::{
     KEEP_BUFFER_BYTES, Read, Screened, bounded, response_problem, screen, take_line, too_long,
 };
@@ -34,7 +34,7 @@ mod switch;
 
 /// Turns a reader into its descriptor, off the runtime's reactor.
 #[cfg(unix)]
-pub type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
+pub(crate) type IntoFd<R> = fn(R) -> std::io::Result<std::os::fd::OwnedFd>;
 
 /// What one line turned out to be.
 enum Line {
@@ -49,7 +49,7 @@ enum Line {
 
 /// An rmcp client transport over a server's stdout and stdin. Answers to direct requests
 /// ([`Direct`]) are taken out of the stream before rmcp sees it.
-pub struct LineTransport<R> {
+pub(crate) struct LineTransport<R> {
     /// Stdout, until it is handed away (see [`super::handoff`]); then `lines` brings what the
     /// new reader passes on.
     reader: Option<BufReader<R>>,
@@ -76,9 +76,10 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     /// Over any writer (everything it is sent goes through the writer's flusher task).
-    pub fn new<W>(read: R, write: W, report: Arc<StdoutReport>) -> Self
+    #[cfg(test)]
+    pub(crate) fn new<W>(read: R, write: W, report: Arc<StdoutReport>) -> Self
     where
-        W: AsyncWrite + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         #[cfg(unix)]
         let writer = StdinWriter::new(write, None);
@@ -88,7 +89,7 @@ where
     }
 
     /// Over `writer`, which the direct requests share.
-    pub fn with_writer(read: R, writer: StdinWriter, report: Arc<StdoutReport>) -> Self {
+    pub(crate) fn with_writer(read: R, writer: StdinWriter, report: Arc<StdoutReport>) -> Self {
         Self {
             reader: Some(BufReader::with_capacity(64 * 1024, read)),
             lines: None,
@@ -107,13 +108,13 @@ where
     }
 
     /// The direct requests of this connection.
-    pub fn direct(&self) -> Direct {
+    pub(crate) fn direct(&self) -> Direct {
         self.direct.clone()
     }
 
     /// Asking this transport for its stdout, to read it elsewhere.
     #[cfg(unix)]
-    pub fn handoff(&self) -> Arc<Handoff> {
+    pub(crate) fn handoff(&self) -> Arc<Handoff> {
         self.handoff.clone()
     }
 

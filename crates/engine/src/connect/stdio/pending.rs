@@ -12,13 +12,13 @@ use crate::bounds::MAX_PENDING_REQUESTS as MAX_PENDING;
 /// `order` is the sending order for forgetting the oldest; answered ids leave it lazily (taking
 /// them out at once made every answer cost a scan of everything in flight).
 #[derive(Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     initialize: HashMap<RequestId, bool>,
     order: VecDeque<RequestId>,
 }
 
 impl Pending {
-    pub fn insert(&mut self, id: RequestId, initialize: bool) {
+    pub(crate) fn insert(&mut self, id: RequestId, initialize: bool) {
         if self.initialize.insert(id.clone(), initialize).is_none() {
             self.order.push_back(id);
         }
@@ -37,7 +37,7 @@ impl Pending {
     }
 
     /// Whether `id` was pending (and whether it was `initialize`); it no longer is.
-    pub fn take(&mut self, id: &RequestId) -> Option<bool> {
+    pub(crate) fn take(&mut self, id: &RequestId) -> Option<bool> {
         self.initialize.remove(id)
     }
 }

@@ -11,17 +11,17 @@ use serde_json::{Map, Value};
 
 /// The longest line (one message) a server may send. As rmcp's own bound, and the streamable
 /// HTTP client's event bound, so what is acceptable over HTTP is acceptable over stdio.
-pub use crate::bounds::MAX_LINE_BYTES;
+pub(crate) use crate::bounds::MAX_LINE_BYTES;
 /// How many lines of stray output are kept, and how much of each line (or of a bad answer) is
 /// quoted in a reason.
 use crate::bounds::{STDOUT_NOISE_LINES as NOISE_LINES, STDOUT_QUOTE_CHARS as QUOTE_CHARS};
 /// A line buffer grown past this by one big message is given back after it.
-pub const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
+pub(crate) const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// What a look at a line before rmcp's side made of it (see [`Route`]).
 #[derive(Debug, PartialEq)]
-pub enum Routed {
+pub(crate) enum Routed {
     /// Not an answer to a direct request: it goes the usual way (to rmcp).
     NotOurs,
     /// An answer to a direct request, settled (or one that came too late, dropped).
@@ -31,12 +31,12 @@ pub enum Routed {
 }
 
 /// Who looks at each line first (the direct requests, which settle their answers there).
-pub trait Route {
+pub(crate) trait Route {
     fn route(&self, text: &str) -> Routed;
 }
 
 /// How reading one line ended.
-pub enum Read {
+pub(crate) enum Read {
     Line,
     TooLong,
     End,
@@ -45,7 +45,7 @@ pub enum Read {
 /// What a server wrote to stdout besides protocol messages. Shared between the transport, which
 /// fills it, and the server's process, which quotes it in failure reasons.
 #[derive(Default)]
-pub struct StdoutReport {
+pub(crate) struct StdoutReport {
     inner: Mutex<Report>,
 }
 
@@ -57,23 +57,23 @@ struct Report {
 
 impl StdoutReport {
     /// "sent an invalid message: …" once the server broke the framing, else None.
-    pub fn violation(&self) -> Option<String> {
+    pub(crate) fn violation(&self) -> Option<String> {
         self.detail()
             .map(|detail| format!("sent an invalid message: {detail}"))
     }
 
     /// Whether the server broke the framing.
-    pub fn is_broken(&self) -> bool {
+    pub(crate) fn is_broken(&self) -> bool {
         self.lock().violation.is_some()
     }
 
     /// What was wrong, once the server broke the framing.
-    pub fn detail(&self) -> Option<String> {
+    pub(crate) fn detail(&self) -> Option<String> {
         self.lock().violation.clone()
     }
 
     /// The last few stray lines, each quoted and bounded, or "" when there were none.
-    pub fn noise(&self) -> String {
+    pub(crate) fn noise(&self) -> String {
         let report = self.lock();
         let quoted: Vec<String> = report.noise.iter().map(|line| quote(line)).collect();
         quoted.join(" ")
@@ -83,11 +83,11 @@ impl StdoutReport {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn record_violation(&self, detail: String) {
+    pub(crate) fn record_violation(&self, detail: String) {
         self.lock().violation.get_or_insert(detail);
     }
 
-    pub fn record_noise(&self, line: &str) {
+    pub(crate) fn record_noise(&self, line: &str) {
         let mut report = self.lock();
         if report.noise.len() == NOISE_LINES {
             report.noise.pop_front();
@@ -98,7 +98,7 @@ impl StdoutReport {
 
 /// Moves bytes of `available` into `line` up to and including a newline: how many were taken,
 /// and `Some` once the line is complete (or over [`MAX_LINE_BYTES`]).
-pub fn take_line(line: &mut Vec<u8>, available: &[u8]) -> (usize, Option<Read>) {
+pub(crate) fn take_line(line: &mut Vec<u8>, available: &[u8]) -> (usize, Option<Read>) {
     let newline = available.iter().position(|b| *b == b'\n');
     let take = newline.map_or(available.len(), |i| i + 1);
     let content = line.len() + take - usize::from(newline.is_some());
@@ -110,7 +110,7 @@ pub fn take_line(line: &mut Vec<u8>, available: &[u8]) -> (usize, Option<Read>) 
 }
 
 /// What the first look at a line made of it.
-pub enum Screened<'a> {
+pub(crate) enum Screened<'a> {
     /// Text for rmcp's side to read.
     Pass(&'a str),
     /// Blank, or an answer to a direct request (settled).
@@ -121,7 +121,7 @@ pub enum Screened<'a> {
 
 /// The checks every line gets wherever it is read: its end and BOM cut off, valid UTF-8, and
 /// an answer to a direct request settled right here.
-pub fn screen<'a>(route: &impl Route, raw: &'a [u8]) -> Screened<'a> {
+pub(crate) fn screen<'a>(route: &impl Route, raw: &'a [u8]) -> Screened<'a> {
     let line = raw.strip_suffix(b"\n").unwrap_or(raw);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
@@ -146,12 +146,12 @@ pub fn screen<'a>(route: &impl Route, raw: &'a [u8]) -> Screened<'a> {
 }
 
 /// The violation for a line over the bound.
-pub fn too_long() -> String {
+pub(crate) fn too_long() -> String {
     format!("a line over {} MiB long", MAX_LINE_BYTES >> 20)
 }
 
 /// Why a JSON object with the id of one of our requests is not a response, in words.
-pub fn response_problem(object: &Map<String, Value>) -> &'static str {
+pub(crate) fn response_problem(object: &Map<String, Value>) -> &'static str {
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return "it lacks \"jsonrpc\": \"2.0\"";
     }
@@ -166,7 +166,7 @@ pub fn response_problem(object: &Map<String, Value>) -> &'static str {
 }
 
 /// At most [`QUOTE_CHARS`] characters of `text`, with "…" when cut.
-pub fn bounded(text: &str) -> Cow<'_, str> {
+pub(crate) fn bounded(text: &str) -> Cow<'_, str> {
     match text.char_indices().nth(QUOTE_CHARS) {
         Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
         None => Cow::Borrowed(text),

@@ -17,7 +17,7 @@ const KEEP_BUFFER_BYTES: usize = 1024 * 1024;
 
 /// Writes whole lines to a server's stdin. Clones share the one stdin.
 #[derive(Clone)]
-pub struct StdinWriter {
+pub(crate) struct StdinWriter {
     shared: Arc<Shared>,
 }
 
@@ -46,7 +46,7 @@ struct State {
 impl StdinWriter {
     /// Takes `stdin` over; its flusher runs on the current tokio runtime. `pipe` is its file
     /// descriptor when writes may be tried in place (it must be non-blocking).
-    pub fn new<W>(stdin: W, #[cfg(unix)] pipe: Option<std::os::fd::RawFd>) -> Self
+    pub(crate) fn new<W>(stdin: W, #[cfg(unix)] pipe: Option<std::os::fd::RawFd>) -> Self
     where
         W: AsyncWrite + Unpin + Send + 'static,
     {
@@ -65,7 +65,7 @@ impl StdinWriter {
 
     /// Writes `line` (which ends with its newline) whole, after everything written before it.
     /// Returns once the line is written or queued; fails when stdin is closed or broken.
-    pub fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
         let mut state = self.shared.lock();
         if state.closing || state.broken {
             return Err(closed_error());
@@ -100,7 +100,7 @@ impl StdinWriter {
 
     /// Ends stdin once what was written before has gone out (that is what tells a stdio server
     /// to exit). Later writes fail.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.shared.lock().closing = true;
         self.shared.wake.notify_one();
     }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 /// Why a request is refused, in words (never the token).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
+pub(crate) struct Denial {
     status: StatusCode,
     /// The body's `error`: "unauthorized", "invalid_token", "invalid_request",
     /// "insufficient_scope", "forbidden" or "server_error".
@@ -25,25 +25,25 @@ pub struct Denial {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Challenge {
     /// The PRM URL, when serving with OAuth.
-    pub resource_metadata: Option<String>,
+    pub(crate) resource_metadata: Option<String>,
     /// `requiredScopes` joined by spaces, when there are some.
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
 }
 
 impl Challenge {
     /// 401 with no token presented: `Bearer realm="toolnexus"[, resource_metadata=…][, scope=…]`.
-    pub fn missing(&self) -> Denial {
+    pub(crate) fn missing(&self) -> Denial {
         let description = "this server needs a bearer token (Authorization: Bearer <token>)";
         self.unauthorized("unauthorized", None, description.into())
     }
 
     /// 401 for a token that is not accepted, with `error="invalid_token"`.
-    pub fn invalid_token(&self, description: String) -> Denial {
+    pub(crate) fn invalid_token(&self, description: String) -> Denial {
         self.unauthorized("invalid_token", Some("invalid_token"), description)
     }
 
     /// 401 for an `Authorization` header that is not `Bearer <token>`.
-    pub fn invalid_request(&self, description: String) -> Denial {
+    pub(crate) fn invalid_request(&self, description: String) -> Denial {
         self.unauthorized("invalid_request", Some("invalid_request"), description)
     }
 
@@ -72,7 +72,7 @@ impl Challenge {
     }
 
     /// 403: the token lacks some of the required scopes.
-    pub fn insufficient_scope(&self, missing: &[&str]) -> Denial {
+    pub(crate) fn insufficient_scope(&self, missing: &[&str]) -> Denial {
         let scope = self.scope.clone().unwrap_or_default();
         let mut challenge = format!(
             "Bearer error=\"insufficient_scope\", scope=\"{}\"",
@@ -111,7 +111,7 @@ impl Denial {
     }
 
     /// 403 for a request naming a session opened by another principal.
-    pub fn other_session() -> Denial {
+    pub(crate) fn other_session() -> Denial {
         Denial {
             status: StatusCode::FORBIDDEN,
             error: "forbidden",
@@ -122,38 +122,40 @@ impl Denial {
         }
     }
 
-    pub fn status(&self) -> StatusCode {
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> StatusCode {
         self.status
     }
 
     /// What the body's `error_description` says.
-    pub fn description(&self) -> &str {
+    pub(crate) fn description(&self) -> &str {
         &self.description
     }
 
     /// Why the check failed, for the server's log (a 500's cause); never part of the response.
-    pub fn detail(&self) -> Option<&str> {
+    pub(crate) fn detail(&self) -> Option<&str> {
         self.detail.as_deref()
     }
 
     /// Who was refused, for the server's log, when the token proved someone.
-    pub fn subject(&self) -> Option<&str> {
+    pub(crate) fn subject(&self) -> Option<&str> {
         self.subject.as_deref()
     }
 
     /// The same refusal, naming who was refused in the server's log.
-    pub fn of_subject(mut self, subject: &str) -> Denial {
+    pub(crate) fn of_subject(mut self, subject: &str) -> Denial {
         self.subject = Some(subject.to_string());
         self
     }
 
     /// The `WWW-Authenticate` value, when the status has one (401, 403 insufficient_scope).
-    pub fn challenge(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn challenge(&self) -> Option<&str> {
         self.challenge.as_deref()
     }
 
     /// The HTTP response: status, JSON body, and `WWW-Authenticate` when there is one.
-    pub fn response(&self) -> Response<Bytes> {
+    pub(crate) fn response(&self) -> Response<Bytes> {
         let body = json!({ "error": self.error, "error_description": self.description });
         let mut response = Response::new(Bytes::from(body.to_string()));
         *response.status_mut() = self.status;

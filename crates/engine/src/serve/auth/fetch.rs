@@ -40,7 +40,7 @@ pub(crate) struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn new() -> Fetcher {
+    pub(crate) fn new() -> Fetcher {
         // Redirects are followed only to URLs that are as safe as the first one.
         let policy = reqwest::redirect::Policy::custom(|attempt| {
             let safe = attempt.url().scheme() == "https" || is_loopback(attempt.url());
@@ -60,7 +60,7 @@ impl Fetcher {
     }
 
     /// GET `url` as JSON.
-    pub async fn get_json(&self, url: &Url) -> Result<Value, String> {
+    pub(crate) async fn get_json(&self, url: &Url) -> Result<Value, String> {
         let request = self
             .client
             .get(url.clone())
@@ -69,7 +69,12 @@ impl Fetcher {
     }
 
     /// POST a form to `url` with HTTP Basic credentials, answered with JSON.
-    pub async fn post_form(&self, url: &Url, basic: &str, form: String) -> Result<Value, String> {
+    pub(crate) async fn post_form(
+        &self,
+        url: &Url,
+        basic: &str,
+        form: String,
+    ) -> Result<Value, String> {
         let request = self
             .client
             .post(url.clone())

@@ -33,7 +33,12 @@ pub(super) struct Introspector {
 }
 
 impl Introspector {
-    pub fn new(fetcher: Fetcher, endpoint: Url, client_id: &str, secret: &str) -> Introspector {
+    pub(crate) fn new(
+        fetcher: Fetcher,
+        endpoint: Url,
+        client_id: &str,
+        secret: &str,
+    ) -> Introspector {
         let form = |s: &str| utf8_percent_encode(s, NON_ALPHANUMERIC).to_string();
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
@@ -48,7 +53,11 @@ impl Introspector {
         }
     }
 
-    pub async fn verify(&self, token: &str, expected: &Expected<'_>) -> Result<Principal, Refusal> {
+    pub(crate) async fn verify(
+        &self,
+        token: &str,
+        expected: &Expected<'_>,
+    ) -> Result<Principal, Refusal> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(outcome) = self.remembered(&digest) {
             return outcome.map_err(Refusal::Invalid);

@@ -38,8 +38,8 @@ pub struct Introspection {
 /// How often keys are fetched again (tests shorten them).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Timing {
-    pub refetch_min: Duration,
-    pub refresh_after: Duration,
+    pub(crate) refetch_min: Duration,
+    pub(crate) refresh_after: Duration,
 }
 
 impl Default for Timing {
@@ -52,8 +52,8 @@ impl Default for Timing {
 }
 
 pub(crate) struct Issuer {
-    pub issuer: String,
-    pub audience: String,
+    pub(crate) issuer: String,
+    pub(crate) audience: String,
     skew: u64,
     keys: Option<KeyCache>,
     introspection: Option<Introspector>,
@@ -61,7 +61,7 @@ pub(crate) struct Issuer {
 
 impl Issuer {
     /// Reads the issuer's metadata when something must come from it, then fetches its keys.
-    pub async fn discover(
+    pub(crate) async fn discover(
         options: &OAuthOptions,
         audience: String,
         timing: Timing,
@@ -141,7 +141,7 @@ impl Issuer {
         }
     }
 
-    pub async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
+    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
         match (&self.keys, &self.introspection) {
             (Some(keys), _) if jwt::looks_like_jwt(token) => self.verify_jwt(keys, token).await,
             (_, Some(introspector)) => introspector.verify(token, &self.expected()).await,

@@ -58,7 +58,7 @@ pub(crate) enum Choice<'a> {
 }
 
 impl KeySet {
-    pub fn parse(document: &Value) -> Result<KeySet, String> {
+    pub(crate) fn parse(document: &Value) -> Result<KeySet, String> {
         let Some(entries) = document.get("keys").and_then(Value::as_array) else {
             return Err("its key set has no \"keys\" list".into());
         };
@@ -130,15 +130,15 @@ fn parse_key(value: &Value) -> Option<Key> {
 /// A JWT's header, as far as checking it goes.
 pub(crate) struct Header {
     alg: Algorithm,
-    pub alg_name: String,
+    pub(crate) alg_name: String,
     family: Family,
-    pub kid: Option<String>,
+    pub(crate) kid: Option<String>,
 }
 
 /// A JWT taken apart: its header checked, its claims read, its signature not yet checked.
 pub(crate) struct Jwt<'t> {
-    pub header: Header,
-    pub claims: Map<String, Value>,
+    pub(crate) header: Header,
+    pub(crate) claims: Map<String, Value>,
     signed: &'t str,
     signature: &'t str,
 }
@@ -213,12 +213,12 @@ pub(crate) fn parse(token: &str) -> Result<Jwt<'_>, String> {
 
 impl Jwt<'_> {
     /// The key of `keys` the header points at.
-    pub fn choose<'k>(&self, keys: &'k KeySet) -> Choice<'k> {
+    pub(crate) fn choose<'k>(&self, keys: &'k KeySet) -> Choice<'k> {
         keys.choose(&self.header)
     }
 
     /// Whether `key` made the signature.
-    pub fn signed_by(&self, key: &DecodingKey) -> bool {
+    pub(crate) fn signed_by(&self, key: &DecodingKey) -> bool {
         jsonwebtoken::crypto::verify(self.signature, self.signed.as_bytes(), key, self.header.alg)
             .unwrap_or(false)
     }
@@ -226,18 +226,18 @@ impl Jwt<'_> {
 
 /// What the claims of an accepted token must say.
 pub(crate) struct Expected<'a> {
-    pub issuer: &'a str,
-    pub audience: &'a str,
+    pub(crate) issuer: &'a str,
+    pub(crate) audience: &'a str,
     /// Leeway on `exp`, `nbf` and `iat`, in seconds.
-    pub skew: u64,
+    pub(crate) skew: u64,
     /// Seconds since the epoch.
-    pub now: u64,
+    pub(crate) now: u64,
 }
 
 impl Expected<'_> {
     /// Checks `iss`, `aud` and the times. `required`: a JWT must carry `iss`, `aud` and `exp`; an
     /// introspection answer is checked on what it carries.
-    pub fn check(&self, claims: &Map<String, Value>, required: bool) -> Result<(), String> {
+    pub(crate) fn check(&self, claims: &Map<String, Value>, required: bool) -> Result<(), String> {
         match claims.get("iss") {
             None if !required => {}
             Some(Value::String(iss)) if iss == self.issuer => {}

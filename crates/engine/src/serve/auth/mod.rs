@@ -30,7 +30,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-pub use denial::Denial;
+pub(crate) use denial::Denial;
 pub use issuer::{Introspection, OAuthOptions};
 pub use policy::{AccessPolicy, Kind};
 pub use principal::Principal;
@@ -61,7 +61,7 @@ pub struct AuthOptions {
 }
 
 /// Checks requests against the configured tokens; answers the protected resource metadata.
-pub struct Guard {
+pub(crate) struct Guard {
     /// SHA-256 of each static token, with its principal.
     tokens: Vec<([u8; 32], Arc<Principal>)>,
     verifier: Option<Arc<dyn TokenVerifier>>,
@@ -75,7 +75,7 @@ pub struct Guard {
 
 impl Guard {
     /// Discovers the issuer (RFC 8414 then OpenID), fetches its JWKS; Err(words) when it cannot.
-    pub async fn new(options: AuthOptions, endpoint_url: &str) -> Result<Guard, String> {
+    pub(crate) async fn new(options: AuthOptions, endpoint_url: &str) -> Result<Guard, String> {
         Self::with_timing(options, endpoint_url, Timing::default()).await
     }
 
@@ -151,7 +151,7 @@ impl Guard {
     }
 
     /// The caller of a request with these headers, or why it is refused.
-    pub async fn check(&self, headers: &HeaderMap) -> Result<Arc<Principal>, Denial> {
+    pub(crate) async fn check(&self, headers: &HeaderMap) -> Result<Arc<Principal>, Denial> {
         let token = self.bearer(headers)?;
         if token.len() > AUTH_MAX_TOKEN_BYTES {
             let kib = AUTH_MAX_TOKEN_BYTES / 1024;
@@ -239,7 +239,7 @@ impl Guard {
     }
 
     /// The PRM document response when `path` is one of its paths (oauth only), else None.
-    pub fn metadata_response(&self, path: &str) -> Option<Response<Bytes>> {
+    pub(crate) fn metadata_response(&self, path: &str) -> Option<Response<Bytes>> {
         let document = self.metadata.as_ref()?;
         let rest = path.strip_prefix("/.well-known/oauth-protected-resource")?;
         if !(rest.is_empty() || rest.starts_with('/')) {
@@ -259,7 +259,7 @@ impl Guard {
         Some(response)
     }
 
-    pub fn policy(&self) -> &AccessPolicy {
+    pub(crate) fn policy(&self) -> &AccessPolicy {
         &self.policy
     }
 }

@@ -43,13 +43,13 @@ impl AccessPolicy {
     }
 
     /// True when no policy is set for `kind`: every caller sees every item of that kind.
-    pub fn is_open(&self, kind: Kind) -> bool {
+    pub(crate) fn is_open(&self, kind: Kind) -> bool {
         self.rules(kind).is_none()
     }
 
     /// Whether `principal` may see and use the item `name` of `kind`. Without a principal (serving
     /// without auth) only an open kind allows anything.
-    pub fn allows(&self, kind: Kind, principal: Option<&Principal>, name: &str) -> bool {
+    pub(crate) fn allows(&self, kind: Kind, principal: Option<&Principal>, name: &str) -> bool {
         let Some(rules) = self.rules(kind) else {
             return true;
         };

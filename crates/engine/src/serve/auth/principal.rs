@@ -17,7 +17,7 @@ pub struct Principal {
 
 impl Principal {
     /// Who a session belongs to: issuer and subject (an issuer URL never holds a space).
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         format!("{} {}", self.issuer.as_deref().unwrap_or(""), self.subject)
     }
 

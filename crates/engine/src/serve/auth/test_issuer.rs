@@ -20,25 +20,25 @@ use super::test_keys::*;
 use super::{AccessPolicy, AuthOptions, Guard, OAuthOptions};
 
 #[derive(Default)]
-pub struct State {
+pub(crate) struct State {
     /// Served at `/.well-known/oauth-authorization-server<path>`; None: 404.
-    pub rfc8414: Option<Value>,
+    pub(crate) rfc8414: Option<Value>,
     /// Served at `<path>/.well-known/openid-configuration`; None: 404.
-    pub openid: Option<Value>,
-    pub jwks: Value,
+    pub(crate) openid: Option<Value>,
+    pub(crate) jwks: Value,
     /// Introspection answers by token; a token not here is `{"active": false}`.
-    pub introspection: HashMap<String, Value>,
+    pub(crate) introspection: HashMap<String, Value>,
     /// Every path asked for, in order.
-    pub requests: Vec<String>,
+    pub(crate) requests: Vec<String>,
     /// The Authorization and body of each introspection request.
-    pub introspected: Vec<(String, String)>,
+    pub(crate) introspected: Vec<(String, String)>,
 }
 
-pub struct TestIssuer {
+pub(crate) struct TestIssuer {
     /// The issuer identifier: `http://127.0.0.1:<port><path>`.
-    pub issuer: String,
-    pub origin: String,
-    pub state: Arc<Mutex<State>>,
+    pub(crate) issuer: String,
+    pub(crate) origin: String,
+    pub(crate) state: Arc<Mutex<State>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -50,7 +50,7 @@ impl Drop for TestIssuer {
 
 impl TestIssuer {
     /// An issuer at `path` ("" for the origin) publishing RFC 8414 metadata with `jwks`.
-    pub async fn start(path: &str, jwks: Value) -> TestIssuer {
+    pub(crate) async fn start(path: &str, jwks: Value) -> TestIssuer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let issuer = format!("{origin}{path}");
@@ -90,15 +90,15 @@ impl TestIssuer {
         }
     }
 
-    pub fn set_jwks(&self, jwks: Value) {
+    pub(crate) fn set_jwks(&self, jwks: Value) {
         self.state.lock().unwrap().jwks = jwks;
     }
 
-    pub fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.state.lock().unwrap().requests.clone()
     }
 
-    pub fn jwks_fetches(&self) -> usize {
+    pub(crate) fn jwks_fetches(&self) -> usize {
         self.requests().iter().filter(|p| *p == "/jwks").count()
     }
 }
@@ -166,21 +166,21 @@ async fn answer(
 // The tests' tokens and guards.
 
 /// The guard's endpoint, and its protected resource metadata URL.
-pub const ENDPOINT: &str = "http://127.0.0.1:9/mcp";
-pub const PRM: &str = "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp";
+pub(crate) const ENDPOINT: &str = "http://127.0.0.1:9/mcp";
+pub(crate) const PRM: &str = "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp";
 
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
 }
 
-pub fn rsa_jwk(kid: &str, n: &str) -> Value {
+pub(crate) fn rsa_jwk(kid: &str, n: &str) -> Value {
     json!({"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": n, "e": "AQAB"})
 }
 
-pub fn keys() -> Value {
+pub(crate) fn keys() -> Value {
     json!({"keys": [
         rsa_jwk("rsa1", RSA1_N),
         {"kty": "EC", "kid": "ec", "crv": "P-256", "x": EC_X, "y": EC_Y},
@@ -190,7 +190,7 @@ pub fn keys() -> Value {
     ]})
 }
 
-pub fn sign(alg: Algorithm, kid: Option<&str>, pem: &str, claims: &Value) -> String {
+pub(crate) fn sign(alg: Algorithm, kid: Option<&str>, pem: &str, claims: &Value) -> String {
     let key = match alg {
         Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem.as_bytes()),
         Algorithm::EdDSA => EncodingKey::from_ed_pem(pem.as_bytes()),
@@ -203,19 +203,19 @@ pub fn sign(alg: Algorithm, kid: Option<&str>, pem: &str, claims: &Value) -> Str
 }
 
 /// `claims` signed with RS256 by the issuer's key `rsa1`.
-pub fn signed(claims: &Value) -> String {
+pub(crate) fn signed(claims: &Value) -> String {
     sign(Algorithm::RS256, Some("rsa1"), RSA1_PRIVATE, claims)
 }
 
 /// Good claims for a token of `issuer` for the guard's endpoint: alice, scopes read and write.
-pub fn claims(issuer: &str) -> Value {
+pub(crate) fn claims(issuer: &str) -> Value {
     json!({
         "iss": issuer, "aud": ENDPOINT, "sub": "alice", "scope": "read write",
         "exp": now() + 600, "iat": now(), "team": "a",
     })
 }
 
-pub fn oauth(issuer: &TestIssuer) -> OAuthOptions {
+pub(crate) fn oauth(issuer: &TestIssuer) -> OAuthOptions {
     OAuthOptions {
         issuer: issuer.issuer.clone(),
         audience: None,
@@ -226,7 +226,7 @@ pub fn oauth(issuer: &TestIssuer) -> OAuthOptions {
     }
 }
 
-pub fn with_oauth(oauth: OAuthOptions) -> AuthOptions {
+pub(crate) fn with_oauth(oauth: OAuthOptions) -> AuthOptions {
     AuthOptions {
         tokens: vec![],
         verifier: None,
@@ -236,13 +236,13 @@ pub fn with_oauth(oauth: OAuthOptions) -> AuthOptions {
 }
 
 /// A guard trusting `issuer` (discovered from its metadata).
-pub async fn guard(issuer: &TestIssuer) -> Guard {
+pub(crate) async fn guard(issuer: &TestIssuer) -> Guard {
     Guard::new(with_oauth(oauth(issuer)), ENDPOINT)
         .await
         .unwrap()
 }
 
-pub fn bearer(token: &str) -> HeaderMap {
+pub(crate) fn bearer(token: &str) -> HeaderMap {
     let mut map = HeaderMap::new();
     let value = HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
     map.insert(header::AUTHORIZATION, value);
@@ -250,7 +250,7 @@ pub fn bearer(token: &str) -> HeaderMap {
 }
 
 /// The words of the 401 that refuses `token`.
-pub async fn refused(guard: &Guard, token: &str) -> String {
+pub(crate) async fn refused(guard: &Guard, token: &str) -> String {
     let denial = guard.check(&bearer(token)).await.unwrap_err();
     assert_eq!(denial.status(), StatusCode::UNAUTHORIZED);
     denial.description().to_string()

@@ -1,7 +1,7 @@
 //! Fixed test keys (generated once with openssl): RSA 2048 (two), P-256, Ed25519.
 #![allow(dead_code)] // every public half is kept beside its private key
 
-pub const RSA1_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+pub(crate) const RSA1_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
 MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQClqs3Pe71iyLZO
 oKGl6FTGEgsBUp/NQGorZvzYe4wirfs+k05rEMgNC1TKA8YToh4TDZgPqAbtPlGM
 TSd5YkNF1nFuIRjLciuHLMmIMiHj/0uwvmbusZpkmj2QUQ7CmBqXmyDvRuYQU03s
@@ -30,7 +30,7 @@ ZbtKbfNxV8kOe1tAhkI2a7aWn7vndtvsx/xZr4xZa64xjbVwVFHQMfKsaRyj7NxK
 xB1c4in+PJCW5jQLNHrWTjM=
 -----END PRIVATE KEY-----
 ";
-pub const RSA1_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(crate) const RSA1_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAparNz3u9Ysi2TqChpehU
 xhILAVKfzUBqK2b82HuMIq37PpNOaxDIDQtUygPGE6IeEw2YD6gG7T5RjE0neWJD
 RdZxbiEYy3IrhyzJiDIh4/9LsL5m7rGaZJo9kFEOwpgal5sg70bmEFNN7MU6aVxG
@@ -40,7 +40,7 @@ gx4LQmaduzNszAD5fYTziejICf4/BFlkFjq/U7fek4Vt9dvhDeBxrpMxrTWmsS8g
 LwIDAQAB
 -----END PUBLIC KEY-----
 ";
-pub const RSA2_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+pub(crate) const RSA2_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
 MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCa4ztaN9rF1//w
 r58NSrkPP5IUNjJprGgebrSfuECFsjSBqfw5aZcjjfdq4nG9HBh5LSMQtTgTZ+ql
 7CM2d/iqMHUOoTvtYXwR304KcXy35nnvW/3/1uyr/F6+51o7zOdHF3ITDKfpQRDl
@@ -69,7 +69,7 @@ UIzKgFyqwJnqFtTGbs0fhQkBj5oTC3OTChdk3RRKvL1e6KRMJ23HBF9DVtjPLJOS
 4p3i09eAfXWMO8XxKjtbdvc=
 -----END PRIVATE KEY-----
 ";
-pub const RSA2_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(crate) const RSA2_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAmuM7Wjfaxdf/8K+fDUq5
 Dz+SFDYyaaxoHm60n7hAhbI0gan8OWmXI433auJxvRwYeS0jELU4E2fqpewjNnf4
 qjB1DqE77WF8Ed9OCnF8t+Z571v9/9bsq/xevudaO8znRxdyEwyn6UEQ5eGONmYW
@@ -79,27 +79,27 @@ DCbHEIoX1pMcLT2Zkw/UhebCj1XrFe6rkbhLpk99XixuSTRinxitcl+3nQ+EBQoi
 HQIDAQAB
 -----END PUBLIC KEY-----
 ";
-pub const EC_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+pub(crate) const EC_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgJbVzKXSs9cc/sv/8
 mtZEUDt+mA1LAT/KwsVgqYvd9JuhRANCAAQYs5SYHbsEA9LyF0aQFQphTF2BYYPT
 WuuydHwQN+OTLnUUXbzYaeVHf8WsEQTGNGGt4mCEYO01+MDYkI0/ZePy
 -----END PRIVATE KEY-----
 ";
-pub const EC_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(crate) const EC_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEGLOUmB27BAPS8hdGkBUKYUxdgWGD
 01rrsnR8EDfjky51FF282GnlR3/FrBEExjRhreJghGDtNfjA2JCNP2Xj8g==
 -----END PUBLIC KEY-----
 ";
-pub const ED_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+pub(crate) const ED_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
 MC4CAQAwBQYDK2VwBCIEIHdJD6M9gyu+7uLlyjslrX8+NQVr0F4T6kc6NMXMz0K+
 -----END PRIVATE KEY-----
 ";
-pub const ED_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+pub(crate) const ED_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
 MCowBQYDK2VwAyEA+OXqJv+8/U1cxrSfhMkM4VC2scRL2aK+L+0rnCNIEUw=
 -----END PUBLIC KEY-----
 ";
-pub const RSA1_N: &str = "parNz3u9Ysi2TqChpehUxhILAVKfzUBqK2b82HuMIq37PpNOaxDIDQtUygPGE6IeEw2YD6gG7T5RjE0neWJDRdZxbiEYy3IrhyzJiDIh4_9LsL5m7rGaZJo9kFEOwpgal5sg70bmEFNN7MU6aVxG4Lv9mDJ5MbQWne-64Vn3DOBwSr5szMq50w04YfjAnxYyzuufeESIs9ZtpvDuZWpO7bC5_yn7z54dQEYS6MJPdn4QVxAjHm_s4HO-SOXgmJ5jS3l9ZGdv37g3q7fkcS2Agx4LQmaduzNszAD5fYTziejICf4_BFlkFjq_U7fek4Vt9dvhDeBxrpMxrTWmsS8gLw";
-pub const RSA2_N: &str = "muM7Wjfaxdf_8K-fDUq5Dz-SFDYyaaxoHm60n7hAhbI0gan8OWmXI433auJxvRwYeS0jELU4E2fqpewjNnf4qjB1DqE77WF8Ed9OCnF8t-Z571v9_9bsq_xevudaO8znRxdyEwyn6UEQ5eGONmYWdIVBdAHAcxWHLJaebDLxHep_wrAldoDSPXodlXdXFmz5f5nzaZtXtkLqexK2Lcoa_vNRS3VfhHDMKuydWGrY4Dxbl23PVN_O32dJmDSBMF2Az9OFpbHv3puht7yF86-ZDCbHEIoX1pMcLT2Zkw_UhebCj1XrFe6rkbhLpk99XixuSTRinxitcl-3nQ-EBQoiHQ";
-pub const EC_X: &str = "GLOUmB27BAPS8hdGkBUKYUxdgWGD01rrsnR8EDfjky4";
-pub const EC_Y: &str = "dRRdvNhp5Ud_xawRBMY0Ya3iYIRg7TX4wNiQjT9l4_I";
-pub const ED_X: &str = "-OXqJv-8_U1cxrSfhMkM4VC2scRL2aK-L-0rnCNIEUw";
+pub(crate) const RSA1_N: &str = "parNz3u9Ysi2TqChpehUxhILAVKfzUBqK2b82HuMIq37PpNOaxDIDQtUygPGE6IeEw2YD6gG7T5RjE0neWJDRdZxbiEYy3IrhyzJiDIh4_9LsL5m7rGaZJo9kFEOwpgal5sg70bmEFNN7MU6aVxG4Lv9mDJ5MbQWne-64Vn3DOBwSr5szMq50w04YfjAnxYyzuufeESIs9ZtpvDuZWpO7bC5_yn7z54dQEYS6MJPdn4QVxAjHm_s4HO-SOXgmJ5jS3l9ZGdv37g3q7fkcS2Agx4LQmaduzNszAD5fYTziejICf4_BFlkFjq_U7fek4Vt9dvhDeBxrpMxrTWmsS8gLw";
+pub(crate) const RSA2_N: &str = "muM7Wjfaxdf_8K-fDUq5Dz-SFDYyaaxoHm60n7hAhbI0gan8OWmXI433auJxvRwYeS0jELU4E2fqpewjNnf4qjB1DqE77WF8Ed9OCnF8t-Z571v9_9bsq_xevudaO8znRxdyEwyn6UEQ5eGONmYWdIVBdAHAcxWHLJaebDLxHep_wrAldoDSPXodlXdXFmz5f5nzaZtXtkLqexK2Lcoa_vNRS3VfhHDMKuydWGrY4Dxbl23PVN_O32dJmDSBMF2Az9OFpbHv3puht7yF86-ZDCbHEIoX1pMcLT2Zkw_UhebCj1XrFe6rkbhLpk99XixuSTRinxitcl-3nQ-EBQoiHQ";
+pub(crate) const EC_X: &str = "GLOUmB27BAPS8hdGkBUKYUxdgWGD01rrsnR8EDfjky4";
+pub(crate) const EC_Y: &str = "dRRdvNhp5Ud_xawRBMY0Ya3iYIRg7TX4wNiQjT9l4_I";
+pub(crate) const ED_X: &str = "-OXqJv-8_U1cxrSfhMkM4VC2scRL2aK-L-0rnCNIEUw";

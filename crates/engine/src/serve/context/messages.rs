@@ -86,12 +86,12 @@ impl CallContext {
     }
 
     /// `elicitation/create`; resolves to the client's `ElicitResult` as JSON.
-    pub async fn elicit(&self, params: Value) -> Result<Value, AskError> {
+    pub(crate) async fn elicit(&self, params: Value) -> Result<Value, AskError> {
         self.ask_one(InputKind::Elicit, params).await
     }
 
     /// `sampling/createMessage`; resolves to the client's `CreateMessageResult` as JSON.
-    pub async fn sample(&self, params: Value) -> Result<Value, AskError> {
+    pub(crate) async fn sample(&self, params: Value) -> Result<Value, AskError> {
         self.ask_one(InputKind::Sample, params).await
     }
 

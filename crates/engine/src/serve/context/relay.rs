@@ -29,7 +29,7 @@ enum Event {
 impl CallContext {
     /// This call as the front of a call forwarded upstream, and the task that sends on what
     /// the upstream reported: it ends once the front is dropped and everything was sent.
-    pub fn relay(
+    pub(crate) fn relay(
         &self,
     ) -> (
         Arc<dyn crate::connect::relay::Front>,

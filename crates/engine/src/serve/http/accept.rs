@@ -3,7 +3,7 @@
 
 /// Whether the client would rather have JSON than an SSE stream: of the two media types
 /// (which rmcp requires both of), JSON has the higher `q`, or the same and comes first.
-pub fn prefers_json(headers: &http::HeaderMap) -> bool {
+pub(crate) fn prefers_json(headers: &http::HeaderMap) -> bool {
     let mut json = None;
     let mut sse = None;
     let entries = headers

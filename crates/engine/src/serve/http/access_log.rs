@@ -17,24 +17,24 @@ use serde_json::{Map, Value};
 pub type AccessLog = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// The chunks of a request body as rmcp read them (shared, not copied).
-pub type Tee = Arc<Mutex<Vec<Bytes>>>;
+pub(crate) type Tee = Arc<Mutex<Vec<Bytes>>>;
 
 /// One request's entry, logged when dropped.
-pub struct Entry {
+pub(crate) struct Entry {
     log: AccessLog,
     started: Instant,
     time: String,
     http: String,
     path: String,
-    pub principal: Option<String>,
-    pub status: u16,
+    pub(crate) principal: Option<String>,
+    pub(crate) status: u16,
     /// Why the request was refused before it reached the server (a 401, 403 or 500 of auth).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     body: Tee,
 }
 
 impl Entry {
-    pub fn begin(log: &AccessLog, parts: &http::request::Parts) -> Self {
+    pub(crate) fn begin(log: &AccessLog, parts: &http::request::Parts) -> Self {
         Self {
             log: log.clone(),
             started: Instant::now(),
@@ -49,7 +49,7 @@ impl Entry {
     }
 
     /// Where the request body's chunks are kept for the peek.
-    pub fn tee(&self) -> Tee {
+    pub(crate) fn tee(&self) -> Tee {
         self.body.clone()
     }
 }
@@ -113,13 +113,13 @@ impl Drop for Entry {
 }
 
 /// A response body that logs its request's entry when it ends or is dropped.
-pub struct Logged<B> {
+pub(crate) struct Logged<B> {
     inner: B,
     entry: Option<Entry>,
 }
 
 impl<B> Logged<B> {
-    pub fn new(inner: B, entry: Option<Entry>) -> Self {
+    pub(crate) fn new(inner: B, entry: Option<Entry>) -> Self {
         Self { inner, entry }
     }
 }
@@ -151,7 +151,7 @@ impl<B: Body + Unpin> Body for Logged<B> {
 }
 
 /// `2026-12-02T04:16:03.123Z`: RFC 3339 in UTC, to the millisecond.
-pub fn iso_time(at: SystemTime) -> String {
+pub(crate) fn iso_time(at: SystemTime) -> String {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);

@@ -11,7 +11,7 @@ use crate::bounds::SERVE_BODY_STALL_TIMEOUT as BODY_STALL_TIMEOUT;
 
 /// Why a request body was not read to its end.
 #[derive(Debug)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     Connection(hyper::Error),
     Stalled,
 }
@@ -32,7 +32,7 @@ impl std::fmt::Display for BodyError {
 impl std::error::Error for BodyError {}
 
 /// A request body that must keep arriving: a client that stops mid-body is cut off.
-pub struct GuardedBody<B> {
+pub(crate) struct GuardedBody<B> {
     inner: B,
     stall: Pin<Box<tokio::time::Sleep>>,
     /// Where the chunks read are kept for the access log's peek (when it is on).
@@ -40,7 +40,7 @@ pub struct GuardedBody<B> {
 }
 
 impl<B> GuardedBody<B> {
-    pub fn new(inner: B, tee: Option<super::access_log::Tee>) -> Self {
+    pub(crate) fn new(inner: B, tee: Option<super::access_log::Tee>) -> Self {
         Self {
             inner,
             stall: Box::pin(tokio::time::sleep(BODY_STALL_TIMEOUT)),
@@ -92,7 +92,7 @@ where
 /// A body read ahead (to look at it before rmcp parses it), handed on as it came: the bytes
 /// read, then what stopped the reading: its end, its error, or the rest of a body longer than
 /// the bound (which rmcp then refuses as it would have).
-pub struct ReadAhead<B: Body> {
+pub(crate) struct ReadAhead<B: Body> {
     head: Option<Bytes>,
     rest: Rest<B>,
 }
@@ -108,7 +108,7 @@ where
     B: Body<Data = Bytes> + Unpin,
 {
     /// Reads `body` to its end, or until more than `limit` bytes came, or it failed.
-    pub async fn read(mut body: B, limit: usize) -> Self {
+    pub(crate) async fn read(mut body: B, limit: usize) -> Self {
         use http_body_util::BodyExt;
         let mut head = bytes::BytesMut::new();
         let rest = loop {
@@ -132,7 +132,7 @@ where
     }
 
     /// The whole body, when it was read to its end.
-    pub fn whole(&self) -> Option<&Bytes> {
+    pub(crate) fn whole(&self) -> Option<&Bytes> {
         match self.rest {
             Rest::Ended => self.head.as_ref(),
             _ => None,
@@ -140,7 +140,7 @@ where
     }
 
     /// The whole body replaced by `bytes`.
-    pub fn replace(&mut self, bytes: Bytes) {
+    pub(crate) fn replace(&mut self, bytes: Bytes) {
         self.head = Some(bytes);
     }
 }

@@ -25,15 +25,15 @@ pub type Readiness = Arc<dyn Fn() -> BoxFuture<'static, Option<Value>> + Send + 
 const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// One endpoint's gate.
-pub struct Gate {
-    pub guard: Option<Arc<Guard>>,
-    pub ready: Option<Readiness>,
+pub(crate) struct Gate {
+    pub(crate) guard: Option<Arc<Guard>>,
+    pub(crate) ready: Option<Readiness>,
     /// The endpoint's sessions (none when stateless), to tell whose each is.
-    pub sessions: Option<Arc<Sessions>>,
+    pub(crate) sessions: Option<Arc<Sessions>>,
 }
 
 /// What becomes of a request.
-pub enum Admission {
+pub(crate) enum Admission {
     /// On to rmcp at `/mcp`, as the caller the token proved (None: served without auth).
     Mcp(Option<Arc<Caller>>),
     /// Answered here.
@@ -56,7 +56,7 @@ fn refused(denial: &crate::serve::auth::Denial, principal: Option<String>) -> Ad
 }
 
 impl Gate {
-    pub async fn admit(&self, parts: &http::request::Parts) -> Admission {
+    pub(crate) async fn admit(&self, parts: &http::request::Parts) -> Admission {
         let path = parts.uri.path();
         match path {
             "/mcp" => self.admit_mcp(parts).await,
@@ -147,7 +147,7 @@ fn json_reply(status: StatusCode, value: &Value) -> Response<Body> {
     reply
 }
 
-pub fn not_found() -> Response<Body> {
+pub(crate) fn not_found() -> Response<Body> {
     let mut reply = Response::new(Full::new(Bytes::from_static(b"Not Found")).boxed());
     *reply.status_mut() = StatusCode::NOT_FOUND;
     reply.headers_mut().insert(

@@ -27,12 +27,12 @@ pub(super) fn now_ms() -> u64 {
 
 /// Hands memory freed after a burst back to the system once the last connection has closed
 /// (see [`crate::memory::trim`]).
-pub fn release_memory() {
+pub(crate) fn release_memory() {
     crate::memory::trim();
 }
 
 /// One connection's liveness, shared by its IO, its requests and the slot table.
-pub struct Activity {
+pub(crate) struct Activity {
     last: AtomicU64,
     busy: AtomicUsize,
     end: CancellationToken,
@@ -48,7 +48,7 @@ impl Activity {
     }
 
     /// Marks a request in flight until the returned guard (carried by its response body) drops.
-    pub fn begin_request(self: &Arc<Self>) -> Busy {
+    pub(crate) fn begin_request(self: &Arc<Self>) -> Busy {
         self.busy.fetch_add(1, Ordering::Relaxed);
         self.touch();
         Busy(self.clone(), None)
@@ -56,7 +56,7 @@ impl Activity {
 }
 
 /// A request in flight on a connection.
-pub struct Busy(Arc<Activity>, Option<Call>);
+pub(crate) struct Busy(Arc<Activity>, Option<Call>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -67,12 +67,12 @@ impl Drop for Busy {
 
 impl Busy {
     /// Counts this request among the endpoint's calls until its response is fully sent.
-    pub fn count_in(&mut self, calls: &Arc<Calls>) {
+    pub(crate) fn count_in(&mut self, calls: &Arc<Calls>) {
         self.1 = Some(calls.begin());
     }
 
     /// The response, whose body keeps the connection marked busy until it is fully sent.
-    pub fn wrap<B>(self, response: Response<B>) -> Response<BusyBody<B>> {
+    pub(crate) fn wrap<B>(self, response: Response<B>) -> Response<BusyBody<B>> {
         response.map(|inner| BusyBody { inner, _busy: self })
     }
 }
@@ -80,7 +80,7 @@ impl Busy {
 /// An endpoint's requests that end by themselves: everything but a GET stream, which lasts as
 /// long as its session. `stop()` lets these finish before it ends the streams.
 #[derive(Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     count: AtomicUsize,
     settled: tokio::sync::Notify,
 }
@@ -92,7 +92,7 @@ impl Calls {
     }
 
     /// Resolves once no call is in flight.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         loop {
             let notified = self.settled.notified();
             tokio::pin!(notified);
@@ -107,7 +107,7 @@ impl Calls {
 }
 
 /// One call in flight on an endpoint.
-pub struct Call(Arc<Calls>);
+pub(crate) struct Call(Arc<Calls>);
 
 impl Drop for Call {
     fn drop(&mut self) {
@@ -118,7 +118,7 @@ impl Drop for Call {
 }
 
 /// The slot table: live connections by id.
-pub struct Slots {
+pub(crate) struct Slots {
     max: usize,
     next: AtomicU64,
     live: Mutex<HashMap<u64, Arc<Activity>>>,
@@ -127,11 +127,11 @@ pub struct Slots {
 impl Slots {
     /// Sized to three quarters of the descriptor limit, leaving room for everything else the
     /// process has open (Node, servers' pipes, outgoing connections).
-    pub fn for_this_process() -> Self {
+    pub(crate) fn for_this_process() -> Self {
         Self::with_max(descriptor_budget())
     }
 
-    pub fn with_max(max: usize) -> Self {
+    pub(crate) fn with_max(max: usize) -> Self {
         Self {
             max: max.max(1),
             next: AtomicU64::new(0),
@@ -141,7 +141,7 @@ impl Slots {
 
     /// A slot for a new connection; at the cap the idlest connection without a request in
     /// flight is ended to make room. None when every connection is busy.
-    pub fn take(self: &Arc<Self>) -> Option<Slot> {
+    pub(crate) fn take(self: &Arc<Self>) -> Option<Slot> {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if live.len() >= self.max && !evict_idlest(&mut live) {
             return None;
@@ -161,7 +161,7 @@ impl Slots {
     }
 
     /// Ends the idlest connection without a request in flight; false if there is none.
-    pub fn evict_idlest(&self) -> bool {
+    pub(crate) fn evict_idlest(&self) -> bool {
         evict_idlest(&mut self.live.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -198,19 +198,19 @@ fn descriptor_budget() -> usize {
 }
 
 /// A connection's place in the table; leaving it (dropping) frees the place.
-pub struct Slot {
+pub(crate) struct Slot {
     id: u64,
     slots: Arc<Slots>,
     activity: Arc<Activity>,
 }
 
 impl Slot {
-    pub fn activity(&self) -> Arc<Activity> {
+    pub(crate) fn activity(&self) -> Arc<Activity> {
         self.activity.clone()
     }
 
     /// The stream, noting every byte read or written as activity.
-    pub fn watch<S>(&self, stream: S) -> Watched<S> {
+    pub(crate) fn watch<S>(&self, stream: S) -> Watched<S> {
         Watched {
             inner: stream,
             activity: self.activity.clone(),
@@ -218,7 +218,7 @@ impl Slot {
     }
 
     /// Resolves when the connection must end: evicted, or idle past the timeout.
-    pub async fn ended(&self) {
+    pub(crate) async fn ended(&self) {
         let end = self.activity.end.clone();
         let idle = async {
             loop {
@@ -250,7 +250,7 @@ impl Drop for Slot {
 }
 
 /// A stream whose reads and writes count as activity.
-pub struct Watched<S> {
+pub(crate) struct Watched<S> {
     inner: S,
     activity: Arc<Activity>,
 }
@@ -293,7 +293,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 }
 
 /// A response body that keeps its connection marked busy until it is done.
-pub struct BusyBody<B> {
+pub(crate) struct BusyBody<B> {
     inner: B,
     _busy: Busy,
 }

@@ -44,7 +44,7 @@ type Body = BoxBody<Bytes, Infallible>;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 /// Marks a client's POST one replica forwarded to another.
-pub const FORWARDED_HEADER: &str = "x-toolnexus-forwarded";
+pub(crate) const FORWARDED_HEADER: &str = "x-toolnexus-forwarded";
 /// The client's headers a forwarded POST carries.
 const FORWARDED_HEADERS: [&str; 6] = [
     "mcp-session-id",
@@ -61,7 +61,7 @@ tokio::task_local! {
 }
 
 /// `answer` run with the client's headers at hand for a forward.
-pub async fn with_client_headers<F: Future>(headers: HeaderMap, answer: F) -> F::Output {
+pub(crate) async fn with_client_headers<F: Future>(headers: HeaderMap, answer: F) -> F::Output {
     CLIENT_HEADERS.scope(headers, answer).await
 }
 
@@ -101,7 +101,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The portable sessions of one endpoint (see the module's documentation).
-pub struct Portable {
+pub(crate) struct Portable {
     key: Arc<StateKey>,
     /// This replica's URL (no trailing slash), named in the ids of its requests.
     replica: String,
@@ -118,7 +118,7 @@ pub struct Portable {
 }
 
 /// What becomes of a request, as far as its session id goes.
-pub enum Inbound {
+pub(crate) enum Inbound {
     /// It names no session.
     Plain,
     /// It named a sealed session, now its local id; `renewed` is its id issued anew when the
@@ -132,7 +132,7 @@ pub enum Inbound {
 }
 
 /// What to do with a client's answer to a request of the server.
-pub enum Answer {
+pub(crate) enum Answer {
     /// It answers a request of this replica's session: on to the session's worker.
     Here(ClientJsonRpcMessage),
     /// It answers a request of another replica: the client's POST goes there.
@@ -142,7 +142,7 @@ pub enum Answer {
 }
 
 impl Portable {
-    pub fn new(key: Arc<StateKey>, replica: &str) -> Self {
+    pub(crate) fn new(key: Arc<StateKey>, replica: &str) -> Self {
         // Straight to the replica the sealed id names: never through an environment proxy
         // (the client's Authorization travels on), never to where a redirect points.
         let client = reqwest::Client::builder()
@@ -169,7 +169,7 @@ impl Portable {
     }
 
     /// The session store rmcp restores sessions from.
-    pub fn store(self: &Arc<Self>) -> Arc<dyn SessionStore> {
+    pub(crate) fn store(self: &Arc<Self>) -> Arc<dyn SessionStore> {
         Arc::new(Store(self.clone()))
     }
 
@@ -177,7 +177,7 @@ impl Portable {
     /// left for `load`. An id that does not open, has expired or was ended here is answered
     /// 404; a session of another principal 403.
     /// `caller` is the principal key the request came in as (None without auth).
-    pub fn inbound(&self, headers: &mut HeaderMap, caller: Option<&str>) -> Inbound {
+    pub(crate) fn inbound(&self, headers: &mut HeaderMap, caller: Option<&str>) -> Inbound {
         let Some(value) = headers.get(SESSION_HEADER) else {
             return Inbound::Plain;
         };
@@ -221,7 +221,7 @@ impl Portable {
     /// An answer to a request whose session id was getting old carries the id issued anew, so
     /// a session in use never reaches the lifetime (clients take the newest `Mcp-Session-Id`).
     /// Not on a failure, nor on the answer to DELETE.
-    pub fn renew(&self, reply: &mut Response<Body>, renewed: HeaderValue, deleted: bool) {
+    pub(crate) fn renew(&self, reply: &mut Response<Body>, renewed: HeaderValue, deleted: bool) {
         if !deleted && reply.status().is_success() && !reply.headers().contains_key(SESSION_HEADER)
         {
             reply.headers_mut().insert(SESSION_HEADER, renewed);
@@ -237,12 +237,12 @@ impl Portable {
     }
 
     /// The request that named `local` is answered: its state, if rmcp did not need it, goes.
-    pub fn settled(&self, local: &str) {
+    pub(crate) fn settled(&self, local: &str) {
         lock(&self.opened).take(local);
     }
 
     /// A fresh session's local id in `reply` replaced by its sealed id.
-    pub fn outbound(&self, reply: &mut Response<Body>, owner: Option<String>) {
+    pub(crate) fn outbound(&self, reply: &mut Response<Body>, owner: Option<String>) {
         let Some(local) = reply
             .headers()
             .get(SESSION_HEADER)
@@ -280,7 +280,7 @@ impl Portable {
 }
 
 /// The principal key of the request's caller, when it came in with a token.
-pub fn owner_of(extensions: &http::Extensions) -> Option<String> {
+pub(crate) fn owner_of(extensions: &http::Extensions) -> Option<String> {
     extensions
         .get::<Arc<Caller>>()
         .map(|caller| caller.principal.key())

@@ -21,7 +21,7 @@ use crate::serve::seal;
 use crate::tool_result::{call_result_from_json as to_call_result, text_result};
 
 /// What a 2026-07-28 retry continues.
-pub enum Retry {
+pub(crate) enum Retry {
     /// The run parked on this replica, resumed with the retry's answers.
     Parked(Box<Running>),
     /// No such run here (another replica parked it, or it ended): the call is run again from
@@ -30,16 +30,16 @@ pub enum Retry {
 }
 
 /// How a call run again continues the one a sealed state was given for.
-pub struct Resume {
+pub(crate) struct Resume {
     /// Every answer given so far, the retry's included.
-    pub answers: InputResponses,
+    pub(crate) answers: InputResponses,
     round: u32,
     upstream: Option<Value>,
 }
 
 impl Resume {
     /// The new run of the call carries on the old one's round count and upstream round.
-    pub fn apply(&self, run: &mut Running) {
+    pub(crate) fn apply(&self, run: &mut Running) {
         run.round = self.round;
         run.ctx.resume_from(self.upstream.clone());
     }
@@ -49,7 +49,7 @@ const NOT_ISSUED: &str =
     "requestState is not one this server issued, or its call waited too long and ended";
 
 /// How one drive of a run ended.
-pub enum Driven {
+pub(crate) enum Driven {
     /// The run's own value.
     Done(Value),
     Panicked,

@@ -58,7 +58,7 @@ fn make_room<'a>(
 }
 
 impl Parking {
-    pub fn new(limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self {
             runs: Mutex::default(),
             limits,
@@ -69,7 +69,7 @@ impl Parking {
     /// Marks the sealed state of `handle` (good until `expires`, ms since the epoch) retried
     /// here: false when it was already, so a replayed retry is refused instead of running the
     /// call again. Once per replica: another replica sharing the key has its own record.
-    pub fn spend(&self, handle: &str, expires: u64) -> bool {
+    pub(crate) fn spend(&self, handle: &str, expires: u64) -> bool {
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         let now = seal::now_millis();
         while let Some((old, until)) = spent.order.front().cloned() {
@@ -90,7 +90,7 @@ impl Parking {
     }
 
     /// Parks `run` until its retry and answers the call with what it waits on.
-    pub fn park(self: &Arc<Self>, mut run: Running) -> Result<InputRequiredResult, String> {
+    pub(crate) fn park(self: &Arc<Self>, mut run: Running) -> Result<InputRequiredResult, String> {
         let mut requests = Map::new();
         for pending in &run.pending {
             requests.insert(pending.key.clone(), pending.request());
@@ -159,7 +159,7 @@ impl Parking {
 
     /// The run parked under `state`, taken out for its retry, if it is one of `kind` `name`;
     /// a retry naming another leaves it waiting and learns whose run it is.
-    pub fn take(
+    pub(crate) fn take(
         &self,
         state: &str,
         kind: SubjectKind,
@@ -182,13 +182,14 @@ impl Parking {
         }
     }
 
-    pub fn count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
         self.runs.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Ends every waiting run (its retry can no longer arrive): each is aborted and its input
     /// requests fail, so nothing of it is left pending on the JavaScript side either.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let runs = std::mem::take(&mut *self.runs.lock().unwrap_or_else(|e| e.into_inner()));
         drop(runs);
     }

@@ -10,7 +10,7 @@ use super::{Entry, Refusal, Scope, Tasks, not_found, quoted, settle, sweep, tell
 
 impl Tasks {
     /// `tasks/get`: the task as it is now.
-    pub fn get(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
+    pub(crate) fn get(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
         let mut entries = self.lock();
         sweep(&mut entries);
         match entries.get(id) {
@@ -21,7 +21,7 @@ impl Tasks {
 
     /// `tasks/update`: the client's answers to what the task waits on (partial answers are
     /// taken; keys it does not wait on are ignored).
-    pub fn update(
+    pub(crate) fn update(
         &self,
         id: &str,
         scope: &Scope,
@@ -47,7 +47,7 @@ impl Tasks {
 
     /// `tasks/cancel`: the task ends `cancelled` at once and its run is dropped (a JavaScript
     /// tool's `ctx.signal` fires). A task that already ended is [`Refusal::Terminal`].
-    pub fn cancel(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
+    pub(crate) fn cancel(&self, id: &str, scope: &Scope) -> Result<DetailedTask, Refusal> {
         let detailed = {
             let mut entries = self.lock();
             sweep(&mut entries);
@@ -71,7 +71,7 @@ impl Tasks {
 
     /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
     /// id); the next cursor when there are more.
-    pub fn list(
+    pub(crate) fn list(
         &self,
         scope: &Scope,
         cursor: Option<&str>,
@@ -107,7 +107,7 @@ impl Tasks {
     /// `tasks/result`: waits until the task ends, then the task as it ended; or until the
     /// request is cancelled (`gone`: the client cancelled it, or its session or connection
     /// ended), which answers the task as it is then.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         id: &str,
         scope: &Scope,
@@ -130,20 +130,20 @@ impl Tasks {
     }
 
     /// Ends the tasks of sessions that ended (their runs are aborted).
-    pub fn forget_closed(&self) {
+    pub(crate) fn forget_closed(&self) {
         sweep(&mut self.lock());
     }
 
     /// How many `tasks/result` requests wait on task `id` now.
     #[cfg(test)]
-    pub fn waiters(&self, id: &str) -> usize {
+    pub(crate) fn waiters(&self, id: &str) -> usize {
         self.lock()
             .get(id)
             .map_or(0, |entry| entry.ended.receiver_count())
     }
 
     /// Ends every task (the server is stopping): their runs are aborted.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let entries = std::mem::take(&mut *self.lock());
         for entry in entries.values() {
             entry.cancel.cancel();

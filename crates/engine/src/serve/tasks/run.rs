@@ -20,7 +20,7 @@ impl Tasks {
     /// Makes `run` a task of `scope` and starts driving it; the task is readable (`get`)
     /// before this returns. `ended` is told how it ended (to report the call), `watch` each
     /// status change after the first. Refused in words when as many tasks as allowed exist.
-    pub fn create(
+    pub(crate) fn create(
         self: &Arc<Self>,
         scope: Scope,
         ttl: Option<u64>,
@@ -95,7 +95,7 @@ impl Tasks {
 
     /// The run's own words on how it is going (a gateway's: its upstream task's): the task's
     /// `statusMessage` while it runs, bounded; watchers hear of a change.
-    pub fn status_message(&self, id: &str, message: &str) {
+    pub(crate) fn status_message(&self, id: &str, message: &str) {
         let message: String = message
             .chars()
             .take(crate::bounds::TASK_MAX_MESSAGE_CHARS)

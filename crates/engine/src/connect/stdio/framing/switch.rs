@@ -15,7 +15,7 @@ where
     /// Lets stdout be handed away through [`LineTransport::handoff`], turned into a descriptor
     /// by `into_fd`.
     #[cfg(unix)]
-    pub fn handing_off(mut self, into_fd: IntoFd<R>) -> Self {
+    pub(crate) fn handing_off(mut self, into_fd: IntoFd<R>) -> Self {
         self.into_fd = Some(into_fd);
         self.handoff.allow();
         self

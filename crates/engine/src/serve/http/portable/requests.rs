@@ -12,7 +12,7 @@ use crate::serve::seal::Purpose;
 
 impl Portable {
     /// A request of the server to the client on `session`'s stream, with its id sealed.
-    pub fn seal_request(
+    pub(crate) fn seal_request(
         &self,
         session: &SessionId,
         message: Arc<ServerJsonRpcMessage>,
@@ -32,7 +32,7 @@ impl Portable {
 
     /// Where a client's answer (a response or an error) on `session` goes; any other message
     /// is the worker's as it is.
-    pub fn answer(&self, session: &SessionId, mut message: ClientJsonRpcMessage) -> Answer {
+    pub(crate) fn answer(&self, session: &SessionId, mut message: ClientJsonRpcMessage) -> Answer {
         let id = match &mut message {
             ClientJsonRpcMessage::Response(response) => &mut response.id,
             ClientJsonRpcMessage::Error(error) => match error.id.as_mut() {
@@ -63,7 +63,7 @@ impl Portable {
     /// The client's POST of `message` (its answer, id still sealed) sent on to `replica`, with
     /// the client's headers; not when it was forwarded already. Failures are dropped, as an
     /// answer to an unknown request is.
-    pub async fn forward(&self, replica: &str, message: &ClientJsonRpcMessage) {
+    pub(crate) async fn forward(&self, replica: &str, message: &ClientJsonRpcMessage) {
         let Ok(headers) = CLIENT_HEADERS.try_with(HeaderMap::clone) else {
             return;
         };

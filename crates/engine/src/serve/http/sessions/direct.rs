@@ -26,17 +26,17 @@ use rmcp::service::{RequestContext, RoleServer, Service};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use tokio_util::sync::CancellationToken;
 
-pub use super::link::Link;
+pub(crate) use super::link::Link;
 use super::table::Ledger;
 use crate::serve::{SessionHooks, SessionLogLevel, ToolServer};
 
 /// Where a call answered on the direct road leaves its answer for the HTTP layer (which puts
 /// one in every request's extensions): the JSON-RPC message, serialised.
 #[derive(Clone, Default)]
-pub struct JsonAnswer(Arc<OnceLock<Bytes>>);
+pub(crate) struct JsonAnswer(Arc<OnceLock<Bytes>>);
 
 impl JsonAnswer {
-    pub fn take(&self) -> Option<Bytes> {
+    pub(crate) fn take(&self) -> Option<Bytes> {
         self.0.get().cloned()
     }
 
@@ -47,12 +47,12 @@ impl JsonAnswer {
 
 /// Which session an `initialize` request opens (the session manager knows; the handler not).
 #[derive(Clone)]
-pub struct SessionTag(pub SessionId);
+pub(crate) struct SessionTag(pub SessionId);
 
 /// A session's side of its link, held by the session's `ToolServer`: it links the session in
 /// the table while answering its `initialize`, and unlinks it (ending its calls) when rmcp
 /// drops the session's service.
-pub struct SessionLinker {
+pub(crate) struct SessionLinker {
     ledger: Arc<Ledger>,
     /// The session's number, for the calls answered here (see [`Link::session`]).
     session: u64,
@@ -61,7 +61,7 @@ pub struct SessionLinker {
 }
 
 impl SessionLinker {
-    pub fn new(ledger: Arc<Ledger>, session: u64) -> Self {
+    pub(crate) fn new(ledger: Arc<Ledger>, session: u64) -> Self {
         Self {
             ledger,
             session,
@@ -118,7 +118,7 @@ impl Drop for SessionLinker {
 /// do), that sends nothing on its own stream (no `progressToken`: progress goes there) and is
 /// not of the 2026-07-28 era. A client that puts the stream first gets rmcp's stream, with
 /// its priming event and resumable event ids (SEP-1699).
-pub fn answerable(message: &ClientJsonRpcMessage) -> Option<JsonAnswer> {
+pub(crate) fn answerable(message: &ClientJsonRpcMessage) -> Option<JsonAnswer> {
     let ClientJsonRpcMessage::Request(request) = message else {
         return None;
     };
@@ -144,7 +144,7 @@ pub fn answerable(message: &ClientJsonRpcMessage) -> Option<JsonAnswer> {
 /// on a task of its own that outlives a client gone away, as a call in rmcp's loop does, and
 /// leaves the answer in `slot`. Nothing when the client cancelled it (rmcp drops the answer
 /// to a cancelled request, and its stream ends without one) or the session ended meanwhile.
-pub async fn answer(
+pub(crate) async fn answer(
     server: &ToolServer,
     mut request: JsonRpcRequest<ClientRequest>,
     link: Arc<Link>,

@@ -14,7 +14,7 @@ pub struct SessionLimits {
 impl SessionLimits {
     /// How often to look for expired sessions: often enough that their memory comes back soon
     /// after they expire (a request to one is answered 404 at once regardless).
-    pub fn sweep_period(&self) -> Duration {
+    pub(crate) fn sweep_period(&self) -> Duration {
         (self.idle_timeout / 4).clamp(bounds::SERVE_SWEEP_MIN, bounds::SERVE_SWEEP_MAX)
     }
 }
@@ -31,19 +31,19 @@ impl Default for SessionLimits {
 /// What the sweeps of one endpoint remember: how many sessions ended since the last trim,
 /// and when that was.
 #[derive(Default)]
-pub struct SweepState {
+pub(crate) struct SweepState {
     ended: usize,
     last_trim: Option<Instant>,
 }
 
 impl SweepState {
     /// `n` more sessions ended (expired or evicted).
-    pub fn ended(&mut self, n: usize) {
+    pub(crate) fn ended(&mut self, n: usize) {
         self.ended += n;
     }
 
     /// Whether to trim now (and if so, counting starts again).
-    pub fn trim_due(&mut self) -> bool {
+    pub(crate) fn trim_due(&mut self) -> bool {
         let due = self
             .last_trim
             .is_none_or(|at| at.elapsed() >= bounds::SERVE_MIN_TRIM_GAP);

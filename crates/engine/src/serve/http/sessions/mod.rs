@@ -34,7 +34,7 @@ use direct::{JsonAnswer, SessionTag};
 use link::Link;
 use table::{Busy, Ledger};
 
-pub mod direct;
+pub(crate) mod direct;
 mod limits;
 mod link;
 mod table;
@@ -72,7 +72,7 @@ impl Road {
 }
 
 /// The sessions of one endpoint (see the module's documentation).
-pub struct Sessions {
+pub(crate) struct Sessions {
     worker: LocalSessionManager,
     server: ToolServer,
     ledger: Arc<Ledger>,
@@ -83,7 +83,7 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub fn new(server: ToolServer, limits: SessionLimits) -> Self {
+    pub(crate) fn new(server: ToolServer, limits: SessionLimits) -> Self {
         let mut worker = LocalSessionManager::default();
         let mut config = SessionConfig::default();
         // The ledger decides when a session is idle: rmcp's worker sees none of the calls
@@ -100,7 +100,7 @@ impl Sessions {
     }
 
     /// Its sessions made portable (see `http::portable`).
-    pub fn with_portable(mut self, portable: Arc<Portable>) -> Self {
+    pub(crate) fn with_portable(mut self, portable: Arc<Portable>) -> Self {
         self.portable = Some(portable);
         self
     }
@@ -126,20 +126,19 @@ impl Sessions {
 
     /// The handler of a new session, which links itself into the table once the client's
     /// handshake is done.
-    pub fn handler(&self) -> ToolServer {
-        let mut server = self.server.for_session();
+    pub(crate) fn handler(&self) -> ToolServer {
+        let server = self.server.for_session();
         let linker = direct::SessionLinker::new(self.ledger.clone(), server.session);
-        server.hooks = Some(Arc::new(linker));
-        server
+        server.for_session_with(Arc::new(linker))
     }
 
     /// Who opened the session `id` (a principal's key), when it was opened with a token.
-    pub fn owner(&self, id: &str) -> Option<Arc<str>> {
+    pub(crate) fn owner(&self, id: &str) -> Option<Arc<str>> {
         self.ledger.owner(id)
     }
 
     /// Ends expired sessions until `stopping` is cancelled.
-    pub async fn sweep_until(self: Arc<Self>, stopping: CancellationToken) {
+    pub(crate) async fn sweep_until(self: Arc<Self>, stopping: CancellationToken) {
         let period = self.ledger.limits().sweep_period();
         let mut state = SweepState::default();
         loop {

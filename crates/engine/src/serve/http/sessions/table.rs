@@ -64,20 +64,20 @@ impl Table {
 }
 
 /// The sessions of one endpoint and when each was last active.
-pub struct Ledger {
+pub(crate) struct Ledger {
     limits: SessionLimits,
     table: Mutex<Table>,
 }
 
 impl Ledger {
-    pub fn new(limits: SessionLimits) -> Self {
+    pub(crate) fn new(limits: SessionLimits) -> Self {
         Self {
             limits,
             table: Mutex::default(),
         }
     }
 
-    pub fn limits(&self) -> SessionLimits {
+    pub(crate) fn limits(&self) -> SessionLimits {
         self.limits
     }
 
@@ -87,7 +87,7 @@ impl Ledger {
 
     /// Records a new session; returns the sessions to end to stay within the cap (the idlest:
     /// the first that is not busy, or the idlest of all when every one is).
-    pub fn open(&self, id: &SessionId) -> Vec<SessionId> {
+    pub(crate) fn open(&self, id: &SessionId) -> Vec<SessionId> {
         let mut table = self.table();
         let key = table.next_key();
         let entry = Entry {
@@ -116,12 +116,12 @@ impl Ledger {
     }
 
     /// A request naming `id` arrived (one that holds nothing open, like a notification).
-    pub fn touch(&self, id: &SessionId) {
+    pub(crate) fn touch(&self, id: &SessionId) {
         self.table().touch(id);
     }
 
     /// A request of `id` is in flight until the guard drops; None for a session not recorded.
-    pub fn begin(self: &Arc<Self>, id: &SessionId) -> Option<Busy> {
+    pub(crate) fn begin(self: &Arc<Self>, id: &SessionId) -> Option<Busy> {
         let mut table = self.table();
         let entry = table.by_id.get_mut(id)?;
         entry.busy += 1;
@@ -136,7 +136,7 @@ impl Ledger {
 
     /// The session's handshake is done: calls of it may take the direct road through `link`.
     /// False when the session is no longer here.
-    pub fn link(&self, id: &SessionId, link: Arc<Link>) -> bool {
+    pub(crate) fn link(&self, id: &SessionId, link: Arc<Link>) -> bool {
         let mut table = self.table();
         let Some(entry) = table.by_id.get_mut(id) else {
             return false;
@@ -146,26 +146,26 @@ impl Ledger {
     }
 
     /// The session was opened by `owner` (a principal's key).
-    pub fn own(&self, id: &SessionId, owner: &str) {
+    pub(crate) fn own(&self, id: &SessionId, owner: &str) {
         if let Some(entry) = self.table().by_id.get_mut(id) {
             entry.owner = Some(owner.into());
         }
     }
 
     /// Who opened the session `id`, when it is here and was opened with a token.
-    pub fn owner(&self, id: &str) -> Option<Arc<str>> {
+    pub(crate) fn owner(&self, id: &str) -> Option<Arc<str>> {
         self.table().by_id.get(id)?.owner.clone()
     }
 
     /// The session's service is gone: no call of it takes the direct road any more.
-    pub fn unlink(&self, id: &SessionId) {
+    pub(crate) fn unlink(&self, id: &SessionId) {
         if let Some(entry) = self.table().by_id.get_mut(id) {
             entry.link = None;
         }
     }
 
     /// `stream` (the answer to a request), keeping its session busy (`busy`) while it lives.
-    pub fn hold<S>(
+    pub(crate) fn hold<S>(
         busy: Option<Busy>,
         stream: S,
     ) -> impl Stream<Item = S::Item> + Send + Sync + use<S>
@@ -181,7 +181,7 @@ impl Ledger {
     /// Whether `id` has been idle past the timeout (it is then forgotten: the caller ends it).
     /// A session that has not expired is touched: a request naming it has just arrived, so the
     /// sweep cannot end it between this check and the request's handling.
-    pub fn take_expired(&self, id: &SessionId) -> bool {
+    pub(crate) fn take_expired(&self, id: &SessionId) -> bool {
         let mut table = self.table();
         let expired = table
             .by_id
@@ -196,7 +196,7 @@ impl Ledger {
     }
 
     /// Forgets the sessions idle past the timeout and returns them, for the caller to end.
-    pub fn take_all_expired(&self) -> Vec<SessionId> {
+    pub(crate) fn take_all_expired(&self) -> Vec<SessionId> {
         let mut table = self.table();
         let Some(cutoff) = now_ms().checked_sub(self.limits.idle_timeout.as_millis() as u64) else {
             return Vec::new();
@@ -214,18 +214,18 @@ impl Ledger {
     }
 
     /// A session that ended (DELETE, eviction, its service gone).
-    pub fn close(&self, id: &SessionId) {
+    pub(crate) fn close(&self, id: &SessionId) {
         self.table().remove(id);
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.table().by_id.len()
     }
 }
 
 /// A request in flight for a session; its end counts as the session's last activity.
-pub struct Busy {
+pub(crate) struct Busy {
     ledger: Arc<Ledger>,
     id: SessionId,
     link: Option<Arc<Link>>,
@@ -233,7 +233,7 @@ pub struct Busy {
 
 impl Busy {
     /// The session's link, when its handshake was done as the request arrived.
-    pub fn link(&self) -> Option<&Arc<Link>> {
+    pub(crate) fn link(&self) -> Option<&Arc<Link>> {
         self.link.as_ref()
     }
 }
