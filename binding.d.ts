@@ -315,7 +315,19 @@ export interface McpCallOptions {
    * after bad arguments' (a call never rejects).
    */
   refusal?: string
+  /**
+   * Entries of the request's `_meta`: the caller's trace context (`traceparent`,
+   * `tracestate`, `baggage`) as lib/telemetry.js injects it.
+   */
+  meta?: Record<string, string>
 }
+
+/**
+ * What telemetry says of a loadMcp tool's calls (internal: lib/telemetry.js): its server's
+ * name, the tool's original name, `transport` (`pipe` or `tcp`), a remote server's `address`
+ * and `port`, and the `protocolVersion` it speaks.
+ */
+export declare function mcpToolPeer(tool: unknown): { server: string; tool: string; transport: string; address?: string; port?: number; protocolVersion?: string }
 
 /** `opts.auth` as lib/options.js normalises it. */
 export interface NativeAuth {

@@ -855,6 +855,7 @@ module.exports.firstOfName = nativeBinding.firstOfName
 module.exports.forgetCredentials = nativeBinding.forgetCredentials
 module.exports.listMcpTools = nativeBinding.listMcpTools
 module.exports.loadMcp = nativeBinding.loadMcp
+module.exports.mcpToolPeer = nativeBinding.mcpToolPeer
 module.exports.parseMcpConfig = nativeBinding.parseMcpConfig
 module.exports.receiveCallResults = nativeBinding.receiveCallResults
 module.exports.sanitize = nativeBinding.sanitize

@@ -7,6 +7,7 @@
 const binding = require("../binding.js")
 const options = require("./options.js")
 const { searcher } = require("./search.js")
+const telemetry = require("./telemetry.js")
 const { checkLoad, callOptions } = options
 
 /** @typedef {import("../index").McpSource} McpSource */
@@ -47,6 +48,16 @@ function settleCalls(batch) {
     resolve?.(result)
   }
 }
+
+/**
+ * A failed call's result without its `metadata.errorType` (what telemetry records as
+ * `error.type`; not part of the result the app sees).
+ * @param {any} result
+ */
+function withoutErrorType(result) {
+  if (result.metadata?.errorType !== undefined) delete result.metadata.errorType
+  return result
+}
 binding.receiveCallResults(settleCalls)
 
 /**
@@ -57,7 +68,17 @@ binding.receiveCallResults(settleCalls)
 function mcpExecute(ref) {
   return function execute(args, ctx) {
     const options = callOptions(ctx)
-    return new Promise((resolve) => calls.set(binding.callMcpTool(ref, args, options), resolve))
+    const span = telemetry.startToolCall(ref)
+    if (span === null) {
+      return new Promise((resolve) => calls.set(binding.callMcpTool(ref, args, options), (r) => resolve(withoutErrorType(r))))
+    }
+    const traced = span.meta === undefined ? options : { ...options, meta: span.meta }
+    return new Promise((resolve) =>
+      calls.set(binding.callMcpTool(ref, args, traced), (result) => {
+        span.end(result)
+        resolve(withoutErrorType(result))
+      }),
+    )
   }
 }
 

@@ -13,7 +13,7 @@ use super::abort::{self, Watch};
 use super::convert;
 use super::options::McpCallOptions;
 use engine::connect::session::direct_call::Done;
-use engine::connect::session::{LiveServer, Session};
+use engine::connect::session::{CallOutcome, LiveServer, Session};
 use engine::connect::tool_info::{ToolInfo, object_fields, object_text, text_of};
 
 pub use engine::gateway::tool::LoadedTool;
@@ -140,6 +140,23 @@ pub(super) fn tool_objects<'env>(
     Ok(pair)
 }
 
+/// What telemetry says of a loadMcp tool's calls (internal: lib/telemetry.js): its server's
+/// name, the tool's original name, `transport` (`pipe` or `tcp`), a remote server's `address`
+/// and `port`, and the `protocolVersion` it speaks.
+#[napi(
+    ts_args_type = "tool: unknown",
+    ts_return_type = "{ server: string; tool: string; transport: string; address?: string; port?: number; protocolVersion?: string }"
+)]
+pub fn mcp_tool_peer(tool: &ToolHandle) -> Result<Value> {
+    let mut peer = serde_json::to_value(tool.server.peer_attributes())
+        .map_err(|e| Error::from_reason(e.to_string()))?;
+    if let Value::Object(peer) = &mut peer {
+        peer.insert("server".into(), Value::String(tool.server.name.clone()));
+        peer.insert("tool".into(), Value::String(tool.tool.clone()));
+    }
+    Ok(peer)
+}
+
 /// `callMcpTool(ref, args, ctx)` (internal), behind a loadMcp tool's `execute`: starts the
 /// call and returns its number; its result `{output, isError, content?, structuredContent?,
 /// _meta?, metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through
@@ -167,6 +184,7 @@ fn start_call(
         on_status,
         task,
         refusal,
+        meta,
     } = ctx.unwrap_or(McpCallOptions {
         timeout_ms: None,
         signal: None,
@@ -174,6 +192,13 @@ fn start_call(
         on_status: None,
         task: None,
         refusal: None,
+        meta: None,
+    });
+    let meta = meta.map(|entries| {
+        entries
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect::<Map<String, Value>>()
     });
     let task = task.unwrap_or(false);
     let arguments = match args {
@@ -213,18 +238,15 @@ fn start_call(
     let server = &tool.server;
     let (arguments, timeout) = match arguments {
         Err(message) => {
-            completion.deliver(result_json(&server.name, message, true, None));
+            let failed = failed(message, engine::connect::session::OTHER_ERROR);
+            completion.deliver(result_json(&server.name, failed));
             return Ok(id);
         }
         Ok(call) => call,
     };
     if cancel.is_cancelled() {
-        completion.deliver(result_json(
-            &server.name,
-            "MCP tool call aborted".into(),
-            true,
-            None,
-        ));
+        let aborted = failed("MCP tool call aborted".into(), "cancelled");
+        completion.deliver(result_json(&server.name, aborted));
         return Ok(id);
     }
     // The session starts a plain call on the direct road when it can (the request is written
@@ -232,14 +254,18 @@ fn start_call(
     // call); any other call runs on a task of its own.
     let name = server.name.clone();
     let done: Done = Box::new(move |out| {
-        completion.deliver(result_json(&name, out.output, out.is_error, out.raw));
+        completion.deliver(result_json(&name, out));
     });
     let closed = tool.session.closed_token().clone();
-    let opts = engine::connect::session::CallOpts { timeout, task };
+    let opts = engine::connect::session::CallOpts {
+        timeout,
+        task,
+        meta,
+    };
     let started = server.start_plain_call(
         &tool.tool,
         arguments,
-        (opts, front.is_some()),
+        (&opts, front.is_some()),
         &closed,
         done,
     );
@@ -266,13 +292,7 @@ fn start_call(
         // A call never rejects: even a panic is an error result.
         let out = match convert::contain_future(call).await {
             Ok(out) => out,
-            Err(message) => engine::connect::session::CallOutcome {
-                output: message,
-                is_error: true,
-                raw: None,
-                elapsed: Duration::ZERO,
-                task_failed: false,
-            },
+            Err(message) => failed(message, engine::connect::session::OTHER_ERROR),
         };
         if let Some(front) = &front {
             front.flush().await;
@@ -282,14 +302,37 @@ fn start_call(
     Ok(id)
 }
 
-/// A call's result as the JSON text JavaScript parses: the server's parts as it sent them.
-fn result_json(server: &str, output: String, is_error: bool, raw: Option<Value>) -> String {
-    let mut result = engine::tool_result::ToolResult::text(output, is_error);
-    if let Some(raw) = raw {
+/// A call that failed before it was sent: why, and its `error.type`.
+fn failed(output: String, error_type: &str) -> CallOutcome {
+    CallOutcome {
+        output,
+        is_error: true,
+        raw: None,
+        elapsed: Duration::ZERO,
+        task_failed: false,
+        error_type: Some(error_type.to_string()),
+    }
+}
+
+/// A call's result as the JSON text JavaScript parses: the server's parts as it sent them, and
+/// `metadata`: its server, and for an error its `errorType` as telemetry says it (`tool_error`
+/// when the server answered with an error result; see [`CallOutcome::error_type`]).
+fn result_json(server: &str, out: CallOutcome) -> String {
+    let mut result = engine::tool_result::ToolResult::text(out.output, out.is_error);
+    let answered = out.raw.is_some();
+    if let Some(raw) = out.raw {
         result = result.with_parts_of(raw);
     }
     let mut result = result.into_js();
-    result.insert("metadata".into(), json!({ "server": server }));
+    let mut metadata = json!({ "server": server });
+    if out.is_error {
+        let error_type = match out.error_type {
+            Some(error_type) if !answered => error_type,
+            _ => "tool_error".to_string(),
+        };
+        metadata["errorType"] = Value::String(error_type);
+    }
+    result.insert("metadata".into(), metadata);
     Value::Object(result).to_string()
 }
 

@@ -82,6 +82,9 @@ pub struct McpCallOptions<'a> {
     /// Why the `ctx` was refused (`toolnexus: ctx.timeout must be …`): the call's error result,
     /// after bad arguments' (a call never rejects).
     pub refusal: Option<String>,
+    /// Entries of the request's `_meta`: the caller's trace context (`traceparent`,
+    /// `tracestate`, `baggage`) as lib/telemetry.js injects it.
+    pub meta: Option<std::collections::HashMap<String, String>>,
 }
 
 /// The options of a request on a loadMcp source's resources or prompts (`readResource`,

@@ -72,6 +72,14 @@ fn internal(words: &str) -> ConnectError {
 }
 
 impl Connection {
+    /// A remote server's URL; None for a stdio server.
+    pub(crate) fn url(&self) -> Option<&str> {
+        match &self.endpoint {
+            Endpoint::Remote { url, .. } => Some(url),
+            Endpoint::Stdio { .. } => None,
+        }
+    }
+
     /// Spawns a stdio child (its failure to start is the error) or prepares a remote endpoint.
     /// `spec` must already have its variables expanded; `protocol` is the server's era setting.
     /// `timeout` is the server's: it also bounds closing.

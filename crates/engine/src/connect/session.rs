@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rmcp::Peer;
 use rmcp::model::ServerCapabilities;
 use rmcp::service::RoleClient;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -34,13 +34,34 @@ mod tests_surface;
 mod tests_tasks;
 
 /// How a call is made ([`LiveServer::call_with`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CallOpts {
     /// Overrides the server's timeout (for a task: the whole task's).
     pub timeout: Option<Duration>,
     /// Run as a task a tool whose listing says it may be (`taskSupport: "optional"`); one that
     /// must be (`"required"`) always is, and one that cannot be is called as usual.
     pub task: bool,
+    /// The request's `_meta` (e.g. the caller's trace context: `traceparent`, `tracestate`,
+    /// `baggage`); a forwarded call's front adds its own over it.
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// A tool call as the roads send it: the tool's original name, its arguments, and the
+/// request's `_meta`.
+type Call<'a> = (&'a str, Map<String, Value>, Option<Map<String, Value>>);
+
+/// A call's `_meta`: the caller's own, with a forwarded call's front's entries over it.
+fn call_meta(
+    own: Option<Map<String, Value>>,
+    front: Option<&Arc<dyn super::relay::Front>>,
+) -> Option<Map<String, Value>> {
+    match (own, front.and_then(|f| f.meta())) {
+        (Some(mut own), Some(theirs)) => {
+            own.extend(theirs);
+            Some(own)
+        }
+        (own, theirs) => theirs.or(own),
+    }
 }
 
 /// One URI a server is subscribed to.
@@ -68,7 +89,7 @@ pub struct LiveServer {
     listing: std::sync::Mutex<Vec<ToolInfo>>,
     /// Its config's `tools` filter, applied again to every re-listing.
     filter: Option<Vec<(String, bool)>>,
-    /// Its `notifications/tools/list_changed`, until `follow_tool_changes` takes it.
+    /// Its `notifications/tools/list_changed`, until `follow_changes` takes it.
     changes: std::sync::Mutex<Option<tokio::sync::watch::Receiver<u64>>>,
     /// Its resources, resource templates and prompts as last listed.
     surface: std::sync::Mutex<SurfaceListing>,
@@ -84,6 +105,8 @@ pub struct LiveServer {
     protocol: Option<rmcp::model::ProtocolVersion>,
     /// Its `notifications/{prompts,resources}/list_changed`, until `follow_changes` takes them.
     surface_changes: std::sync::Mutex<Option<[tokio::sync::watch::Receiver<u64>; 2]>>,
+    /// A remote server's URL; None for a stdio server.
+    url: Option<String>,
 }
 
 /// A server that came up, as loadMcp hands it to a session.
@@ -120,6 +143,9 @@ pub struct CallOutcome {
     pub elapsed: Duration,
     /// It ran as a task that ended `failed` (its result, when it has one, is an error).
     pub task_failed: bool,
+    /// Why there is no result, as telemetry's `error.type` says it (`timeout`, `cancelled`,
+    /// `closed`, the JSON-RPC error code, else `_OTHER`); None when the server answered.
+    pub error_type: Option<String>,
 }
 
 impl CallOutcome {
@@ -130,9 +156,19 @@ impl CallOutcome {
             raw: None,
             elapsed: started.elapsed(),
             task_failed: false,
+            error_type: Some(OTHER_ERROR.to_string()),
         }
     }
+
+    /// This failure, with why there is no result as telemetry says it.
+    fn typed(mut self, error_type: String) -> Self {
+        self.error_type = Some(error_type);
+        self
+    }
 }
+
+/// `error.type` of a failure with no better name (the OpenTelemetry convention's fallback).
+pub const OTHER_ERROR: &str = "_OTHER";
 
 impl Session {
     pub(crate) fn new(connections: Vec<Joined>) -> Self {
@@ -148,6 +184,7 @@ impl Session {
                 let caps = info.as_ref().map(|info| info.capabilities.clone());
                 let protocol = info.as_ref().map(|info| info.protocol_version.clone());
                 let updates = client.updates.clone();
+                let url = conn.url().map(str::to_string);
                 let surface_changes = [
                     client.prompts_changed.watch(),
                     client.resources_changed.watch(),
@@ -169,6 +206,7 @@ impl Session {
                     subs: Mutex::new(Default::default()),
                     protocol,
                     surface_changes: std::sync::Mutex::new(Some(surface_changes)),
+                    url,
                 }))
             })
             .collect();
@@ -212,7 +250,36 @@ impl Session {
     }
 }
 
+/// Where a live server is and what it speaks, as telemetry names them: `network.transport`
+/// (`pipe` for stdio, `tcp` for HTTP), `server.address` and `server.port` of a remote server,
+/// and the protocol revision.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeerAttributes {
+    pub transport: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
 impl LiveServer {
+    /// Where it is and what it speaks (for telemetry).
+    pub fn peer_attributes(&self) -> PeerAttributes {
+        let url = self
+            .url
+            .as_deref()
+            .and_then(|u| reqwest::Url::parse(u).ok());
+        PeerAttributes {
+            transport: if self.url.is_some() { "tcp" } else { "pipe" },
+            address: url.as_ref().and_then(|u| u.host_str().map(str::to_string)),
+            port: url.as_ref().and_then(|u| u.port_or_known_default()),
+            protocol_version: self.protocol.as_ref().map(|p| p.to_string()),
+        }
+    }
+
     /// Its direct requests, when calls take them.
     pub(crate) fn direct(&self) -> Option<&crate::connect::stdio::direct::Direct> {
         self.fast.as_ref().map(|fast| &fast.direct)

@@ -81,6 +81,7 @@ impl ToolCaller for Relayed {
         let opts = crate::connect::session::CallOpts {
             timeout: life,
             task: life.is_some(),
+            meta: None,
         };
         // Progress, log messages and elicitations of the upstream reach the calling client.
         let (front, relayed) = ctx.relay();

@@ -34,7 +34,7 @@ impl LiveServer {
         self: &Arc<Self>,
         tool: &str,
         arguments: Map<String, Value>,
-        (opts, heard): (CallOpts, bool),
+        (opts, heard): (&CallOpts, bool),
         closed: &CancellationToken,
         done: super::direct_call::Done,
     ) -> Result<super::direct_call::DirectCall, (super::direct_call::Done, Map<String, Value>)>
@@ -42,7 +42,13 @@ impl LiveServer {
         if heard || self.asks_for_task(tool, opts.task) {
             return Err((done, arguments));
         }
-        self.start_call(tool, arguments, opts.timeout, closed, done)
+        self.start_call(
+            tool,
+            arguments,
+            (opts.timeout, opts.meta.clone()),
+            closed,
+            done,
+        )
     }
 
     /// Calls `tool` (its original name). Never fails: failures are `is_error` outcomes with a
@@ -63,6 +69,7 @@ impl LiveServer {
         let opts = CallOpts {
             timeout,
             task: false,
+            meta: None,
         };
         self.call_with(tool, arguments, opts, cancel, closed, front)
             .await
@@ -82,11 +89,13 @@ impl LiveServer {
     ) -> CallOutcome {
         let started = Instant::now();
         if closed.is_cancelled() {
-            return CallOutcome::failure("not connected (source closed)", started);
+            return CallOutcome::failure("not connected (source closed)", started)
+                .typed(NoResult::SourceClosed.error_type());
         }
         let timeout = opts.timeout.unwrap_or(self.timeout);
         let as_task = self.asks_for_task(tool, opts.task);
-        let call = (tool, arguments);
+        let meta = super::call_meta(opts.meta, front.as_ref());
+        let call = (tool, arguments, meta);
         // Both roads give an outcome or why there is none, worded once below.
         let outcome = match self.road() {
             _ if as_task => {
@@ -104,7 +113,10 @@ impl LiveServer {
         };
         match outcome {
             Ok(outcome) => outcome,
-            Err(why) => CallOutcome::failure(self.explain(why, closed).await, started),
+            Err(why) => {
+                let error_type = why.error_type();
+                CallOutcome::failure(self.explain(why, closed).await, started).typed(error_type)
+            }
         }
     }
 

@@ -41,7 +41,7 @@ impl LiveServer {
         self: &Arc<Self>,
         tool: &str,
         arguments: Map<String, Value>,
-        timeout: Option<Duration>,
+        (timeout, meta): (Option<Duration>, Option<Map<String, Value>>),
         closed: &CancellationToken,
         done: Done,
     ) -> Result<DirectCall, (Done, Map<String, Value>)> {
@@ -64,21 +64,25 @@ impl LiveServer {
         direct.send(
             id,
             "tools/call",
-            call_params(tool, arguments, None),
+            call_params(tool, arguments, meta),
             timeout,
             Box::new(move |answer| match answer {
                 Ok(raw) => done(map_raw_result(raw, started)),
-                Err(failure) => match NoResult::from(failure).words(&closed) {
-                    Some(words) => done(CallOutcome::failure(words, started)),
-                    // Why the connection ended takes waiting for the server's exit: the rare
-                    // case that gets a task.
-                    None => {
-                        runtime.spawn(async move {
-                            let reason = server.describe_closed(&closed).await;
-                            done(CallOutcome::failure(reason, started));
-                        });
+                Err(failure) => {
+                    let why = NoResult::from(failure);
+                    let error_type = why.error_type();
+                    match why.words(&closed) {
+                        Some(words) => done(CallOutcome::failure(words, started).typed(error_type)),
+                        // Why the connection ended takes waiting for the server's exit: the rare
+                        // case that gets a task.
+                        None => {
+                            runtime.spawn(async move {
+                                let reason = server.describe_closed(&closed).await;
+                                done(CallOutcome::failure(reason, started).typed(error_type));
+                            });
+                        }
                     }
-                },
+                }
             }),
         );
         Ok(DirectCall { direct, id })
@@ -89,7 +93,7 @@ impl LiveServer {
     pub(super) async fn call_direct(
         &self,
         direct: &Direct,
-        (tool, arguments): (&str, Map<String, Value>),
+        (tool, arguments, meta): super::Call<'_>,
         timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
@@ -100,7 +104,6 @@ impl LiveServer {
         // Progress reaches the front from the reader, in order and before the answer (through
         // rmcp's notification tasks it could come after the call ended); the rest of what the
         // server sends during the call reaches it through the relays.
-        let meta = front.as_ref().and_then(|f| f.meta());
         let heard: Option<Listener> = front.clone().map(|front| {
             Arc::new(move |params: &RawValue| {
                 if let Ok(param) = serde_json::from_str(params.get()) {

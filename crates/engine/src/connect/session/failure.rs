@@ -56,6 +56,20 @@ impl From<ServiceError> for NoResult {
 impl NoResult {
     /// Its words, or `None` when they take asking the connection why it ended
     /// (`LiveServer::describe_closed`). A closed session wins over all but an abort.
+    /// Why there is no result, as telemetry's `error.type` names it: `cancelled`, `closed`,
+    /// `timeout`, the server's JSON-RPC error code, else `_OTHER`.
+    pub(super) fn error_type(&self) -> String {
+        match self {
+            NoResult::Aborted => "cancelled".into(),
+            NoResult::SourceClosed | NoResult::Closed => "closed".into(),
+            NoResult::TimedOut(_) => "timeout".into(),
+            NoResult::Refused(SurfaceError {
+                code: Some(code), ..
+            }) => code.to_string(),
+            NoResult::Refused(_) | NoResult::Failed(_) => super::OTHER_ERROR.into(),
+        }
+    }
+
     pub(super) fn words(&self, closed: &CancellationToken) -> Option<String> {
         self.words_of(CALL, closed)
     }

@@ -34,6 +34,7 @@ fn outcome(raw: serde_json::Result<Value>, started: Instant) -> CallOutcome {
                 raw: Some(raw),
                 elapsed: started.elapsed(),
                 task_failed: false,
+                error_type: None,
             }
         }
         Err(e) => CallOutcome::failure(

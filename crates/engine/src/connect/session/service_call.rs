@@ -9,7 +9,6 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
-use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::failure::NoResult;
@@ -26,7 +25,7 @@ impl LiveServer {
     /// answered, the call is sent again.
     pub(super) async fn call_service(
         &self,
-        (tool, arguments): (&str, Map<String, Value>),
+        (tool, arguments, meta): super::Call<'_>,
         timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
@@ -34,7 +33,7 @@ impl LiveServer {
     ) -> Result<CallOutcome, NoResult> {
         let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         // The caller's trace context travels on (rmcp adds its progress token beside it).
-        params.meta = front.as_ref().and_then(|f| f.meta()).map(Into::into);
+        params.meta = meta.map(Into::into);
         // A call run again by another replica resumes where the upstream last asked for input.
         let mut resumed = front.as_ref().and_then(|f| f.resume_point());
         let fresh = params.clone();

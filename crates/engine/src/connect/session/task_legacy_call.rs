@@ -134,7 +134,7 @@ impl LiveServer {
     /// [`LiveServer::call`] as a 2025-11-25 task (see the module's docs).
     pub(super) async fn call_as_task(
         &self,
-        (tool, arguments): (&str, Map<String, Value>),
+        (tool, arguments, meta): super::Call<'_>,
         timeout: Duration,
         (cancel, closed): (&CancellationToken, &CancellationToken),
         front: Option<Arc<dyn Front>>,
@@ -147,7 +147,7 @@ impl LiveServer {
         params.insert("name".into(), Value::String(tool.to_string()));
         params.insert("arguments".into(), Value::Object(arguments));
         params.insert("task".into(), Value::Object(Map::new()));
-        if let Some(meta) = front.as_ref().and_then(|f| f.meta()) {
+        if let Some(meta) = meta {
             params.insert("_meta".into(), Value::Object(meta));
         }
         let mut token = None;

@@ -289,6 +289,7 @@ async fn extension_tasks_are_followed_answered_failed_and_cancelled() {
     let opts = CallOpts {
         timeout: Some(Duration::from_millis(300)),
         task: false,
+        meta: None,
     };
     let (timed, statuses) = call("forever", opts, cancel.clone()).await;
     assert_eq!(

@@ -1,0 +1,158 @@
+// The calling side's traces (lib/telemetry.js): a loadMcp tool call made inside an active span
+// of the app's OpenTelemetry SDK (the real Node SDK, its in-memory exporter) is a CLIENT span
+// child of it, named and attributed as the MCP semantic conventions say, and its context
+// reaches the server in the request's `_meta`. Real servers: the SDK's McpServer over stdio
+// (meta-echo-server.mjs) and over streamable HTTP (http-servers.mjs).
+import { test, after } from "node:test"
+import assert from "node:assert/strict"
+import { context, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api"
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { W3CTraceContextPropagator, W3CBaggagePropagator, CompositePropagator } from "@opentelemetry/core"
+import { loadMcp } from "../index.js"
+import path from "node:path"
+import { nodeFixture, repoRoot, runNode } from "./helpers.mjs"
+import { startStreamableHttp } from "./fixtures/http-servers.mjs"
+
+const exporter = new InMemorySpanExporter()
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+provider.register({
+  propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+})
+after(() => provider.shutdown())
+const appTracer = trace.getTracer("app")
+
+/** Runs `fn` inside an active app span; returns what it returned and that span. */
+async function inSpan(fn) {
+  return appTracer.startActiveSpan("agent step", async (span) => {
+    try {
+      return { value: await fn(), parent: span }
+    } finally {
+      span.end()
+    }
+  })
+}
+
+const mcpSpans = () => exporter.getFinishedSpans().filter((s) => s.instrumentationScope.name === "toolnexus")
+
+test("a stdio tool call is a CLIENT span child of the active span, and its context reaches the server in _meta", async () => {
+  exporter.reset()
+  const source = await loadMcp({ echo: { command: nodeFixture("meta-echo-server.mjs") } })
+  try {
+    const baggage = propagation.createBaggage({ user: { value: "ada" } })
+    const { value: result, parent } = await inSpan(() =>
+      context.with(propagation.setBaggage(context.active(), baggage), () => source.tools[0].execute({})),
+    )
+    assert.equal(result.isError, false)
+    const [span] = mcpSpans()
+    assert.equal(mcpSpans().length, 1)
+    assert.equal(span.name, "tools/call meta")
+    assert.equal(span.kind, SpanKind.CLIENT)
+    assert.equal(span.parentSpanContext?.spanId, parent.spanContext().spanId)
+    assert.equal(span.spanContext().traceId, parent.spanContext().traceId)
+    assert.deepEqual(span.attributes, {
+      "mcp.method.name": "tools/call",
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "meta",
+      "network.transport": "pipe",
+      "mcp.protocol.version": "2025-11-25",
+    })
+    assert.equal(span.status.code, SpanStatusCode.UNSET)
+    // The server saw this span as the parent, and the app's baggage.
+    const meta = JSON.parse(result.output)
+    const { traceId, spanId } = span.spanContext()
+    assert.equal(meta.traceparent, `00-${traceId}-${spanId}-01`)
+    assert.equal(meta.baggage, "user=ada")
+    assert.deepEqual(result.metadata, { server: "echo" })
+  } finally {
+    await source.close()
+  }
+})
+
+test("over HTTP: tcp, server.address and server.port, and the context in the tools/call's _meta", async () => {
+  exporter.reset()
+  const http = await startStreamableHttp({ toolNames: ["alpha"] })
+  const source = await loadMcp({ remote: { url: http.url } })
+  try {
+    const { value: result } = await inSpan(() => source.tools[0].execute({}))
+    assert.equal(result.isError, false)
+    assert.equal(mcpSpans().length, 1)
+    const [span] = mcpSpans()
+    const url = new URL(http.url)
+    assert.equal(span.name, "tools/call alpha")
+    assert.equal(span.kind, SpanKind.CLIENT)
+    assert.equal(span.attributes["network.transport"], "tcp")
+    assert.equal(span.attributes["server.address"], url.hostname)
+    assert.equal(span.attributes["server.port"], Number(url.port))
+    const call = http.stats.requests.flatMap((r) => r.messages).find((m) => m.method === "tools/call")
+    const { traceId, spanId } = span.spanContext()
+    assert.equal(call.params._meta.traceparent, `00-${traceId}-${spanId}-01`)
+  } finally {
+    await source.close()
+    await http.close()
+  }
+})
+
+test("error.type: tool_error for an error result, the code of a JSON-RPC error, timeout, cancelled; the app's result is unchanged", async () => {
+  const source = await loadMcp({
+    fx: { command: nodeFixture("stdio-server.mjs", "--tools", "fail,sleep") },
+    rpc: { command: nodeFixture("rpc-error-server.mjs") },
+  })
+  try {
+    const tool = (name) => source.tools.find((t) => t.name === name)
+    const cases = [
+      ["fx_fail", {}, undefined, "tool_error", undefined],
+      ["rpc_refuse", { why: "no" }, undefined, "-32603", "-32603"],
+      ["fx_sleep", { ms: 5000 }, { timeout: 100 }, "timeout", undefined],
+      ["fx_sleep", { ms: 5000 }, { signal: AbortSignal.timeout(50) }, "cancelled", undefined],
+    ]
+    for (const [name, args, ctx, errorType, status] of cases) {
+      exporter.reset()
+      const { value: result } = await inSpan(() => tool(name).execute(args, ctx))
+      assert.equal(result.isError, true, name)
+      assert.deepEqual(result.metadata, { server: name.split("_")[0] }, `${name}: no errorType in the app's result`)
+      const [span] = mcpSpans()
+      assert.equal(span.attributes["error.type"], errorType, `${name} ${errorType}`)
+      assert.equal(span.attributes["rpc.response.status_code"], status, name)
+      assert.equal(span.status.code, SpanStatusCode.ERROR, name)
+    }
+  } finally {
+    await source.close()
+  }
+})
+
+test("outside any span a call is a root span; under an unsampled parent nothing is recorded and that context goes on", async () => {
+  exporter.reset()
+  const source = await loadMcp({ echo: { command: nodeFixture("meta-echo-server.mjs") } })
+  try {
+    // No active span: a root CLIENT span is still made (the app's sampler decides), its context sent.
+    const root = await source.tools[0].execute({})
+    const [span] = mcpSpans()
+    assert.equal(span.parentSpanContext, undefined)
+    assert.match(JSON.parse(root.output).traceparent, new RegExp(`^00-${span.spanContext().traceId}-`))
+    // Inside a context that says "do not trace" (an unsampled parent): nothing recorded, and
+    // the unsampled context goes upstream as it is.
+    exporter.reset()
+    const unsampled = trace.setSpanContext(context.active(), {
+      traceId: "0af7651916cd43dd8448eb211c80319c",
+      spanId: "b7ad6b7169203331",
+      traceFlags: 0,
+    })
+    const quiet = await context.with(unsampled, () => source.tools[0].execute({}))
+    assert.equal(mcpSpans().length, 0)
+    assert.match(JSON.parse(quiet.output).traceparent, /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-00$/)
+  } finally {
+    await source.close()
+  }
+})
+
+for (const mode of ["absent", "unregistered"]) {
+  test(`without OpenTelemetry (${mode === "absent" ? "no @opentelemetry/api" : "the API but no SDK"}), a call sends no trace context and its result is as before`, async () => {
+    const run = await runNode(path.join(repoRoot, "__test__", "fixtures", "untraced-app.cjs"), { args: [mode] })
+    assert.equal(run.code, 0, run.stderr)
+    const { meta, metadata } = JSON.parse(run.stdout)
+    // Only the progress token every stdio call carries (its request id).
+    assert.deepEqual(Object.keys(meta), ["progressToken"])
+    assert.deepEqual(metadata, { server: "echo" })
+  })
+}
