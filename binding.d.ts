@@ -103,6 +103,12 @@ export declare class NativeSource {
    * config order, each item with `server` added.
    */
   surface(): { resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }
+  /**
+   * What telemetry says of `server` (internal: lib/telemetry.js): `transport` (`pipe` or
+   * `tcp`), a remote server's `address` and `port`, and the `protocolVersion` it speaks;
+   * null for a server the source does not have.
+   */
+  serverPeer(server: string): { transport: string; address?: string; port?: number; protocolVersion?: string } | null
   /** `resources/read` of `uri` on `server`: its `ReadResourceResult`. */
   readResource(server: string, uri: string, opts?: SurfaceRequestOptions): Promise<ReadResourceResult>
   /**
@@ -475,6 +481,8 @@ export interface SurfaceRequestOptions {
   timeoutMs?: number
   /** `opts.signal`, taken as a plain object (see src/abort.rs). */
   signal?: AbortSignal
+  /** Entries of the request's `_meta`: the caller's trace context (lib/telemetry.js). */
+  meta?: Record<string, string>
 }
 
 /** What `setSurface` found worth saying (internal). */

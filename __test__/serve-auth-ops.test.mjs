@@ -109,6 +109,24 @@ test("W3C trace context from the request headers or params._meta is forwarded on
   assert.deepEqual(await upstreamMeta({ extra: { traceparent: TP, tracestate: long } }), { traceparent: TP, tracestate: undefined }, "a tracestate over 512 characters")
 })
 
+test("the trace context goes on with a relayed resources/read and prompts/get too", T, async () => {
+  const { url } = await startGateway(defer, {}, { extraServers: { m: { command: nodeFixture("meta-surface-server") } } })
+  const headers = await bearerSession(url, undefined)
+  const TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+  const send = async (id, method, params) => {
+    const res = await mcpPost(url, { headers: { ...headers, traceparent: TP }, body: { jsonrpc: "2.0", id, method, params } })
+    assert.equal(res.status, 200, res.text)
+    assert.equal(res.json.error, undefined, res.text)
+    return res.json.result
+  }
+  const read = await send(1, "resources/read", { uri: "meta://request" })
+  assert.equal(JSON.parse(read.contents[0].text).traceparent, TP)
+  const prompts = await send(2, "prompts/list", {})
+  const name = prompts.prompts.find((p) => p.name.endsWith("meta")).name
+  const prompt = await send(3, "prompts/get", { name, arguments: { word: "a" } })
+  assert.equal(JSON.parse(prompt.messages[0].content.text).traceparent, TP)
+})
+
 test("an accessLog that throws or rejects is a warning, never a failed request or a crash", T, async () => {
   const warnings = []
   const onWarning = (w) => warnings.push(String(w.message))

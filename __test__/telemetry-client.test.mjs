@@ -156,3 +156,51 @@ for (const mode of ["absent", "unregistered"]) {
     assert.deepEqual(metadata, { server: "echo" })
   })
 }
+
+test("resources/read, prompts/get and completion/complete are CLIENT spans too, their context in the request's _meta", async () => {
+  exporter.reset()
+  const source = await loadMcp({ m: { command: nodeFixture("meta-surface-server.mjs") } })
+  try {
+    const { value: read, parent } = await inSpan(() => source.readResource("m", "meta://request"))
+    const { value: prompt } = await inSpan(() => source.getPrompt("m", "meta", { word: "a" }))
+    const { value: completion } = await inSpan(() => source.complete("m", { type: "ref/prompt", name: "meta" }, { name: "word", value: "al" }))
+    assert.deepEqual(completion.values, ["alpha"])
+    const spans = mcpSpans()
+    assert.deepEqual(
+      spans.map((s) => [s.name, s.kind, s.attributes]),
+      [
+        ["resources/read", SpanKind.CLIENT, { "mcp.method.name": "resources/read", "network.transport": "pipe", "mcp.protocol.version": "2025-11-25", "mcp.resource.uri": "meta://request" }],
+        ["prompts/get meta", SpanKind.CLIENT, { "mcp.method.name": "prompts/get", "network.transport": "pipe", "mcp.protocol.version": "2025-11-25", "gen_ai.prompt.name": "meta" }],
+        ["completion/complete", SpanKind.CLIENT, { "mcp.method.name": "completion/complete", "network.transport": "pipe", "mcp.protocol.version": "2025-11-25" }],
+      ],
+    )
+    assert.equal(spans[0].parentSpanContext?.spanId, parent.spanContext().spanId)
+    const sent = [JSON.parse(read.contents[0].text), JSON.parse(prompt.messages[0].content.text)]
+    for (const [i, meta] of sent.entries()) {
+      const { traceId, spanId } = spans[i].spanContext()
+      assert.equal(meta.traceparent, `00-${traceId}-${spanId}-01`, spans[i].name)
+    }
+  } finally {
+    await source.close()
+  }
+})
+
+test("a refused read ends its span as an error with the server's code; the rejection is the one the app gets", async () => {
+  exporter.reset()
+  const source = await loadMcp({ m: { command: nodeFixture("meta-surface-server.mjs") } })
+  try {
+    const { value: error } = await inSpan(() => source.readResource("m", "meta://nowhere").then(() => assert.fail("read"), (e) => e))
+    assert.equal(typeof error.code, "number")
+    const [span] = mcpSpans()
+    assert.equal(span.name, "resources/read")
+    assert.equal(span.attributes["error.type"], String(error.code))
+    assert.equal(span.attributes["rpc.response.status_code"], String(error.code))
+    assert.equal(span.status.code, SpanStatusCode.ERROR)
+    // A request refused before it is sent (a bad argument) makes no span.
+    exporter.reset()
+    await assert.rejects(source.readResource("m", 42), TypeError)
+    assert.equal(mcpSpans().length, 0)
+  } finally {
+    await source.close()
+  }
+})

@@ -144,24 +144,26 @@ function request(start) {
  */
 function requests(handle) {
   const o = options
+  const { traceRequest } = telemetry
   /** @type {McpSource["readResource"]} */
   const readResource = (server, uri, opts) =>
-    request(() => handle.readResource(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), o.requestOptions(opts)))
+    request(() => {
+      const [s, u, ro] = [o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), o.requestOptions(opts)]
+      return traceRequest(handle, s, "resources/read", null, { "mcp.resource.uri": u }, ro, (ro) => handle.readResource(s, u, ro))
+    })
   /** @type {McpSource["getPrompt"]} */
   const getPrompt = (server, name, args, opts) =>
-    request(() =>
-      handle.getPrompt(
-        o.stringArgument(server, "server"),
-        o.stringArgument(name, "name"),
-        o.stringRecord(args, "args", "prompt argument"),
-        o.requestOptions(opts),
-      ),
-    )
+    request(() => {
+      const [s, n] = [o.stringArgument(server, "server"), o.stringArgument(name, "name")]
+      const [a, ro] = [o.stringRecord(args, "args", "prompt argument"), o.requestOptions(opts)]
+      return traceRequest(handle, s, "prompts/get", n, { "gen_ai.prompt.name": n }, ro, (ro) => handle.getPrompt(s, n, a, ro))
+    })
   /** @type {McpSource["complete"]} */
   const complete = (server, ref, argument, context, opts) =>
     request(() => {
       const [r, a, c] = o.completionArguments(ref, argument, context)
-      return handle.complete(o.stringArgument(server, "server"), r, a, c, o.requestOptions(opts))
+      const [s, ro] = [o.stringArgument(server, "server"), o.requestOptions(opts)]
+      return traceRequest(handle, s, "completion/complete", null, {}, ro, (ro) => handle.complete(s, r, a, c, ro))
     }).then((result) => result.completion)
   /** @type {McpSource["subscribe"]} */
   const subscribe = (server, uri, onUpdated, opts) =>

@@ -95,4 +95,78 @@ function startToolCall(ref) {
   }
 }
 
-module.exports = { startToolCall }
+/**
+ * A source's server as the attributes name it (asked once per source and server).
+ * @type {WeakMap<object, Map<string, Record<string, string | number>>>}
+ */
+const servers = new WeakMap()
+
+/**
+ * @param {any} handle  the source's NativeSource
+ * @param {string} server
+ */
+function serverAttributes(handle, server) {
+  let known = servers.get(handle)
+  if (!known) servers.set(handle, (known = new Map()))
+  let attributes = known.get(server)
+  if (!attributes) {
+    const peer = handle.serverPeer(server)
+    attributes = {}
+    if (peer) {
+      attributes["network.transport"] = peer.transport
+      if (peer.address !== undefined) attributes["server.address"] = peer.address
+      if (peer.port !== undefined) attributes["server.port"] = peer.port
+      if (peer.protocolVersion !== undefined) attributes["mcp.protocol.version"] = peer.protocolVersion
+      known.set(server, attributes)
+    }
+  }
+  return attributes
+}
+
+/**
+ * Sends a source's request on one of its servers (`send` given the request options, with the
+ * trace context in `meta` when there is a span) inside a CLIENT span: `method` is its MCP
+ * method, `target` the prompt's name (or null), `extra` its own attributes. A rejection ends
+ * the span as an error: `error.type` the JSON-RPC code of the server's refusal, `cancelled`
+ * when the request's signal fired, else `_OTHER`.
+ * @template T
+ * @param {any} handle  the source's NativeSource
+ * @param {string} server
+ * @param {string} method
+ * @param {string | null} target
+ * @param {Record<string, string>} extra
+ * @param {any} opts  the request's checked options
+ * @param {(opts: any) => Promise<T>} send
+ * @returns {Promise<T>}
+ */
+function traceRequest(handle, server, method, target, extra, opts, send) {
+  const a = api === undefined ? otel() : api
+  if (a === null) return send(opts)
+  const attributes = { "mcp.method.name": method, ...serverAttributes(handle, server), ...extra }
+  const parent = a.context.active()
+  const span = tracer.startSpan(target === null ? method : `${method} ${target}`, { kind: a.SpanKind.CLIENT, attributes }, parent)
+  /** @type {Record<string, string>} */
+  const carrier = {}
+  a.propagation.inject(a.trace.setSpan(parent, span), carrier)
+  /** @param {any} error */
+  const fail = (error) => {
+    const code = typeof error?.code === "number" ? String(error.code) : undefined
+    span.setAttribute("error.type", code ?? (opts?.signal?.aborted ? "cancelled" : "_OTHER"))
+    if (code !== undefined) span.setAttribute("rpc.response.status_code", code)
+    span.setStatus({ code: a.SpanStatusCode.ERROR })
+    span.end()
+    throw error
+  }
+  let sent
+  try {
+    sent = send(Object.keys(carrier).length > 0 ? { ...opts, meta: carrier } : opts)
+  } catch (error) {
+    fail(error)
+  }
+  return /** @type {Promise<T>} */ (sent).then((value) => {
+    span.end()
+    return value
+  }, fail)
+}
+
+module.exports = { startToolCall, traceRequest }

@@ -194,12 +194,7 @@ fn start_call(
         refusal: None,
         meta: None,
     });
-    let meta = meta.map(|entries| {
-        entries
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect::<Map<String, Value>>()
-    });
+    let meta = meta.map(meta_object);
     let task = task.unwrap_or(false);
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
@@ -300,6 +295,16 @@ fn start_call(
         done(out);
     });
     Ok(id)
+}
+
+/// `_meta` entries from JavaScript (strings: the trace context) as the request's `_meta`.
+pub(super) fn meta_object(
+    entries: std::collections::HashMap<String, String>,
+) -> Map<String, Value> {
+    entries
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect()
 }
 
 /// A call that failed before it was sent: why, and its `error.type`.

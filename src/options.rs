@@ -96,4 +96,6 @@ pub struct SurfaceRequestOptions<'a> {
     /// `opts.signal`, taken as a plain object (see src/abort.rs).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Object<'a>>,
+    /// Entries of the request's `_meta`: the caller's trace context (lib/telemetry.js).
+    pub meta: Option<std::collections::HashMap<String, String>>,
 }

@@ -75,7 +75,9 @@ impl NativeSource {
         ask: Ask,
         opts: Option<SurfaceRequestOptions>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
-        let (timeout_ms, signal) = opts.map_or((None, None), |o| (o.timeout_ms, o.signal));
+        let (timeout_ms, signal, meta) =
+            opts.map_or((None, None, None), |o| (o.timeout_ms, o.signal, o.meta));
+        let meta = meta.map(super::mcp_tools::meta_object);
         let live = match self.live(server) {
             Ok(live) => live,
             Err(m) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, m)),
@@ -97,6 +99,7 @@ impl NativeSource {
                 cancel: &cancel,
                 closed: &closed,
                 front: None,
+                meta,
             };
             ask.run(&live, r).await
         });
@@ -191,6 +194,20 @@ impl NativeSource {
             }
             convert::parse_json(env, &Value::Object(out).to_string())
         })
+    }
+
+    /// What telemetry says of `server` (internal: lib/telemetry.js): `transport` (`pipe` or
+    /// `tcp`), a remote server's `address` and `port`, and the `protocolVersion` it speaks;
+    /// null for a server the source does not have.
+    #[napi(
+        ts_return_type = "{ transport: string; address?: string; port?: number; protocolVersion?: string } | null"
+    )]
+    pub fn server_peer(&self, server: String) -> Result<Value> {
+        match self.session.server(&server) {
+            Some(live) => serde_json::to_value(live.peer_attributes())
+                .map_err(|e| Error::from_reason(e.to_string())),
+            None => Ok(Value::Null),
+        }
     }
 
     /// `resources/read` of `uri` on `server`: its `ReadResourceResult`.

@@ -156,6 +156,7 @@ async fn a_gateway_relays_server_everythings_surface_in_both_eras() {
                     cancel: &cancel,
                     closed: &closed,
                     front: None,
+                    meta: None,
                 },
             )
             .await

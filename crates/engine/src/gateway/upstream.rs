@@ -155,6 +155,7 @@ impl Live {
                 cancel: &cancel,
                 closed: &closed,
                 front: Some(front),
+                meta: None,
             };
             ask.run(&server, req).await
         })

@@ -32,6 +32,16 @@ pub struct Req<'a> {
     /// When the request is forwarded for another client: it gets the server's progress, log
     /// messages and questions while the request runs.
     pub front: Option<Arc<dyn Front>>,
+    /// The request's `_meta` (the caller's trace context); a forwarded request's front adds
+    /// its own over it.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl Req<'_> {
+    /// The request's `_meta`, as it goes upstream.
+    fn request_meta(&self) -> Option<rmcp::model::RequestMetaObject> {
+        super::call_meta(self.meta.clone(), self.front.as_ref()).map(Into::into)
+    }
 }
 
 /// One listener of one resource of one server; dropped, the listener is removed, and the last
@@ -90,6 +100,7 @@ impl LiveServer {
     /// for input first is answered (by `r.front`, or the session's elicitor) and asked again.
     pub(crate) async fn read_resource(&self, uri: &str, r: Req<'_>) -> Result<Value, SurfaceError> {
         let mut params = ReadResourceRequestParams::new(uri);
+        params.meta = r.request_meta();
         for _ in 0..=MAX_INPUT_ROUNDS {
             let request =
                 ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params.clone()));
@@ -115,6 +126,7 @@ impl LiveServer {
         r: Req<'_>,
     ) -> Result<Value, SurfaceError> {
         let mut params = GetPromptRequestParams::new(name);
+        params.meta = r.request_meta();
         if !args.is_empty() {
             params = params.with_arguments(args);
         }
@@ -146,6 +158,7 @@ impl LiveServer {
         let reference: Reference = parse("reference", reference)?;
         let argument: ArgumentInfo = parse("argument", argument)?;
         let mut params = CompleteRequestParams::new(reference, argument);
+        params.meta = r.request_meta();
         if let Some(context) = context.filter(|c| !c.is_null()) {
             params.context = Some(parse("context", context)?);
         }

@@ -36,6 +36,7 @@ fn req<'a>(cancel: &'a CancellationToken, closed: &'a CancellationToken) -> Req<
         cancel,
         closed,
         front: None,
+        meta: None,
     }
 }
 
