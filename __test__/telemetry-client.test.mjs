@@ -5,9 +5,10 @@
 // (meta-echo-server.mjs) and over streamable HTTP (http-servers.mjs).
 import { test, after } from "node:test"
 import assert from "node:assert/strict"
-import { context, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api"
+import { context, metrics, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api"
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { W3CTraceContextPropagator, W3CBaggagePropagator, CompositePropagator } from "@opentelemetry/core"
 import { loadMcp } from "../index.js"
 import path from "node:path"
@@ -20,6 +21,24 @@ provider.register({
   propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
 })
 after(() => provider.shutdown())
+const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 })
+const meterProvider = new MeterProvider({ readers: [reader] })
+metrics.setGlobalMeterProvider(meterProvider)
+after(() => meterProvider.shutdown())
+
+/** The `mcp.client.operation.duration` data points exported now: [attributes, count, sum]. */
+async function durationPoints() {
+  metricExporter.reset()
+  await reader.forceFlush()
+  const found = metricExporter
+    .getMetrics()
+    .flatMap((m) => m.scopeMetrics)
+    .filter((s) => s.scope.name === "toolnexus")
+    .flatMap((s) => s.metrics)
+    .filter((m) => m.descriptor.name === "mcp.client.operation.duration")
+  return found.flatMap((m) => m.dataPoints.map((p) => ({ unit: m.descriptor.unit, attributes: p.attributes, count: p.value.count, sum: p.value.sum, boundaries: p.value.buckets.boundaries })))
+}
 const appTracer = trace.getTracer("app")
 
 /** Runs `fn` inside an active app span; returns what it returned and that span. */
@@ -200,6 +219,43 @@ test("a refused read ends its span as an error with the server's code; the rejec
     exporter.reset()
     await assert.rejects(source.readResource("m", 42), TypeError)
     assert.equal(mcpSpans().length, 0)
+  } finally {
+    await source.close()
+  }
+})
+
+test("mcp.client.operation.duration: a histogram in seconds in the app's meter provider, by method, tool, prompt and error.type", async () => {
+  const source = await loadMcp({
+    fx: { command: nodeFixture("stdio-server.mjs", "--tools", "echo,fail,sleep") },
+    m: { command: nodeFixture("meta-surface-server.mjs") },
+  })
+  try {
+    const before = await durationPoints()
+    const tool = (name) => source.tools.find((t) => t.name === name)
+    await tool("fx_echo").execute({ text: "a" })
+    await tool("fx_echo").execute({ text: "b" })
+    await tool("fx_fail").execute({})
+    await tool("fx_sleep").execute({ ms: 200 })
+    await source.getPrompt("m", "meta", { word: "a" })
+    await source.readResource("m", "meta://request")
+    const points = (await durationPoints()).map((p) => {
+      const earlier = before.find((b) => JSON.stringify(b.attributes) === JSON.stringify(p.attributes))
+      return { ...p, count: p.count - (earlier?.count ?? 0), sum: p.sum - (earlier?.sum ?? 0) }
+    }).filter((p) => p.count > 0)
+    const fx = { "network.transport": "pipe", "mcp.protocol.version": "2025-11-25" }
+    const call = (name) => ({ "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, ...fx })
+    const by = (attributes) => points.find((p) => JSON.stringify(p.attributes) === JSON.stringify(attributes))
+    assert.equal(by(call("echo"))?.count, 2)
+    assert.equal(by({ ...call("fail"), "error.type": "tool_error" })?.count, 1)
+    const slept = by(call("sleep"))
+    assert.equal(slept?.count, 1)
+    assert.ok(slept.sum >= 0.2 && slept.sum < 30, `${slept.sum} s for a 200 ms sleep`)
+    assert.equal(by({ "mcp.method.name": "prompts/get", ...fx, "gen_ai.prompt.name": "meta" })?.count, 1)
+    // A read is measured without its URI (one series per server, not per resource).
+    assert.equal(by({ "mcp.method.name": "resources/read", ...fx })?.count, 1)
+    assert.equal(points.length, 5, JSON.stringify(points.map((p) => p.attributes)))
+    assert.ok(points.every((p) => p.unit === "s"))
+    assert.deepEqual(points[0].boundaries, [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300])
   } finally {
     await source.close()
   }

@@ -7,7 +7,9 @@
 // follow the OpenTelemetry semantic conventions for MCP: `{mcp.method.name} {target}`,
 // `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport`,
 // `server.address`, `server.port`, `mcp.protocol.version`, `error.type`. Arguments and results
-// are never recorded.
+// are never recorded. Each request's duration is also recorded in the app's meter provider as
+// the `mcp.client.operation.duration` histogram (seconds), with the same attributes but the
+// resource URI.
 //
 // Without @opentelemetry/api in the app nothing is created: the lookup fails once and every
 // request after it pays one comparison.
@@ -20,6 +22,13 @@ const { version } = require("../package.json")
 let api
 /** @type {any} */
 let tracer
+/** @type {any} the `mcp.client.operation.duration` histogram, of `meterProvider` */
+let durations
+/** @type {any} the global meter provider `durations` was made with */
+let meterProvider
+
+/** The convention's bucket boundaries for MCP operation durations, in seconds. */
+const BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 /** The app's OpenTelemetry API, or null. */
 function otel() {
@@ -32,6 +41,58 @@ function otel() {
     }
   }
   return api
+}
+
+/**
+ * The duration histogram of the app's meter provider now (the metrics API has no proxy: an app
+ * that registers its provider after a first request gets its histogram from the next one).
+ * @param {any} a  the API
+ */
+function durationHistogram(a) {
+  const provider = a.metrics.getMeterProvider()
+  if (provider !== meterProvider) {
+    meterProvider = provider
+    durations = provider.getMeter("toolnexus", version).createHistogram("mcp.client.operation.duration", {
+      unit: "s",
+      description: "The duration of an MCP request as the client sees it",
+      advice: { explicitBucketBoundaries: BUCKETS },
+    })
+  }
+  return durations
+}
+
+/**
+ * Starts a CLIENT span named `name` with `attributes`, child of the active context: the
+ * context to send upstream (`meta`, undefined when the propagator wrote nothing), and `end`,
+ * which ends it (as an error when given an `error.type`, with the JSON-RPC code as
+ * `rpc.response.status_code` when that is one) and records its duration.
+ * @param {any} a  the API
+ * @param {string} name
+ * @param {Record<string, string | number>} attributes
+ */
+function begin(a, name, attributes) {
+  const started = performance.now()
+  const parent = a.context.active()
+  const span = tracer.startSpan(name, { kind: a.SpanKind.CLIENT, attributes }, parent)
+  /** @type {Record<string, string>} */
+  const carrier = {}
+  a.propagation.inject(a.trace.setSpan(parent, span), carrier)
+  return {
+    meta: Object.keys(carrier).length > 0 ? carrier : undefined,
+    /** @param {string} [errorType] */
+    end(errorType) {
+      const { "mcp.resource.uri": _uri, ...measured } = attributes
+      if (errorType !== undefined) {
+        span.setAttribute("error.type", errorType)
+        measured["error.type"] = errorType
+        // A JSON-RPC error's code is its status (as the convention's `rpc.response.status_code`).
+        if (/^-?\d+$/.test(errorType)) span.setAttribute("rpc.response.status_code", errorType)
+        span.setStatus({ code: a.SpanStatusCode.ERROR })
+      }
+      span.end()
+      durationHistogram(a).record((performance.now() - started) / 1000, measured)
+    },
+  }
 }
 
 /**
@@ -75,22 +136,11 @@ function startToolCall(ref) {
   const a = api === undefined ? otel() : api
   if (a === null) return null
   const attributes = toolAttributes(ref)
-  const parent = a.context.active()
-  const span = tracer.startSpan(`tools/call ${attributes["gen_ai.tool.name"]}`, { kind: a.SpanKind.CLIENT, attributes }, parent)
-  /** @type {Record<string, string>} */
-  const carrier = {}
-  a.propagation.inject(a.trace.setSpan(parent, span), carrier)
+  const span = begin(a, `tools/call ${attributes["gen_ai.tool.name"]}`, attributes)
   return {
-    meta: Object.keys(carrier).length > 0 ? carrier : undefined,
+    meta: span.meta,
     end(result) {
-      if (result?.isError) {
-        const type = String(result.metadata?.errorType ?? "tool_error")
-        span.setAttribute("error.type", type)
-        // A JSON-RPC error's code is its status (as the convention's `rpc.response.status_code`).
-        if (/^-?\d+$/.test(type)) span.setAttribute("rpc.response.status_code", type)
-        span.setStatus({ code: a.SpanStatusCode.ERROR })
-      }
-      span.end()
+      span.end(result?.isError ? String(result.metadata?.errorType ?? "tool_error") : undefined)
     },
   }
 }
@@ -143,23 +193,16 @@ function traceRequest(handle, server, method, target, extra, opts, send) {
   const a = api === undefined ? otel() : api
   if (a === null) return send(opts)
   const attributes = { "mcp.method.name": method, ...serverAttributes(handle, server), ...extra }
-  const parent = a.context.active()
-  const span = tracer.startSpan(target === null ? method : `${method} ${target}`, { kind: a.SpanKind.CLIENT, attributes }, parent)
-  /** @type {Record<string, string>} */
-  const carrier = {}
-  a.propagation.inject(a.trace.setSpan(parent, span), carrier)
+  const span = begin(a, target === null ? method : `${method} ${target}`, attributes)
   /** @param {any} error */
   const fail = (error) => {
     const code = typeof error?.code === "number" ? String(error.code) : undefined
-    span.setAttribute("error.type", code ?? (opts?.signal?.aborted ? "cancelled" : "_OTHER"))
-    if (code !== undefined) span.setAttribute("rpc.response.status_code", code)
-    span.setStatus({ code: a.SpanStatusCode.ERROR })
-    span.end()
+    span.end(code ?? (opts?.signal?.aborted ? "cancelled" : "_OTHER"))
     throw error
   }
   let sent
   try {
-    sent = send(Object.keys(carrier).length > 0 ? { ...opts, meta: carrier } : opts)
+    sent = send(span.meta === undefined ? opts : { ...opts, meta: span.meta })
   } catch (error) {
     fail(error)
   }
