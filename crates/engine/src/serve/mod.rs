@@ -219,13 +219,15 @@ impl ToolServer {
         }
     }
 
-    /// The same tools for a new session whose transport hears of it through `hooks` (dropped
-    /// with the session's handler).
-    pub(crate) fn for_session_with(&self, hooks: Arc<dyn SessionHooks>) -> Self {
-        Self {
-            hooks: Some(hooks),
-            ..self.for_session()
-        }
+    /// The same tools for a new session whose transport hears of it through the hooks `hooks`
+    /// makes for the session's number (dropped with the session's handler).
+    pub(crate) fn for_session_with(
+        &self,
+        hooks: impl FnOnce(u64) -> Arc<dyn SessionHooks>,
+    ) -> Self {
+        let mut server = self.for_session();
+        server.hooks = Some(hooks(server.session));
+        server
     }
 
     /// A handler for one call of an existing session (its log level), holding no link.

@@ -127,9 +127,9 @@ impl Sessions {
     /// The handler of a new session, which links itself into the table once the client's
     /// handshake is done.
     pub(crate) fn handler(&self) -> ToolServer {
-        let server = self.server.for_session();
-        let linker = direct::SessionLinker::new(self.ledger.clone(), server.session);
-        server.for_session_with(Arc::new(linker))
+        let ledger = self.ledger.clone();
+        self.server
+            .for_session_with(|session| Arc::new(direct::SessionLinker::new(ledger, session)))
     }
 
     /// Who opened the session `id` (a principal's key), when it was opened with a token.
