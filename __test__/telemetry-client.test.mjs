@@ -3,56 +3,14 @@
 // child of it, named and attributed as the MCP semantic conventions say, and its context
 // reaches the server in the request's `_meta`. Real servers: the SDK's McpServer over stdio
 // (meta-echo-server.mjs) and over streamable HTTP (http-servers.mjs).
-import { test, after } from "node:test"
+import { test } from "node:test"
 import assert from "node:assert/strict"
-import { context, metrics, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api"
-import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node"
-import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import { W3CTraceContextPropagator, W3CBaggagePropagator, CompositePropagator } from "@opentelemetry/core"
+import { context, propagation, trace, SpanKind, SpanStatusCode } from "@opentelemetry/api"
 import { loadMcp } from "../index.js"
 import path from "node:path"
 import { nodeFixture, repoRoot, runNode } from "./helpers.mjs"
 import { startStreamableHttp } from "./fixtures/http-servers.mjs"
-
-const exporter = new InMemorySpanExporter()
-const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-provider.register({
-  propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
-})
-after(() => provider.shutdown())
-const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 })
-const meterProvider = new MeterProvider({ readers: [reader] })
-metrics.setGlobalMeterProvider(meterProvider)
-after(() => meterProvider.shutdown())
-
-/** The `mcp.client.operation.duration` data points exported now: [attributes, count, sum]. */
-async function durationPoints() {
-  metricExporter.reset()
-  await reader.forceFlush()
-  const found = metricExporter
-    .getMetrics()
-    .flatMap((m) => m.scopeMetrics)
-    .filter((s) => s.scope.name === "toolnexus")
-    .flatMap((s) => s.metrics)
-    .filter((m) => m.descriptor.name === "mcp.client.operation.duration")
-  return found.flatMap((m) => m.dataPoints.map((p) => ({ unit: m.descriptor.unit, attributes: p.attributes, count: p.value.count, sum: p.value.sum, boundaries: p.value.buckets.boundaries })))
-}
-const appTracer = trace.getTracer("app")
-
-/** Runs `fn` inside an active app span; returns what it returned and that span. */
-async function inSpan(fn) {
-  return appTracer.startActiveSpan("agent step", async (span) => {
-    try {
-      return { value: await fn(), parent: span }
-    } finally {
-      span.end()
-    }
-  })
-}
-
-const mcpSpans = () => exporter.getFinishedSpans().filter((s) => s.instrumentationScope.name === "toolnexus")
+import { durationPoints, exporter, inSpan, mcpSpans } from "./lib/otel.mjs"
 
 test("a stdio tool call is a CLIENT span child of the active span, and its context reaches the server in _meta", async () => {
   exporter.reset()

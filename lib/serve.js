@@ -7,6 +7,7 @@ const binding = require("../binding.js")
 const { exposedMcpTools, THROWN } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
+const { serveToolCall } = require("./telemetry.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").McpServer} McpServer */
@@ -126,13 +127,13 @@ function servedTools(tools) {
       _meta: anyTool._meta,
       deferTask: anyTool.deferTask === true,
       mcp: anyTool[MCP_TOOL_REF],
-      /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal }} call */
+      /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal, trace?: Record<string, string> }} call */
       async execute(call) {
         const controller = new AbortController()
         pending.set(call.id, controller)
         const ctx = runContext(call.id, controller.signal, call.principal, () => abort(call.id))
         try {
-          const result = await tool.execute(call.args, /** @type {any} */ (ctx))
+          const result = await serveToolCall(tool.name, call.trace, () => tool.execute(call.args, /** @type {any} */ (ctx)))
           // A task tool's throw: the call failed rather than answered.
           if (result !== null && typeof result === "object" && THROWN.has(result)) {
             throw new Error(/** @type {{ output: string }} */ (result).output)

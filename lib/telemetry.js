@@ -22,9 +22,9 @@ const { version } = require("../package.json")
 let api
 /** @type {any} */
 let tracer
-/** @type {any} the `mcp.client.operation.duration` histogram, of `meterProvider` */
-let durations
-/** @type {any} the global meter provider `durations` was made with */
+/** @type {Map<string, any>} the duration histograms by name, of `meterProvider` */
+let durations = new Map()
+/** @type {any} the global meter provider `durations` were made with */
 let meterProvider
 
 /** The convention's bucket boundaries for MCP operation durations, in seconds. */
@@ -44,21 +44,30 @@ function otel() {
 }
 
 /**
- * The duration histogram of the app's meter provider now (the metrics API has no proxy: an app
- * that registers its provider after a first request gets its histogram from the next one).
+ * The duration histogram `name` (`mcp.client.operation.duration` or
+ * `mcp.server.operation.duration`) of the app's meter provider now (the metrics API has no
+ * proxy: an app that registers its provider after a first request gets its histogram from the
+ * next one).
  * @param {any} a  the API
+ * @param {string} name
  */
-function durationHistogram(a) {
+function durationHistogram(a, name) {
   const provider = a.metrics.getMeterProvider()
   if (provider !== meterProvider) {
     meterProvider = provider
-    durations = provider.getMeter("toolnexus", version).createHistogram("mcp.client.operation.duration", {
+    durations = new Map()
+  }
+  let histogram = durations.get(name)
+  if (!histogram) {
+    const side = name.startsWith("mcp.client") ? "client" : "server"
+    histogram = provider.getMeter("toolnexus", version).createHistogram(name, {
       unit: "s",
-      description: "The duration of an MCP request as the client sees it",
+      description: `The duration of an MCP request as the ${side} sees it`,
       advice: { explicitBucketBoundaries: BUCKETS },
     })
+    durations.set(name, histogram)
   }
-  return durations
+  return histogram
 }
 
 /**
@@ -71,7 +80,6 @@ function durationHistogram(a) {
  * @param {Record<string, string | number>} attributes
  */
 function begin(a, name, attributes) {
-  const started = performance.now()
   const parent = a.context.active()
   const span = tracer.startSpan(name, { kind: a.SpanKind.CLIENT, attributes }, parent)
   /** @type {Record<string, string>} */
@@ -79,6 +87,22 @@ function begin(a, name, attributes) {
   a.propagation.inject(a.trace.setSpan(parent, span), carrier)
   return {
     meta: Object.keys(carrier).length > 0 ? carrier : undefined,
+    end: ender(a, span, attributes, "mcp.client.operation.duration"),
+  }
+}
+
+/**
+ * How `span` ends: as an error when given an `error.type` (with the JSON-RPC code as
+ * `rpc.response.status_code` when that is one), its duration recorded in `histogram` with its
+ * attributes but the resource URI.
+ * @param {any} a  the API
+ * @param {any} span
+ * @param {Record<string, string | number>} attributes
+ * @param {string} histogram
+ */
+function ender(a, span, attributes, histogram) {
+  const started = performance.now()
+  return {
     /** @param {string} [errorType] */
     end(errorType) {
       const { "mcp.resource.uri": _uri, ...measured } = attributes
@@ -90,9 +114,9 @@ function begin(a, name, attributes) {
         span.setStatus({ code: a.SpanStatusCode.ERROR })
       }
       span.end()
-      durationHistogram(a).record((performance.now() - started) / 1000, measured)
+      durationHistogram(a, histogram).record((performance.now() - started) / 1000, measured)
     },
-  }
+  }.end
 }
 
 /**
@@ -212,4 +236,43 @@ function traceRequest(handle, server, method, target, extra, opts, send) {
   }, fail)
 }
 
-module.exports = { startToolCall, traceRequest }
+/**
+ * Runs a served tool's `run` (a toolkit's or buildMcpServer's own tool, called by an MCP
+ * client) inside a SERVER span `tools/call <name>`: parented on the trace context the request
+ * came with (`carrier`: its `traceparent` and `tracestate`, from the request's `_meta` or its
+ * HTTP headers), else on the active context; the app's own spans inside `run` are its
+ * children. An error result ends it as `tool_error`, a throw as `_OTHER`; its duration goes to
+ * `mcp.server.operation.duration`. Without OpenTelemetry, `run` is simply called.
+ * @template T
+ * @param {string} name
+ * @param {Record<string, string> | undefined} carrier
+ * @param {() => Promise<T>} run
+ * @returns {Promise<T>}
+ */
+function serveToolCall(name, carrier, run) {
+  const a = api === undefined ? otel() : api
+  if (a === null) return run()
+  const parent = carrier === undefined ? a.context.active() : a.propagation.extract(a.ROOT_CONTEXT, carrier)
+  const attributes = { "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name }
+  const span = tracer.startSpan(`tools/call ${name}`, { kind: a.SpanKind.SERVER, attributes }, parent)
+  const end = ender(a, span, attributes, "mcp.server.operation.duration")
+  let running
+  try {
+    running = a.context.with(a.trace.setSpan(parent, span), run)
+  } catch (error) {
+    end("_OTHER")
+    throw error
+  }
+  return Promise.resolve(running).then(
+    (result) => {
+      end(/** @type {any} */ (result)?.isError ? "tool_error" : undefined)
+      return result
+    },
+    (error) => {
+      end("_OTHER")
+      throw error
+    },
+  )
+}
+
+module.exports = { serveToolCall, startToolCall, traceRequest }

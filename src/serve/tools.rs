@@ -84,6 +84,7 @@ impl ToolCaller for JsTool {
     ) -> futures::future::BoxFuture<'static, Value> {
         let (execute, map) = (self.execute.clone(), self.map);
         let principal = ctx.principal();
+        let trace = ctx.trace_meta();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
         CONTEXTS
             .lock()
@@ -100,6 +101,9 @@ impl ToolCaller for JsTool {
             let mut call = json!({ "id": id, "args": arguments });
             if let Some(principal) = principal {
                 call["principal"] = principal.to_json();
+            }
+            if let Some(trace) = trace {
+                call["trace"] = Value::Object(trace);
             }
             let outcome = match execute.call_async_catch(call).await {
                 Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),

@@ -128,6 +128,12 @@ impl CallContext {
         super::caller::principal_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The W3C trace context the call's request came with (`traceparent`, and `tracestate`
+    /// when valid), from its `_meta` or else its HTTP headers; None without a valid one.
+    pub fn trace_meta(&self) -> Option<serde_json::Map<String, Value>> {
+        super::caller::trace_meta(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// Who the call belongs to (a retry must come from the same principal).
     pub(crate) fn owner(&self) -> Option<String> {
         super::caller::owner_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))

@@ -61,7 +61,7 @@ impl CallContext {
 
 impl crate::connect::relay::Front for Relay {
     fn meta(&self) -> Option<serde_json::Map<String, Value>> {
-        crate::serve::caller::trace_meta(&self.ctx.request())
+        self.ctx.trace_meta()
     }
 
     fn resume_point(&self) -> Option<rmcp::model::InputRequiredResult> {
