@@ -17,6 +17,7 @@ pub mod settle;
 #[cfg(unix)]
 pub mod stdout_reader;
 pub mod surface;
+pub mod telemetry;
 #[cfg(unix)]
 pub mod uv_reader;
 

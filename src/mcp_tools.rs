@@ -140,23 +140,6 @@ pub(super) fn tool_objects<'env>(
     Ok(pair)
 }
 
-/// What telemetry says of a loadMcp tool's calls (internal: lib/telemetry.js): its server's
-/// name, the tool's original name, `transport` (`pipe` or `tcp`), a remote server's `address`
-/// and `port`, and the `protocolVersion` it speaks.
-#[napi(
-    ts_args_type = "tool: unknown",
-    ts_return_type = "{ server: string; tool: string; transport: string; address?: string; port?: number; protocolVersion?: string }"
-)]
-pub fn mcp_tool_peer(tool: &ToolHandle) -> Result<Value> {
-    let mut peer = serde_json::to_value(tool.server.peer_attributes())
-        .map_err(|e| Error::from_reason(e.to_string()))?;
-    if let Value::Object(peer) = &mut peer {
-        peer.insert("server".into(), Value::String(tool.server.name.clone()));
-        peer.insert("tool".into(), Value::String(tool.tool.clone()));
-    }
-    Ok(peer)
-}
-
 /// `callMcpTool(ref, args, ctx)` (internal), behind a loadMcp tool's `execute`: starts the
 /// call and returns its number; its result `{output, isError, content?, structuredContent?,
 /// _meta?, metadata: {server}}` (the parts and `_meta` as the server sent them) arrives through
@@ -194,7 +177,7 @@ fn start_call(
         refusal: None,
         meta: None,
     });
-    let meta = meta.map(meta_object);
+    let meta = meta.map(super::telemetry::meta_object);
     let task = task.unwrap_or(false);
     let arguments = match args {
         Some(v) if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) => {
@@ -295,16 +278,6 @@ fn start_call(
         done(out);
     });
     Ok(id)
-}
-
-/// `_meta` entries from JavaScript (strings: the trace context) as the request's `_meta`.
-pub(super) fn meta_object(
-    entries: std::collections::HashMap<String, String>,
-) -> Map<String, Value> {
-    entries
-        .into_iter()
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect()
 }
 
 /// A call that failed before it was sent: why, and its `error.type`.

@@ -77,7 +77,7 @@ impl NativeSource {
     ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
         let (timeout_ms, signal, meta) =
             opts.map_or((None, None, None), |o| (o.timeout_ms, o.signal, o.meta));
-        let meta = meta.map(super::mcp_tools::meta_object);
+        let meta = meta.map(super::telemetry::meta_object);
         let live = match self.live(server) {
             Ok(live) => live,
             Err(m) => return super::reject_now(env, Settle::Fail(ErrorKind::TypeError, m)),
