@@ -1,6 +1,8 @@
 // @ts-check
-// The calling side's traces: a CLIENT span for each request a loadMcp source makes, through the
-// app's own OpenTelemetry API (`@opentelemetry/api`, an optional peer dependency), so they use
+// Traces and metrics through the app's own OpenTelemetry API. The calling side: a CLIENT span
+// for each request a loadMcp source makes (`startToolCall`, `traceRequest`); the serving side:
+// a SERVER span around each call of an app's own served tool (`serveToolCall`). All go through
+// the app's own OpenTelemetry API (`@opentelemetry/api`, an optional peer dependency), so they use
 // the app's tracer provider, sampler and exporter. A span is a child of the context active when
 // the request is made, and that context (`traceparent`, `tracestate`, `baggage`, as the app's
 // propagator writes them) travels to the server in the request's `_meta`. Names and attributes
@@ -8,8 +10,8 @@
 // `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport`,
 // `server.address`, `server.port`, `mcp.protocol.version`, `error.type`. Arguments and results
 // are never recorded. Each request's duration is also recorded in the app's meter provider as
-// the `mcp.client.operation.duration` histogram (seconds), with the same attributes but the
-// resource URI.
+// the `mcp.client.operation.duration` (or `mcp.server.operation.duration`) histogram, in
+// seconds, with the same attributes except the resource URI.
 //
 // Without @opentelemetry/api in the app nothing is created: the lookup fails once and every
 // request after it pays one comparison.
