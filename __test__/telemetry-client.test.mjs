@@ -218,3 +218,23 @@ test("mcp.client.operation.duration: a histogram in seconds in the app's meter p
     await source.close()
   }
 })
+
+test("arguments and results go on a call's span only when the app opts in (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)", async () => {
+  const app = path.join(repoRoot, "__test__", "fixtures", "traced-app.mjs")
+  const run = async (value) => {
+    const env = { ...process.env, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value }
+    const out = await runNode(app, { env })
+    assert.equal(out.code, 0, out.stderr)
+    return JSON.parse(out.stdout)
+  }
+  const off = await run("")
+  assert.equal(off["gen_ai.tool.call.arguments"], undefined)
+  assert.equal(off["gen_ai.tool.call.result"], undefined)
+  assert.equal(off["gen_ai.tool.name"], "meta")
+  const on = await run("true")
+  assert.equal(on["gen_ai.tool.call.arguments"], '{"note":"hello"}')
+  // meta-echo answers with the request's _meta as text: the result is its content, as JSON.
+  const [part] = JSON.parse(on["gen_ai.tool.call.result"])
+  assert.equal(part.type, "text")
+  assert.match(JSON.parse(part.text).traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+})

@@ -68,7 +68,7 @@ binding.receiveCallResults(settleCalls)
 function mcpExecute(ref) {
   return function execute(args, ctx) {
     const options = callOptions(ctx)
-    const span = telemetry.startToolCall(ref)
+    const span = telemetry.startToolCall(ref, args)
     if (span === null) {
       return new Promise((resolve) => calls.set(binding.callMcpTool(ref, args, options), (r) => resolve(withoutErrorType(r))))
     }

@@ -9,7 +9,9 @@
 // follow the OpenTelemetry semantic conventions for MCP: `{mcp.method.name} {target}`,
 // `mcp.method.name`, `gen_ai.tool.name`, `gen_ai.operation.name`, `network.transport`,
 // `server.address`, `server.port`, `mcp.protocol.version`, `error.type`. Arguments and results
-// are never recorded. Each request's duration is also recorded in the app's meter provider as
+// are recorded only when the app opts in with the GenAI conventions' switch,
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (`gen_ai.tool.call.arguments` and
+// `gen_ai.tool.call.result` on a loadMcp tool call's span). Each request's duration is also recorded in the app's meter provider as
 // the `mcp.client.operation.duration` (or `mcp.server.operation.duration`) histogram, in
 // seconds, with the same attributes except the resource URI.
 //
@@ -24,6 +26,8 @@ const { version } = require("../package.json")
 let api
 /** @type {any} */
 let tracer
+/** Whether arguments and results go on tool call spans (the app opted in; read once). */
+let captureContent = false
 /** @type {Map<string, any>} the duration histograms by name, of `meterProvider` */
 let durations = new Map()
 /** @type {any} the global meter provider `durations` were made with */
@@ -38,6 +42,7 @@ function otel() {
     try {
       api = require("@opentelemetry/api")
       tracer = api.trace.getTracer("toolnexus", version)
+      captureContent = /^true$/i.test(process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ?? "")
     } catch {
       api = null
     }
@@ -88,8 +93,21 @@ function begin(a, name, attributes) {
   const carrier = {}
   a.propagation.inject(a.trace.setSpan(parent, span), carrier)
   return {
+    span,
     meta: Object.keys(carrier).length > 0 ? carrier : undefined,
     end: ender(a, span, attributes, "mcp.client.operation.duration"),
+  }
+}
+
+/**
+ * `value` as JSON text for an attribute (the app's SDK applies its own length limits).
+ * @param {unknown} value
+ */
+function jsonText(value) {
+  try {
+    return JSON.stringify(value) ?? "null"
+  } catch {
+    return "(not representable as JSON)"
   }
 }
 
@@ -153,20 +171,26 @@ function toolAttributes(ref) {
  */
 
 /**
- * Starts the CLIENT span of a loadMcp tool's call (`ref` its native handle), or null without
- * OpenTelemetry.
+ * Starts the CLIENT span of a loadMcp tool's call (`ref` its native handle, `args` its
+ * arguments, recorded only when the app opted in), or null without OpenTelemetry.
  * @param {unknown} ref
+ * @param {unknown} args
  * @returns {ClientSpan | null}
  */
-function startToolCall(ref) {
+function startToolCall(ref, args) {
   const a = api === undefined ? otel() : api
   if (a === null) return null
   const attributes = toolAttributes(ref)
-  const span = begin(a, `tools/call ${attributes["gen_ai.tool.name"]}`, attributes)
+  const started = begin(a, `tools/call ${attributes["gen_ai.tool.name"]}`, attributes)
+  if (captureContent) started.span.setAttribute("gen_ai.tool.call.arguments", jsonText(args ?? {}))
   return {
-    meta: span.meta,
+    meta: started.meta,
     end(result) {
-      span.end(result?.isError ? String(result.metadata?.errorType ?? "tool_error") : undefined)
+      if (captureContent) {
+        const { structuredContent, content, output } = result ?? {}
+        started.span.setAttribute("gen_ai.tool.call.result", jsonText(structuredContent ?? content ?? output))
+      }
+      started.end(result?.isError ? String(result.metadata?.errorType ?? "tool_error") : undefined)
     },
   }
 }
