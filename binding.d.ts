@@ -217,6 +217,12 @@ export declare function expandUriTemplate(template: string, vars: Record<string,
  */
 export declare function firstOfName(names: Array<string>): Array<boolean>
 
+/**
+ * Sends the spans and metrics the engine has queued for the OpenTelemetry collector (serving
+ * with the `OTEL_EXPORTER_OTLP_*` variables set), and waits for it, at most a few seconds.
+ */
+export declare function flushTelemetry(): Promise<void>
+
 /** Removes stored credentials by server name or URL from the default store; how many went. */
 export declare function forgetCredentials(which: string): number
 
@@ -245,6 +251,8 @@ export interface HttpServeOptions {
   stateKey?: Array<Uint8Array>
   /** The URL other replicas reach this one at. */
   replicaUrl?: string
+  /** Serve Prometheus text at `/metrics`. */
+  metrics?: boolean
 }
 
 /** One tool to index (internal): a loadMcp tool's handle, or an own tool's fields. */

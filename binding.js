@@ -852,6 +852,7 @@ module.exports.elicitationToRequest = nativeBinding.elicitationToRequest
 module.exports.expandEnvHeaders = nativeBinding.expandEnvHeaders
 module.exports.expandUriTemplate = nativeBinding.expandUriTemplate
 module.exports.firstOfName = nativeBinding.firstOfName
+module.exports.flushTelemetry = nativeBinding.flushTelemetry
 module.exports.forgetCredentials = nativeBinding.forgetCredentials
 module.exports.listMcpTools = nativeBinding.listMcpTools
 module.exports.loadMcp = nativeBinding.loadMcp

@@ -952,6 +952,13 @@ export interface AccessLogEntry {
   status: number
   /** Milliseconds from the request's arrival until its response body ended. */
   ms: number
+  /**
+   * The trace the request belongs to (32 hex digits): its SERVER span's when the engine
+   * exports spans (`OTEL_EXPORTER_OTLP_ENDPOINT`), else the `traceparent` it came with.
+   */
+  traceId?: string
+  /** The request's SERVER span (16 hex digits), when the engine exports spans. */
+  spanId?: string
 }
 
 export interface ServeOptions {
@@ -1000,6 +1007,13 @@ export interface ServeOptions {
    * entry instead; a throw in it is a `ToolnexusWarning`. Default: no access log.
    */
   accessLog?: boolean | ((entry: AccessLogEntry) => void)
+  /**
+   * `true`: serve the operation and session durations as Prometheus text at `/metrics`
+   * (`mcp_server_operation_duration_seconds` by method, tool and error type, and for a gateway
+   * `mcp_client_operation_duration_seconds` of its upstream requests), behind the same auth as
+   * `/mcp`. Default: no `/metrics`.
+   */
+  metrics?: boolean
   /**
    * The secret replicas of one endpoint share, so that any replica serves any request behind a
    * round-robin load balancer even when a tool's `run` asks for input (`ctx.elicit`,
@@ -1070,6 +1084,7 @@ export {
   describeContent,
   elicitationToRequest,
   expandEnvHeaders,
+  flushTelemetry,
   forgetCredentials,
   parseMcpConfig,
   sanitize,

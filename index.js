@@ -46,6 +46,7 @@ exports.expandEnvHeaders = binding.expandEnvHeaders
 exports.exposedMcpTools = function exposedMcpTools(tools, cfg) {
   return require("./lib/tools.js").exposedMcpTools(tools, cfg)
 }
+exports.flushTelemetry = binding.flushTelemetry
 exports.forgetCredentials = binding.forgetCredentials
 /** @type {Api["listMcpTools"]} */
 exports.listMcpTools = function listMcpTools(input, opts) {

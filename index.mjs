@@ -19,6 +19,7 @@ export const {
   elicitationToRequest,
   expandEnvHeaders,
   exposedMcpTools,
+  flushTelemetry,
   forgetCredentials,
   listMcpTools,
   loadMcp,

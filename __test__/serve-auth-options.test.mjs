@@ -33,8 +33,13 @@ test("serve options: auth and accessLog are normalised into what the native serv
     accessLog: undefined,
     stateKey: undefined,
     replicaUrl: undefined,
+    metrics: undefined,
   })
   assert.deepEqual(serveOptions({ auth: "none" }).auth, { none: true })
+  // `metrics`: a boolean, else a TypeError in words.
+  assert.equal(serveOptions({ metrics: true }).metrics, true)
+  assert.equal(serveOptions({ metrics: false }).metrics, false)
+  assert.throws(() => serveOptions({ metrics: "yes" }), { name: "TypeError", message: "toolnexus: metrics must be a boolean, got string" })
   assert.equal(serveOptions({ auth: null, accessLog: false }).auth, undefined)
   assert.equal(serveOptions({ accessLog: false }).accessLog, undefined)
 

@@ -6,6 +6,12 @@
 //
 //   node bench/serve-compare.mjs <checkoutA> <checkoutB>
 //     (BENCH_ROUNDS=6 BENCH_SECONDS=5 BENCH_CONNECTIONS=32; release builds in both checkouts)
+//
+// Telemetry's cost (the same checkout twice): BENCH_ENV_A / BENCH_ENV_B add environment variables
+// (a JSON object) to one side's server; the value "otlp" stands for a local OTLP/HTTP receiver
+// that takes every export and decodes nothing (__test__/python/otlp_receiver.py --sink), started
+// when a side names it. BENCH_METRICS_A=1 / BENCH_METRICS_B=1 serve that side with metrics: true.
+//   BENCH_ENV_B='{"OTEL_EXPORTER_OTLP_ENDPOINT":"otlp"}' node bench/serve-compare.mjs new new
 import { execFile, spawn } from "node:child_process"
 import path from "node:path"
 import { promisify } from "node:util"
@@ -18,9 +24,31 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const [dirA, dirB] = process.argv.slice(2).map((d) => path.resolve(d))
 if (!dirA || !dirB) throw new Error("usage: node bench/serve-compare.mjs <checkoutA> <checkoutB>")
 
-async function serve(name, dir) {
+/** The extra environment of side `name` (BENCH_ENV_<name>), "otlp" replaced by the receiver's URL. */
+function sideEnv(name, otlp) {
+  const extra = JSON.parse(process.env[`BENCH_ENV_${name}`] ?? "{}")
+  for (const [k, v] of Object.entries(extra)) if (v === "otlp") extra[k] = otlp
+  if (process.env[`BENCH_METRICS_${name}`] === "1") extra.BENCH_SERVE_METRICS = "1"
+  return extra
+}
+
+/** A receiver that takes every OTLP export, when a side's environment names one. */
+async function receiver() {
+  if (![process.env.BENCH_ENV_A, process.env.BENCH_ENV_B].some((e) => e?.includes('"otlp"'))) return null
+  const python = path.join(root, ".venv", "bin", "python")
+  const child = spawn(python, [path.join(root, "__test__", "python", "otlp_receiver.py"), "--sink"], { stdio: ["ignore", "pipe", "inherit"] })
+  child.stdout.setEncoding("utf8")
+  for await (const chunk of child.stdout) {
+    const port = /"port": (\d+)/.exec(chunk)?.[1]
+    if (port) return { url: `http://127.0.0.1:${port}`, child }
+  }
+  throw new Error("the OTLP receiver exited before it listened")
+}
+
+async function serve(name, dir, otlp) {
   const child = spawn(process.execPath, [path.join(root, "bench", "serve-target.mjs"), "toolnexus", dir], {
     stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, ...sideEnv(name, otlp) },
   })
   child.stdout.setEncoding("utf8")
   let out = ""
@@ -40,8 +68,9 @@ async function load(url, tool) {
   return Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)[1])
 }
 
-const a = await serve("A", dirA)
-const b = await serve("B", dirB)
+const sink = await receiver()
+const a = await serve("A", dirA, sink?.url)
+const b = await serve("B", dirB, sink?.url)
 const rows = { echo: "a JavaScript tool", up_echo: "relayed to a stdio server" }
 const results = {}
 try {
@@ -60,9 +89,10 @@ try {
 } finally {
   a.child.stdin.end()
   b.child.stdin.end()
+  sink?.child.kill()
 }
 console.log(`node ${process.version}; wrk -t2 -c${CONNECTIONS}, ${SECONDS} s per run, ${ROUNDS} rounds alternating`)
-console.log(`A = ${dirA}\nB = ${dirB}\n`)
+console.log(`A = ${dirA} ${JSON.stringify(sideEnv("A", "otlp"))}\nB = ${dirB} ${JSON.stringify(sideEnv("B", "otlp"))}\n`)
 console.log("| served tools/call | A req/s | B req/s | B/A median | B/A per round |\n|---|---|---|---|---|")
 for (const [tool, what] of Object.entries(rows)) {
   const { rps, ratios } = results[tool]

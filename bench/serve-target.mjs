@@ -23,7 +23,8 @@ async function toolnexus() {
   })
   const toolkit = await tn.createToolkit({ mcpConfig: { up: { command: upstream } }, extraTools: [tool] })
   if (!toolkit.get("up_echo")) throw new Error(JSON.stringify(toolkit.mcpErrors()))
-  const handle = await toolkit.serve("127.0.0.1:0")
+  // BENCH_SERVE_METRICS=1: /metrics served (durations kept for it), for telemetry's cost.
+  const handle = await toolkit.serve("127.0.0.1:0", process.env.BENCH_SERVE_METRICS === "1" ? { metrics: true } : {})
   return { url: `${handle.url}/mcp`, close: () => toolkit.close() }
 }
 

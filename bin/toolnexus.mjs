@@ -33,7 +33,7 @@ Commands:
   prompt [<config>] <server> <name> [key=value …] [--args json] [--json]
       get one prompt of one server and print its messages
   serve [<config>] [--addr 127.0.0.1:8808] [--stdio] [--watch] [--tools a,b] [--stateless]
-        [--auth-token-env NAME] [--oauth-issuer URL] [--no-auth] [--access-log] [--log-calls]
+        [--auth-token-env NAME] [--oauth-issuer URL] [--no-auth] [--access-log] [--metrics] [--log-calls]
         [--state-key-file PATH] [--replica-url URL]
       serve every server's tools as one MCP server (streamable HTTP or stdio)
   auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
@@ -112,6 +112,7 @@ const COMMANDS = {
       "oauth-jwks-uri": { type: "string" },
       "no-auth": { type: "boolean" },
       "access-log": { type: "boolean" },
+      metrics: { type: "boolean" },
       "log-calls": { type: "boolean" },
       "state-key-file": { type: "string" },
       "state-key-env": { type: "string", multiple: true },

@@ -137,7 +137,18 @@ function serveOptions(o) {
     accessLog: accessLogOption(o.accessLog),
     stateKey,
     replicaUrl,
+    metrics: metricsOption(o.metrics),
   }
+}
+
+/**
+ * `metrics`: serve Prometheus text at `/metrics` (behind the endpoint's auth).
+ * @param {unknown} value
+ */
+function metricsOption(value) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== "boolean") throw new TypeError(`toolnexus: metrics must be a boolean, got ${typeof value}`)
+  return value
 }
 
 module.exports = { serveOptions }

@@ -127,13 +127,13 @@ function servedTools(tools) {
       _meta: anyTool._meta,
       deferTask: anyTool.deferTask === true,
       mcp: anyTool[MCP_TOOL_REF],
-      /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal, trace?: Record<string, string> }} call */
+      /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal, trace?: Record<string, string>, spanned?: boolean }} call */
       async execute(call) {
         const controller = new AbortController()
         pending.set(call.id, controller)
         const ctx = runContext(call.id, controller.signal, call.principal, () => abort(call.id))
         try {
-          const result = await serveToolCall(tool.name, call.trace, () => tool.execute(call.args, /** @type {any} */ (ctx)))
+          const result = await serveToolCall(tool.name, call.trace, call.spanned === true, () => tool.execute(call.args, /** @type {any} */ (ctx)))
           // A task tool's throw: the call failed rather than answered.
           if (result !== null && typeof result === "object" && THROWN.has(result)) {
             throw new Error(/** @type {{ output: string }} */ (result).output)

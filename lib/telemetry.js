@@ -268,17 +268,22 @@ function traceRequest(handle, server, method, target, extra, opts, send) {
  * came with (`carrier`: its `traceparent` and `tracestate`, from the request's `_meta` or its
  * HTTP headers), else on the active context; the app's own spans inside `run` are its
  * children. An error result ends it as `tool_error`, a throw as `_OTHER`; its duration goes to
- * `mcp.server.operation.duration`. Without OpenTelemetry, `run` is simply called.
+ * `mcp.server.operation.duration`. Without OpenTelemetry, `run` is simply called. When the
+ * engine made the SERVER span itself (`spanned`: it exports spans over OTLP), `carrier` names
+ * that span and `run` only runs inside it.
  * @template T
  * @param {string} name
  * @param {Record<string, string> | undefined} carrier
+ * @param {boolean} spanned
  * @param {() => Promise<T>} run
  * @returns {Promise<T>}
  */
-function serveToolCall(name, carrier, run) {
+function serveToolCall(name, carrier, spanned, run) {
   const a = api === undefined ? otel() : api
   if (a === null) return run()
   const parent = carrier === undefined ? a.context.active() : a.propagation.extract(a.ROOT_CONTEXT, carrier)
+  // The engine exports this call's SERVER span itself (OTLP): `run` only runs inside it.
+  if (spanned) return a.context.with(parent, run)
   const attributes = { "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name }
   const span = tracer.startSpan(`tools/call ${name}`, { kind: a.SpanKind.SERVER, attributes }, parent)
   const end = ender(a, span, attributes, "mcp.server.operation.duration")

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp, opentelemetry.proto' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r __test__/python/requirements.txt
 fi
@@ -27,6 +27,21 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     (service nginx stop || pkill -x nginx || true) >/dev/null 2>&1
   else
     echo "setup-test-deps: nginx is missing and this is not root; install it (apt-get install nginx)" >&2
+    exit 1
+  fi
+fi
+
+# Prometheus for the /metrics test (Debian's package; the tests run their own instance on
+# 127.0.0.1:0, so the one the package may start is stopped).
+if ! command -v prometheus >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    (service prometheus stop || pkill -x prometheus || true) >/dev/null 2>&1
+    (service prometheus-node-exporter stop || pkill -f prometheus-node-exporter || true) >/dev/null 2>&1
+  else
+    echo "setup-test-deps: prometheus is missing and this is not root; install it (apt-get install prometheus)" >&2
     exit 1
   fi
 fi

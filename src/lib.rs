@@ -39,6 +39,8 @@ pub fn init(_exports: Object, env: Env) -> Result<()> {
     // children are left alone.
     let owner = reaper::adopt_thread();
     env.add_env_cleanup_hook(owner, reaper::kill_owned)?;
+    // Spans and metrics still queued for the collector are sent before the process goes.
+    env.add_env_cleanup_hook((), |()| engine::telemetry::flush())?;
     Ok(())
 }
 

@@ -35,3 +35,12 @@ pub(crate) fn meta_object(
         .map(|(k, v)| (k, Value::String(v)))
         .collect()
 }
+
+/// Sends the spans and metrics the engine has queued for the OpenTelemetry collector (serving
+/// with the `OTEL_EXPORTER_OTLP_*` variables set), and waits for it, at most a few seconds.
+#[napi]
+pub async fn flush_telemetry() -> Result<()> {
+    tokio::task::spawn_blocking(engine::telemetry::flush)
+        .await
+        .map_err(|_| Error::from_reason("toolnexus: the telemetry flush did not finish"))
+}

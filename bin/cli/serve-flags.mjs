@@ -58,7 +58,7 @@ export function authFromFlags(values) {
     throw new ArgumentError(`toolnexus serve: --no-auth cannot be combined with --${given[0]}`)
   }
   if (values.stdio) {
-    const http = [...given, ...["no-auth", "access-log"].filter((flag) => values[flag])]
+    const http = [...given, ...["no-auth", "access-log", "metrics"].filter((flag) => values[flag])]
     if (http.length > 0) throw new ArgumentError(`toolnexus serve: --${http[0]} is for HTTP serving, not --stdio`)
   }
   let auth

@@ -6,7 +6,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--session-idle-timeout ms] [--max-sessions n]
                        [--auth-token-env NAME]… [--auth-token-file PATH] [--auth-file PATH]
                        [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
-                       [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--log-calls]
+                       [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--metrics] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
 
@@ -73,7 +73,11 @@ Options:
   --log-calls       one line per tool call on stderr (name, ms) even when stderr is not a
                     terminal (on a terminal it is always written)
   --access-log      one JSON line per request on stderr (time, principal, method, tool,
-                    status, ms; never arguments or tokens)
+                    status, ms, and the request's traceId; never arguments or tokens)
+  --metrics         serve Prometheus text at /metrics (operation and session durations by
+                    method, tool and error type), behind the same auth as /mcp. Traces and
+                    metrics also go to an OpenTelemetry collector over OTLP/HTTP when
+                    OTEL_EXPORTER_OTLP_ENDPOINT is set (see docs/telemetry.md)
   --state-key-file PATH
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a

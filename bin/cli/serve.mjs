@@ -141,6 +141,7 @@ export async function serve({ positionals, values }) {
         accessLog,
         stateKey,
         replicaUrl,
+        metrics: values.metrics === true ? true : undefined,
         onCall,
       })
       if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)
@@ -201,6 +202,8 @@ export async function serve({ positionals, values }) {
     await handle?.stop()
   } finally {
     await toolkit.close()
+    // What the engine queued for an OpenTelemetry collector goes before the process does.
+    await tn.flushTelemetry?.()
   }
   return 0
 }

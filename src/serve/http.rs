@@ -43,6 +43,8 @@ pub struct HttpServeOptions<'a> {
     pub state_key: Option<Vec<Uint8Array>>,
     /// The URL other replicas reach this one at.
     pub replica_url: Option<String>,
+    /// Serve Prometheus text at `/metrics`.
+    pub metrics: Option<bool>,
 }
 
 /// `opts.auth` as lib/options.js normalises it.
@@ -250,6 +252,7 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
             None => None,
         },
         replica_url: o.replica_url,
+        metrics: o.metrics.unwrap_or(false),
     })
 }
 

@@ -85,6 +85,8 @@ impl ToolCaller for JsTool {
         let (execute, map) = (self.execute.clone(), self.map);
         let principal = ctx.principal();
         let trace = ctx.trace_meta();
+        // The engine made the call's SERVER span: JavaScript only runs `run` inside it.
+        let spanned = ctx.spanned();
         let id = NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
         CONTEXTS
             .lock()
@@ -104,6 +106,9 @@ impl ToolCaller for JsTool {
             }
             if let Some(trace) = trace {
                 call["trace"] = Value::Object(trace);
+                if spanned {
+                    call["spanned"] = Value::Bool(true);
+                }
             }
             let outcome = match execute.call_async_catch(call).await {
                 Ok(promise) => promise.await.map(|v| v.0).map_err(|e| e.reason.clone()),

@@ -19,5 +19,6 @@ pub(crate) mod memory;
 pub mod search;
 pub mod serve;
 pub mod surface;
+pub mod telemetry;
 pub mod tool_result;
 pub mod tools;

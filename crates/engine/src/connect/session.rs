@@ -132,6 +132,8 @@ pub struct Session {
     generation: AtomicU64,
     /// Bumped each time a server's resources, templates or prompts change.
     surface_generation: AtomicU64,
+    /// When its servers were connected, for `mcp.client.session.duration`.
+    opened: Instant,
 }
 
 /// What a tool call produced, mapped as docs/loading.md describes, plus the raw MCP result for gateways.
@@ -216,6 +218,7 @@ impl Session {
             closing: tokio::sync::OnceCell::new(),
             generation: AtomicU64::new(0),
             surface_generation: AtomicU64::new(0),
+            opened: Instant::now(),
         }
     }
 
@@ -242,6 +245,11 @@ impl Session {
                     let conn = server.connection.lock().await.take();
                     if let Some(conn) = conn {
                         conn.shutdown(true).await;
+                        crate::telemetry::session_ended(
+                            false,
+                            self.opened.elapsed().as_secs_f64(),
+                            server.peer_attributes().transport,
+                        );
                     }
                 });
                 futures::future::join_all(closing).await;

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::connect::session::{LiveServer, Session};
 use crate::connect::tool_info::ToolInfo;
 use crate::serve::{self, CallContext, ServedTool, ToolCaller};
+use crate::telemetry::{Named, Op};
 use crate::tool_result::ToolResult;
 
 /// A tool that came from loadMcp: which live server serves it, under which original name.
@@ -83,8 +84,15 @@ impl ToolCaller for Relayed {
             task: life.is_some(),
             meta: None,
         };
+        // The upstream call is a CLIENT span, a child of this call's SERVER span.
+        let op = Op::client(
+            "tools/call",
+            Named::Tool(&tool.tool),
+            ctx.span_cx().as_ref(),
+            super::upstream::peer(&tool.server.peer_attributes()),
+        );
         // Progress, log messages and elicitations of the upstream reach the calling client.
-        let (front, relayed) = ctx.relay();
+        let (front, relayed) = ctx.relay(op.as_ref().and_then(Op::meta));
         async move {
             // The call runs on its own task: if this future is dropped (the client cancelled or
             // went away), the token tells the upstream server with notifications/cancelled.
@@ -100,6 +108,11 @@ impl ToolCaller for Relayed {
                 // The server's own result travels on untouched; a failure to get one is text
                 // (and fails a task this call runs as).
                 Ok(out) => {
+                    if let Some(op) = op {
+                        // A result with `isError` is the tool's own failure.
+                        let tool_error = out.is_error.then_some("tool_error");
+                        op.end(out.error_type.as_deref().or(tool_error));
+                    }
                     if out.task_failed || out.raw.is_none() {
                         ctx.fail(out.output.clone());
                     }

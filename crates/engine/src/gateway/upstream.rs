@@ -19,6 +19,7 @@ use crate::connect::updates::UpdateListener;
 use crate::serve::context::CallContext;
 use crate::surface::Hints;
 use crate::surface::SurfaceError;
+use crate::telemetry::{Named, Op, Peer};
 
 /// Which listing: the tools, or one of the three kinds of the surface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,17 +120,30 @@ impl Live {
 /// Runs an upstream request with the client of `ctx` as its front, on a task of its own that
 /// is cancelled (the upstream told) when the served request is dropped; then waits, bounded,
 /// for what the upstream reported meanwhile to reach the client before the answer does.
-fn relay<F, Fut>(ctx: CallContext, request: F) -> BoxFuture<'static, Result<Value, ErrorData>>
+fn relay<F, Fut>(
+    ctx: CallContext,
+    op: Option<Op>,
+    request: F,
+) -> BoxFuture<'static, Result<Value, ErrorData>>
 where
     F: FnOnce(Arc<dyn Front>, CancellationToken) -> Fut + Send + 'static,
     Fut: Future<Output = Result<Value, SurfaceError>> + Send + 'static,
 {
-    let (front, relayed) = ctx.relay();
+    let (front, relayed) = ctx.relay(op.as_ref().and_then(Op::meta));
     async move {
         let cancel = CancellationToken::new();
         let _cancel_on_drop = cancel.clone().drop_guard();
         let result = match tokio::spawn(request(front, cancel)).await {
-            Ok(result) => result.map_err(|e| e.to_error_data()),
+            Ok(result) => {
+                if let Some(op) = op {
+                    let code = result.as_ref().err().map(|e| match e.code {
+                        Some(code) => code.to_string(),
+                        None => crate::connect::session::OTHER_ERROR.to_string(),
+                    });
+                    op.end(code.as_deref());
+                }
+                result.map_err(|e| e.to_error_data())
+            }
             Err(_) => Err(ErrorData::internal_error(
                 "the upstream request failed",
                 None,
@@ -141,6 +155,16 @@ where
     .boxed()
 }
 
+/// An upstream server as telemetry's CLIENT spans name it.
+pub(super) fn peer(attributes: &crate::connect::session::PeerAttributes) -> Peer<'_> {
+    Peer {
+        transport: attributes.transport,
+        address: attributes.address.as_deref(),
+        port: attributes.port,
+        protocol_version: attributes.protocol_version.as_deref(),
+    }
+}
+
 impl Live {
     /// One request of the front client's on this server, relayed (see [`relay`]).
     fn ask(
@@ -149,7 +173,19 @@ impl Live {
         ask: SurfaceAsk,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
         let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
-        relay(ctx, move |front, cancel| async move {
+        // The upstream request is a CLIENT span, a child of the served request's SERVER span.
+        let (method, named) = match &ask {
+            SurfaceAsk::Read(uri) => ("resources/read", Named::Resource(uri)),
+            SurfaceAsk::Prompt(name, _) => ("prompts/get", Named::Prompt(name)),
+            SurfaceAsk::Complete(..) => ("completion/complete", Named::Nothing),
+        };
+        let op = Op::client(
+            method,
+            named,
+            ctx.span_cx().as_ref(),
+            peer(&server.peer_attributes()),
+        );
+        relay(ctx, op, move |front, cancel| async move {
             let req = Req {
                 timeout: None,
                 cancel: &cancel,

@@ -142,113 +142,20 @@ pub(crate) fn owner_of(context: &RequestContext<RoleServer>) -> Option<String> {
     principal_of(context).map(|p| p.key())
 }
 
-const TRACEPARENT: &str = "traceparent";
-const TRACESTATE: &str = "tracestate";
-/// W3C Trace Context: tracestate is at most 32 list members of at most 256 characters; longer
-/// ones are dropped rather than forwarded.
-const MAX_TRACESTATE: usize = 512;
-
-/// The W3C trace context of the request `context` answers, as `_meta` entries for an upstream
-/// request (SEP-414): from the request's own `_meta`, else from its HTTP headers. A malformed
-/// `traceparent` is not forwarded (nor then its `tracestate`).
+/// The W3C trace context for a request sent upstream on behalf of the request `context`
+/// answers (SEP-414), as `_meta` entries: its SERVER span's when telemetry exports spans,
+/// else the one it came with (its `_meta`'s, else its HTTP headers'). None without any.
 pub(crate) fn trace_meta(context: &RequestContext<RoleServer>) -> Option<Map<String, Value>> {
-    let from_meta = |key: &str| {
-        context
-            .meta
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let headers = context
-        .extensions
-        .get::<http::request::Parts>()
-        .map(|p| &p.headers);
-    let from_headers = |key: &str| {
-        headers
-            .and_then(|h| h.get(key))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    // The request's own `_meta` first; a malformed one leaves the headers' in force.
-    let (parent, state) = [
-        (from_meta(TRACEPARENT), from_meta(TRACESTATE)),
-        (from_headers(TRACEPARENT), from_headers(TRACESTATE)),
-    ]
-    .into_iter()
-    .find_map(|(parent, state)| {
-        let parent = parent?.trim().to_string();
-        valid_traceparent(&parent).then_some((parent, state))
-    })?;
-    let parent = parent.as_str();
-    let mut meta = Map::new();
-    meta.insert(TRACEPARENT.into(), Value::String(parent.to_string()));
-    if let Some(state) = state
-        .map(|s| s.trim().to_string())
-        .filter(|s| valid_tracestate(s))
-    {
-        meta.insert(TRACESTATE.into(), Value::String(state));
+    if let Some(crate::telemetry::SpanCx(cx)) = context.extensions.get() {
+        return crate::telemetry::inject(cx);
     }
-    Some(meta)
-}
-
-/// `version-traceid-parentid-flags` in lowercase hex (W3C Trace Context §3.2), with the ids
-/// not all zeros and the version not `ff`. A later version may append fields after a dash.
-fn valid_traceparent(value: &str) -> bool {
-    let hex = |s: &str, n: usize| {
-        s.len() == n
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
-    let mut fields = value.split('-');
-    let (Some(version), Some(trace), Some(parent), Some(flags)) =
-        (fields.next(), fields.next(), fields.next(), fields.next())
-    else {
-        return false;
-    };
-    let rest_ok = version != "00" || fields.next().is_none();
-    hex(version, 2)
-        && version != "ff"
-        && hex(trace, 32)
-        && trace.bytes().any(|b| b != b'0')
-        && hex(parent, 16)
-        && parent.bytes().any(|b| b != b'0')
-        && hex(flags, 2)
-        && rest_ok
-}
-
-fn valid_tracestate(value: &str) -> bool {
-    !value.is_empty()
-        && value.len() <= MAX_TRACESTATE
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+    let incoming = crate::telemetry::incoming(context);
+    incoming.meta.or(incoming.headers)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn traceparents_are_checked_as_w3c_says() {
-        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-        assert!(valid_traceparent(good));
-        assert!(!valid_traceparent(&good.to_uppercase()));
-        assert!(!valid_traceparent(
-            "00-00000000000000000000000000000000-00f067aa0ba902b7-01"
-        ));
-        assert!(!valid_traceparent(
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"
-        ));
-        assert!(!valid_traceparent(
-            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-        ));
-        assert!(!valid_traceparent(&format!("{good}-extra")));
-        assert!(valid_traceparent(
-            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"
-        ));
-        assert!(!valid_traceparent("garbage"));
-        assert!(valid_tracestate("congo=t61rcWkgMzE"));
-        assert!(!valid_tracestate(&"a".repeat(513)));
-        assert!(!valid_tracestate("bad\nline"));
-    }
 
     #[test]
     fn resource_uris_are_matched_as_the_server_resolves_them() {

@@ -134,6 +134,18 @@ impl CallContext {
         super::caller::trace_meta(&self.request.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The call's SERVER span, when telemetry exports spans: the parent of what it sends
+    /// upstream.
+    pub(crate) fn span_cx(&self) -> Option<opentelemetry::Context> {
+        self.extension(|span: &crate::telemetry::SpanCx| span.0.clone())
+    }
+
+    /// Whether the call runs in a SERVER span of the engine's (telemetry exports spans), which
+    /// [`CallContext::trace_meta`] then names.
+    pub fn spanned(&self) -> bool {
+        self.extension(|_: &crate::telemetry::SpanCx| ()).is_some()
+    }
+
     /// Who the call belongs to (a retry must come from the same principal).
     pub(crate) fn owner(&self) -> Option<String> {
         super::caller::owner_of(&self.request.lock().unwrap_or_else(|e| e.into_inner()))

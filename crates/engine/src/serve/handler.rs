@@ -22,6 +22,10 @@ use super::surface::ListKind;
 use super::{ToolServer, changes};
 
 mod call;
+mod observed;
+
+use crate::telemetry::{Named, Op};
+use observed::observed;
 
 /// The items of a listing `sight` sees (all of them, uncopied, when it sees every one).
 fn visible<T: Clone>(items: &[T], sight: &Sight, kind: Kind, name: impl Fn(&T) -> &str) -> Vec<T> {
@@ -80,16 +84,20 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (ttl, scope) = self.list_hints(ListKind::Tools);
-        let sight = Sight::of(&context);
-        let set = self.current();
-        let items = match self.search_mode() {
-            Some(mode) => super::search::listing(mode, &set, &sight),
-            None => visible(&set.listed, &sight, Kind::Tool, |t| &t.name),
-        };
-        Ok(ListToolsResult::with_all_items(items)
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        let (op, context) = Op::server("tools/list", Named::Nothing, context);
+        observed(op, async move {
+            let (ttl, scope) = self.list_hints(ListKind::Tools);
+            let sight = Sight::of(&context);
+            let set = self.current();
+            let items = match self.search_mode() {
+                Some(mode) => super::search::listing(mode, &set, &sight),
+                None => visible(&set.listed, &sight, Kind::Tool, |t| &t.name),
+            };
+            Ok(ListToolsResult::with_all_items(items)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
+        })
+        .await
     }
 
     async fn list_resources(
@@ -97,23 +105,27 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let surface = self.surface_now();
-        if !surface.caps.resources {
-            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
-        }
-        let (ttl, scope) = surface.hints(ListKind::Resources);
-        let items = visible(
-            &surface.resources,
-            &Sight::of(&context),
-            Kind::Resource,
-            |(r, _)| &r.uri,
-        )
-        .into_iter()
-        .map(|(r, _)| r)
-        .collect();
-        Ok(ListResourcesResult::with_all_items(items)
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        let (op, context) = Op::server("resources/list", Named::Nothing, context);
+        observed(op, async move {
+            let surface = self.surface_now();
+            if !surface.caps.resources {
+                return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+            }
+            let (ttl, scope) = surface.hints(ListKind::Resources);
+            let items = visible(
+                &surface.resources,
+                &Sight::of(&context),
+                Kind::Resource,
+                |(r, _)| &r.uri,
+            )
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+            Ok(ListResourcesResult::with_all_items(items)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
+        })
+        .await
     }
 
     async fn list_resource_templates(
@@ -121,25 +133,29 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let surface = self.surface_now();
-        if !surface.caps.resources {
-            return Err(ErrorData::method_not_found::<
-                ListResourceTemplatesRequestMethod,
-            >());
-        }
-        let (ttl, scope) = surface.hints(ListKind::Templates);
-        let items = visible(
-            &surface.templates,
-            &Sight::of(&context),
-            Kind::Resource,
-            |(t, _)| &t.uri_template,
-        )
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(items)
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        let (op, context) = Op::server("resources/templates/list", Named::Nothing, context);
+        observed(op, async move {
+            let surface = self.surface_now();
+            if !surface.caps.resources {
+                return Err(ErrorData::method_not_found::<
+                    ListResourceTemplatesRequestMethod,
+                >());
+            }
+            let (ttl, scope) = surface.hints(ListKind::Templates);
+            let items = visible(
+                &surface.templates,
+                &Sight::of(&context),
+                Kind::Resource,
+                |(t, _)| &t.uri_template,
+            )
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+            Ok(ListResourceTemplatesResult::with_all_items(items)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
+        })
+        .await
     }
 
     async fn list_prompts(
@@ -147,23 +163,27 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let surface = self.surface_now();
-        if !surface.caps.prompts {
-            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
-        }
-        let (ttl, scope) = surface.hints(ListKind::Prompts);
-        let items = visible(
-            &surface.prompts,
-            &Sight::of(&context),
-            Kind::Prompt,
-            |(p, _, _)| &p.name,
-        )
-        .into_iter()
-        .map(|(p, _, _)| p)
-        .collect();
-        Ok(ListPromptsResult::with_all_items(items)
-            .with_ttl_ms(ttl)
-            .with_cache_scope(scope))
+        let (op, context) = Op::server("prompts/list", Named::Nothing, context);
+        observed(op, async move {
+            let surface = self.surface_now();
+            if !surface.caps.prompts {
+                return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+            }
+            let (ttl, scope) = surface.hints(ListKind::Prompts);
+            let items = visible(
+                &surface.prompts,
+                &Sight::of(&context),
+                Kind::Prompt,
+                |(p, _, _)| &p.name,
+            )
+            .into_iter()
+            .map(|(p, _, _)| p)
+            .collect();
+            Ok(ListPromptsResult::with_all_items(items)
+                .with_ttl_ms(ttl)
+                .with_cache_scope(scope))
+        })
+        .await
     }
 
     async fn read_resource(
@@ -171,10 +191,14 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if !self.surface_now().caps.resources {
-            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
-        }
-        self.read(request, context).await
+        let (op, context) = Op::server("resources/read", Named::Resource(&request.uri), context);
+        observed(op, async move {
+            if !self.surface_now().caps.resources {
+                return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+            }
+            self.read(request, context).await
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -182,10 +206,14 @@ impl ServerHandler for ToolServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        if !self.surface_now().caps.prompts {
-            return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
-        }
-        self.get(request, context).await
+        let (op, context) = Op::server("prompts/get", Named::Prompt(&request.name), context);
+        observed(op, async move {
+            if !self.surface_now().caps.prompts {
+                return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
+            }
+            self.get(request, context).await
+        })
+        .await
     }
 
     async fn complete(
@@ -193,10 +221,14 @@ impl ServerHandler for ToolServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        if !self.surface_now().caps.completions {
-            return Err(ErrorData::method_not_found::<CompleteRequestMethod>());
-        }
-        self.completion(request, context).await
+        let (op, context) = Op::server("completion/complete", Named::Nothing, context);
+        observed(op, async move {
+            if !self.surface_now().caps.completions {
+                return Err(ErrorData::method_not_found::<CompleteRequestMethod>());
+            }
+            self.completion(request, context).await
+        })
+        .await
     }
 
     #[allow(deprecated)] // resources/subscribe is the handshake era's; rmcp routes it so.
@@ -298,7 +330,8 @@ impl ServerHandler for ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools_call(request, context).await
+        let (op, context) = Op::server("tools/call", Named::Tool(&request.name), context);
+        observed(op, self.tools_call(request, context)).await
     }
 
     async fn on_custom_request(
@@ -315,7 +348,8 @@ impl ServerHandler for ToolServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.task_get(&request.task_id, &context)
+        let (op, context) = Op::server("tasks/get", Named::Nothing, context);
+        observed(op, async move { self.task_get(&request.task_id, &context) }).await
     }
 
     async fn update_task(
@@ -323,7 +357,11 @@ impl ServerHandler for ToolServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_update(&request.task_id, request.input_responses, &context)
+        let (op, context) = Op::server("tasks/update", Named::Nothing, context);
+        observed(op, async move {
+            self.task_update(&request.task_id, request.input_responses, &context)
+        })
+        .await
     }
 
     async fn cancel_task(
@@ -331,6 +369,11 @@ impl ServerHandler for ToolServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_cancel(&request.task_id, &context)
+        let (op, context) = Op::server("tasks/cancel", Named::Nothing, context);
+        observed(
+            op,
+            async move { self.task_cancel(&request.task_id, &context) },
+        )
+        .await
     }
 }

@@ -29,7 +29,7 @@ use gate::Gate;
 pub use gate::Readiness;
 
 mod accept;
-mod access_log;
+pub(crate) mod access_log;
 mod body;
 mod connection;
 mod front;
@@ -75,6 +75,9 @@ pub struct ServeOptions {
     /// The URL other replicas reach this one at (`http://host:port`), for answers to its
     /// requests that reach them; None: the address it is bound to.
     pub replica_url: Option<String>,
+    /// Serve the operation and session durations as Prometheus text at `/metrics` (behind the
+    /// same auth as `/mcp`).
+    pub metrics: bool,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -223,7 +226,12 @@ pub async fn serve_http(
         guard,
         ready: options.ready.take(),
         sessions: None,
+        metrics: options.metrics,
     };
+    crate::telemetry::start();
+    if options.metrics {
+        crate::telemetry::serve_metrics();
+    }
     let served = server.clone();
     let endpoint = if options.stateless && portable.is_none() {
         Endpoint::Stateless(StreamableHttpService::new(

@@ -20,9 +20,12 @@ where
         inner: rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, writer),
         server: session.clone(),
     };
+    crate::telemetry::start();
+    let opened = std::time::Instant::now();
     match super::wire::Wire(session).serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
+            crate::telemetry::session_ended(true, opened.elapsed().as_secs_f64(), "pipe");
             // The connection ended: so do its session's tasks.
             server.forget_closed_tasks();
             Ok(())

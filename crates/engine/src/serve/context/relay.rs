@@ -18,6 +18,9 @@ use super::CallContext;
 /// messages are sent on in the order they came (one task per call), elicitations asked.
 struct Relay {
     ctx: CallContext,
+    /// The trace context the upstream request carries (its CLIENT span's), when spans are
+    /// exported; else the served request's own is forwarded.
+    meta: Option<serde_json::Map<String, Value>>,
     events: tokio::sync::mpsc::UnboundedSender<Event>,
 }
 
@@ -27,10 +30,12 @@ enum Event {
 }
 
 impl CallContext {
-    /// This call as the front of a call forwarded upstream, and the task that sends on what
-    /// the upstream reported: it ends once the front is dropped and everything was sent.
+    /// This call as the front of a call forwarded upstream (carrying `meta` up, else the
+    /// call's own trace context), and the task that sends on what the upstream reported: it
+    /// ends once the front is dropped and everything was sent.
     pub(crate) fn relay(
         &self,
+        meta: Option<serde_json::Map<String, Value>>,
     ) -> (
         Arc<dyn crate::connect::relay::Front>,
         tokio::task::JoinHandle<()>,
@@ -53,6 +58,7 @@ impl CallContext {
         });
         let front = Arc::new(Relay {
             ctx: self.clone(),
+            meta,
             events,
         });
         (front, sending)
@@ -61,7 +67,7 @@ impl CallContext {
 
 impl crate::connect::relay::Front for Relay {
     fn meta(&self) -> Option<serde_json::Map<String, Value>> {
-        self.ctx.trace_meta()
+        self.meta.clone().or_else(|| self.ctx.trace_meta())
     }
 
     fn resume_point(&self) -> Option<rmcp::model::InputRequiredResult> {

@@ -31,6 +31,7 @@ pub(crate) struct Entry {
     /// Why the request was refused before it reached the server (a 401, 403 or 500 of auth).
     pub(crate) error: Option<String>,
     body: Tee,
+    trace: crate::telemetry::TraceSlot,
 }
 
 impl Entry {
@@ -45,7 +46,13 @@ impl Entry {
             status: 0,
             error: None,
             body: Tee::default(),
+            trace: Default::default(),
         }
+    }
+
+    /// Where the handler leaves the request's trace ids.
+    pub(crate) fn trace_slot(&self) -> crate::telemetry::TraceSlot {
+        self.trace.clone()
     }
 
     /// Where the request body's chunks are kept for the peek.
@@ -108,6 +115,12 @@ impl Drop for Entry {
         }
         let ms = self.started.elapsed().as_secs_f64() * 1000.0;
         entry.insert("ms".into(), Value::from((ms * 1000.0).round() / 1000.0));
+        if let Some((trace, span)) = self.trace.take() {
+            entry.insert("traceId".into(), Value::String(trace));
+            if let Some(span) = span {
+                entry.insert("spanId".into(), Value::String(span));
+            }
+        }
         (self.log)(Value::Object(entry));
     }
 }

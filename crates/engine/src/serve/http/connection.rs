@@ -37,7 +37,7 @@ pub(super) async fn accept_loop(
         tokio::select! {
             _ = stopped(&mut shutdown) => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     let Some(slot) = slots.take() else {
                         // Every connection is busy with a request: refuse this one.
                         drop(stream);
@@ -46,6 +46,7 @@ pub(super) async fn accept_loop(
                     let _ = stream.set_nodelay(true);
                     conns.spawn(serve_connection(
                         stream,
+                        peer,
                         front.clone(),
                         slot,
                         calls.clone(),
@@ -84,6 +85,7 @@ pub(super) async fn accept_loop(
 
 async fn serve_connection(
     stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
     front: Arc<Front>,
     slot: limits::Slot,
     calls: Arc<Calls>,
@@ -98,10 +100,14 @@ async fn serve_connection(
         }
         async move {
             let (mut parts, body) = req.into_parts();
+            parts.extensions.insert(crate::telemetry::PeerAddr(peer));
             let mut entry = front
                 .access_log
                 .as_ref()
                 .map(|log| access_log::Entry::begin(log, &parts));
+            if let Some(entry) = &entry {
+                parts.extensions.insert(entry.trace_slot());
+            }
             let reply = match front.gate.admit(&parts).await {
                 Admission::Reply(reply) => reply,
                 Admission::Refused {

@@ -1,7 +1,8 @@
 //! What stands before an endpoint's MCP path: who may reach it (a bearer token, checked on
 //! every request by the endpoint's [`Guard`]; a session answers only the principal that opened
 //! it), and the paths outside it that need no token: liveness (`/healthz`), readiness
-//! (`/readyz`) and the OAuth protected-resource metadata (RFC 9728).
+//! (`/readyz`) and the OAuth protected-resource metadata (RFC 9728). `/metrics`, when served,
+//! needs the same token as `/mcp`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub(crate) struct Gate {
     pub(crate) ready: Option<Readiness>,
     /// The endpoint's sessions (none when stateless), to tell whose each is.
     pub(crate) sessions: Option<Arc<Sessions>>,
+    /// Whether `/metrics` is served.
+    pub(crate) metrics: bool,
 }
 
 /// What becomes of a request.
@@ -64,6 +67,7 @@ impl Gate {
                 Admission::Reply(json_reply(StatusCode::OK, &json!({ "status": "ok" })))
             }
             "/readyz" if reads(&parts.method) => Admission::Reply(self.readiness().await),
+            "/metrics" if self.metrics && reads(&parts.method) => self.metrics(parts).await,
             _ if path == PRM_PATH || path.starts_with(&format!("{PRM_PATH}/")) => {
                 match self.guard.as_ref().and_then(|g| g.metadata_response(path)) {
                     Some(reply) => Admission::Reply(reply.map(|b| Full::new(b).boxed())),
@@ -102,6 +106,26 @@ impl Gate {
             principal,
             guard: guard.clone(),
         })))
+    }
+
+    /// The durations in Prometheus text, to a caller the guard lets in (anyone without auth).
+    async fn metrics(&self, parts: &http::request::Parts) -> Admission {
+        if let Some(guard) = &self.guard
+            && let Err(denial) = guard.check(&parts.headers).await
+        {
+            return refused(&denial, None);
+        }
+        let text = crate::telemetry::metrics_text();
+        let mut reply = Response::new(Full::new(Bytes::from(text)).boxed());
+        reply.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        reply.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-store"),
+        );
+        Admission::Reply(reply)
     }
 
     /// 200 when every server behind the endpoint is connected, 503 (with each one's status)

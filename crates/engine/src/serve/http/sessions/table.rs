@@ -27,6 +27,8 @@ struct Entry {
     link: Option<Arc<Link>>,
     /// The principal that opened it (serving with auth): the only one it answers.
     owner: Option<Arc<str>>,
+    /// When it opened, for `mcp.server.session.duration`.
+    opened: std::time::Instant,
 }
 
 #[derive(Default)]
@@ -55,6 +57,7 @@ impl Table {
     fn remove(&mut self, id: &SessionId) {
         if let Some(entry) = self.by_id.remove(id) {
             self.order.remove(&entry.key);
+            crate::telemetry::session_ended(true, entry.opened.elapsed().as_secs_f64(), "tcp");
         }
     }
 
@@ -95,6 +98,7 @@ impl Ledger {
             busy: 0,
             link: None,
             owner: None,
+            opened: std::time::Instant::now(),
         };
         table.by_id.insert(id.clone(), entry);
         table.order.insert(key, id.clone());
