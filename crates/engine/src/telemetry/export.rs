@@ -1,12 +1,13 @@
 //! Spans on their way to the collector: a bounded queue that a request only ever tries to put
-//! a span in, and one thread that sends them in batches. A collector that is down or slow
+//! a span in (never waiting for room), and one thread that sends them in batches. A collector that is down or slow
 //! fills the queue, and then spans are dropped and counted (with one warning in words), never
 //! waited for: a call is not delayed by its telemetry.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
@@ -72,22 +73,42 @@ impl QueueConfig {
     }
 }
 
-enum Message {
-    Span(Box<SpanData>),
-    /// Send everything queued, then say so.
-    Flush(mpsc::Sender<()>),
-    Stop(mpsc::Sender<()>),
+/// What the sending thread has to do: the spans queued, and who waits for a flush or the stop.
+#[derive(Default)]
+struct Queue {
+    spans: Vec<SpanData>,
+    flushes: Vec<mpsc::Sender<()>>,
+    stop: Option<mpsc::Sender<()>>,
+    /// The thread has ended: nothing queued now would be sent.
+    gone: bool,
 }
 
-/// The span processor: `on_end` tries the queue and moves on.
+/// The queue and the bell the sending thread sleeps on. A span is pushed under the lock and the
+/// thread is woken only when a batch is full (or a flush or the stop asks): waking it for
+/// each span would cost every request a context switch.
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    bell: Condvar,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
+}
+
+/// The span processor: `on_end` puts the span in the bounded queue, or drops and counts it.
 #[derive(Debug)]
 pub(super) struct Bounded {
-    queue: SyncSender<Message>,
+    shared: Arc<Shared>,
+    max_queue: usize,
+    max_batch: usize,
     dropped: Arc<Dropped>,
 }
 
 impl Bounded {
-    /// Starts the exporting thread for `exporter`.
+    /// Starts the sending thread for `exporter`.
     pub(super) fn start<E: SpanExporter + 'static>(
         mut exporter: E,
         resource: &Resource,
@@ -95,20 +116,46 @@ impl Bounded {
         dropped: Arc<Dropped>,
     ) -> Bounded {
         exporter.set_resource(resource);
-        let (queue, receive) = mpsc::sync_channel(config.max_queue);
-        let counted = dropped.clone();
+        let shared = Arc::new(Shared::default());
+        let (max_queue, max_batch) = (config.max_queue, config.max_batch);
+        let (sending, counted) = (shared.clone(), dropped.clone());
         let spawned = std::thread::Builder::new()
             .name("toolnexus-otlp".into())
-            .spawn(move || run(exporter, receive, config, &counted));
+            .spawn(move || run(exporter, &sending, config, &counted));
         if spawned.is_err() {
+            shared.lock().gone = true;
             dropped.add(0, "no thread could be started to send them");
         }
-        Bounded { queue, dropped }
+        Bounded {
+            shared,
+            max_queue,
+            max_batch,
+            dropped,
+        }
     }
 
-    fn wait(&self, message: impl FnOnce(mpsc::Sender<()>) -> Message, bound: Duration) -> bool {
+    /// Asks the thread for a flush (or the stop) and waits for it, at most `bound`.
+    fn wait(&self, stop: bool, bound: Duration) -> bool {
         let (done, finished) = mpsc::channel();
-        self.queue.send(message(done)).is_ok() && finished.recv_timeout(bound).is_ok()
+        {
+            let mut queue = self.shared.lock();
+            if queue.gone {
+                return false;
+            }
+            if stop {
+                queue.stop = Some(done);
+            } else {
+                queue.flushes.push(done);
+            }
+        }
+        self.shared.bell.notify_one();
+        finished.recv_timeout(bound).is_ok()
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -135,49 +182,39 @@ fn export<E: SpanExporter>(exporter: &E, batch: Vec<SpanData>, dropped: &Dropped
     }
 }
 
-fn run<E: SpanExporter>(
-    exporter: E,
-    receive: mpsc::Receiver<Message>,
-    config: QueueConfig,
-    dropped: &Dropped,
-) {
-    let mut batch: Vec<SpanData> = Vec::with_capacity(config.max_batch);
-    let mut deadline = Instant::now() + config.delay;
+fn run<E: SpanExporter>(exporter: E, shared: &Shared, config: QueueConfig, dropped: &Dropped) {
     loop {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match receive.recv_timeout(wait) {
-            Ok(Message::Span(span)) => {
-                batch.push(*span);
-                if batch.len() >= config.max_batch {
-                    export(&exporter, std::mem::take(&mut batch), dropped);
-                    deadline = Instant::now() + config.delay;
-                }
+        let (spans, flushes, stop) = {
+            let queue = shared.lock();
+            let (mut queue, _) = shared
+                .bell
+                .wait_timeout_while(queue, config.delay, |q| {
+                    q.spans.len() < config.max_batch && q.flushes.is_empty() && q.stop.is_none()
+                })
+                .unwrap_or_else(|e| e.into_inner());
+            let stop = queue.stop.take();
+            if stop.is_some() {
+                queue.gone = true;
             }
-            Ok(Message::Flush(done)) => {
-                // What was queued before the flush came first.
-                while let Ok(Message::Span(span)) = receive.try_recv() {
-                    batch.push(*span);
-                }
-                export(&exporter, std::mem::take(&mut batch), dropped);
-                let _ = done.send(());
-            }
-            Ok(Message::Stop(done)) => {
-                while let Ok(Message::Span(span)) = receive.try_recv() {
-                    batch.push(*span);
-                }
-                export(&exporter, std::mem::take(&mut batch), dropped);
-                let _ = exporter.shutdown();
-                let _ = done.send(());
-                return;
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                export(&exporter, std::mem::take(&mut batch), dropped);
-                deadline = Instant::now() + config.delay;
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                export(&exporter, std::mem::take(&mut batch), dropped);
-                return;
-            }
+            (
+                std::mem::take(&mut queue.spans),
+                std::mem::take(&mut queue.flushes),
+                stop,
+            )
+        };
+        let mut spans = spans;
+        while !spans.is_empty() {
+            let rest = spans.split_off(spans.len().min(config.max_batch));
+            export(&exporter, spans, dropped);
+            spans = rest;
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+        if let Some(done) = stop {
+            let _ = exporter.shutdown();
+            let _ = done.send(());
+            return;
         }
     }
 }
@@ -192,21 +229,29 @@ impl SpanProcessor for Bounded {
         if !span.span_context.is_sampled() {
             return;
         }
-        match self.queue.try_send(Message::Span(Box::new(span))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => self.dropped.add(
+        let mut queue = self.shared.lock();
+        if queue.gone {
+            drop(queue);
+            return self.dropped.add(1, "the thread sending them has stopped");
+        }
+        if queue.spans.len() >= self.max_queue {
+            drop(queue);
+            return self.dropped.add(
                 1,
                 "the queue of spans waiting for the collector is full (the collector is down \
                  or slower than the requests)",
-            ),
-            Err(TrySendError::Disconnected(_)) => {
-                self.dropped.add(1, "the thread sending them has stopped")
-            }
+            );
+        }
+        queue.spans.push(span);
+        let full = queue.spans.len() == self.max_batch;
+        drop(queue);
+        if full {
+            self.shared.bell.notify_one();
         }
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        if self.wait(Message::Flush, FLUSH_BOUND) {
+        if self.wait(false, FLUSH_BOUND) {
             Ok(())
         } else {
             Err(OTelSdkError::Timeout(FLUSH_BOUND))
@@ -214,7 +259,7 @@ impl SpanProcessor for Bounded {
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        if self.wait(Message::Stop, timeout.min(FLUSH_BOUND)) {
+        if self.wait(true, timeout.min(FLUSH_BOUND)) {
             Ok(())
         } else {
             Err(OTelSdkError::Timeout(timeout))
