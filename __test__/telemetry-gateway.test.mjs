@@ -11,7 +11,7 @@ import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { SpanKind } from "@opentelemetry/api"
 import { loadMcp } from "../index.js"
-import { deferredCleanup, fixture, tmpConfig } from "./helpers.mjs"
+import { deferredCleanup, fixture, tmpConfig, waitFor } from "./helpers.mjs"
 import { startCli } from "./lib/gateway.mjs"
 import { inSpan, mcpSpans } from "./lib/otel.mjs"
 import { KIND, startReceiver } from "./lib/otlp.mjs"
@@ -138,17 +138,21 @@ test("a call through a gateway is one trace at the OTLP receiver: app CLIENT →
   assert.equal(upstreamMeta.traceparent, `00-${readTrace}-${readClient.spanId}-01`)
 
   // The durations over OTLP, labelled by method and tool, in seconds with the conventions' buckets.
+  // The upstream (a toolnexus server too) exports its own, under its own service name.
+  const gatewayMetrics = (name) => receiver.metrics().filter((m) => m.metric === name && m.service === "gateway-under-test")
+  const failPoint = (m) => m.points.some((p) => p.attributes["gen_ai.tool.name"] === "fail" && p.attributes["error.type"] === "tool_error")
   await receiver.until(
-    () => receiver.metrics().some((m) => m.metric === "mcp.server.operation.duration" && m.points.some((p) => p.attributes["gen_ai.tool.name"] === served)),
-    "mcp.server.operation.duration for the echo tool",
+    () =>
+      gatewayMetrics("mcp.server.operation.duration").some((m) => m.points.some((p) => p.attributes["gen_ai.tool.name"] === served)) &&
+      gatewayMetrics("mcp.client.operation.duration").some(failPoint),
+    "the gateway's durations for the echo and fail calls",
   )
-  const server = receiver.metrics().findLast((m) => m.metric === "mcp.server.operation.duration")
+  const server = gatewayMetrics("mcp.server.operation.duration").findLast((m) => m.points.some((p) => p.attributes["gen_ai.tool.name"] === served))
   assert.equal(server.unit, "s")
   assert.equal(server.service, "gateway-under-test")
   const point = server.points.find((p) => p.attributes["gen_ai.tool.name"] === served && p.attributes["error.type"] === undefined)
   assert.equal(point.attributes["mcp.method.name"], "tools/call")
   assert.deepEqual(point.bounds, [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300])
-  assert.ok(receiver.metrics().some((m) => m.metric === "mcp.client.operation.duration" && m.points.some((p) => p.attributes["gen_ai.tool.name"] === "fail" && p.attributes["error.type"] === "tool_error")))
 
   // /metrics says the same in Prometheus text.
   const text = await (await fetch(`${gw.base}/metrics`)).text()
@@ -190,16 +194,18 @@ test("a collector that refuses every export costs the calls nothing: the spans a
   assert.match(stderr, /^toolnexus: telemetry: \d+ spans were dropped in all$/m)
 })
 
-test("without OTEL_EXPORTER_OTLP_ENDPOINT the gateway exports nothing, /metrics is not served unless asked, and the access log still names the caller's trace", async () => {
+test("without OTEL_EXPORTER_OTLP_ENDPOINT the gateway exports nothing, /metrics is served only when asked, and the access log still names the caller's trace", async () => {
   const config = tmpConfig({ mcpServers: { native: { command: process.execPath, args: [fixture("native-stdio-server.mjs")] } } })
-  const cli = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--access-log"], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: "" } })
-  const base = await cli.serving
-  assert.equal((await fetch(`${base}/metrics`)).status, 404)
-  const { tool } = await appSource(base)
-  const { parent } = await inSpan(() => tool("echo").execute({ text: "x" }))
-  const trace = parent.spanContext().traceId
-  await (await import("./helpers.mjs")).waitFor(() => accessLines(cli.stderr()).some((e) => e.method === "tools/call"), { message: "the call's access-log line" })
-  const logged = accessLines(cli.stderr()).find((e) => e.method === "tools/call")
-  assert.equal(logged.traceId, trace)
-  assert.equal(logged.spanId, undefined)
+  for (const flags of [[], ["--metrics"]]) {
+    const cli = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--access-log", ...flags], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: "" } })
+    const base = await cli.serving
+    assert.equal((await fetch(`${base}/metrics`)).status, flags.length === 0 ? 404 : 200, flags.join(" "))
+    const { tool } = await appSource(base)
+    const { parent } = await inSpan(() => tool("echo").execute({ text: "x" }))
+    const trace = parent.spanContext().traceId
+    await waitFor(() => accessLines(cli.stderr()).some((e) => e.method === "tools/call"), { message: "the call's access-log line" })
+    const logged = accessLines(cli.stderr()).find((e) => e.method === "tools/call")
+    assert.equal(logged.traceId, trace, flags.join(" "))
+    assert.equal(logged.spanId, undefined)
+  }
 })

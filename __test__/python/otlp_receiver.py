@@ -44,20 +44,21 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def reply(self, status, body=b""):
+        self.send_response(status)
+        if status == 200:
+            self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("content-length", "0")))
         if SINK:
-            self.send_response(200)
-            self.send_header("content-type", "application/x-protobuf")
-            self.send_header("content-length", "0")
-            self.end_headers()
-            return
+            return self.reply(200)
         if REFUSE:
             emit({"refused": self.path})
-            self.send_response(503)
-            self.send_header("content-length", "0")
-            self.end_headers()
-            return
+            return self.reply(503)
         if self.path == "/v1/traces":
             request = ExportTraceServiceRequest.FromString(body)
             for resource_spans in request.resource_spans:
@@ -95,15 +96,8 @@ class Handler(BaseHTTPRequestHandler):
                         emit({"metric": metric.name, "unit": metric.unit, "service": resource.get("service.name"), "points": points})
             reply = ExportMetricsServiceResponse().SerializeToString()
         else:
-            self.send_response(404)
-            self.send_header("content-length", "0")
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
-        self.send_header("content-length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+            return self.reply(404)
+        self.reply(200, reply)
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -143,7 +143,7 @@ impl CallContext {
     /// Whether the call runs in a SERVER span of the engine's (telemetry exports spans), which
     /// [`CallContext::trace_meta`] then names.
     pub fn spanned(&self) -> bool {
-        self.extension(|_: &crate::telemetry::SpanCx| ()).is_some()
+        self.span_cx().is_some()
     }
 
     /// Who the call belongs to (a retry must come from the same principal).

@@ -85,19 +85,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let (op, context) = Op::server("tools/list", Named::Nothing, context);
-        observed(op, async move {
-            let (ttl, scope) = self.list_hints(ListKind::Tools);
-            let sight = Sight::of(&context);
-            let set = self.current();
-            let items = match self.search_mode() {
-                Some(mode) => super::search::listing(mode, &set, &sight),
-                None => visible(&set.listed, &sight, Kind::Tool, |t| &t.name),
-            };
-            Ok(ListToolsResult::with_all_items(items)
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope))
-        })
-        .await
+        observed(op, async { self.tools_listing(&context) }).await
     }
 
     async fn list_resources(
@@ -106,26 +94,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let (op, context) = Op::server("resources/list", Named::Nothing, context);
-        observed(op, async move {
-            let surface = self.surface_now();
-            if !surface.caps.resources {
-                return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
-            }
-            let (ttl, scope) = surface.hints(ListKind::Resources);
-            let items = visible(
-                &surface.resources,
-                &Sight::of(&context),
-                Kind::Resource,
-                |(r, _)| &r.uri,
-            )
-            .into_iter()
-            .map(|(r, _)| r)
-            .collect();
-            Ok(ListResourcesResult::with_all_items(items)
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope))
-        })
-        .await
+        observed(op, async { self.resources_listing(&context) }).await
     }
 
     async fn list_resource_templates(
@@ -134,28 +103,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let (op, context) = Op::server("resources/templates/list", Named::Nothing, context);
-        observed(op, async move {
-            let surface = self.surface_now();
-            if !surface.caps.resources {
-                return Err(ErrorData::method_not_found::<
-                    ListResourceTemplatesRequestMethod,
-                >());
-            }
-            let (ttl, scope) = surface.hints(ListKind::Templates);
-            let items = visible(
-                &surface.templates,
-                &Sight::of(&context),
-                Kind::Resource,
-                |(t, _)| &t.uri_template,
-            )
-            .into_iter()
-            .map(|(t, _)| t)
-            .collect();
-            Ok(ListResourceTemplatesResult::with_all_items(items)
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope))
-        })
-        .await
+        observed(op, async { self.templates_listing(&context) }).await
     }
 
     async fn list_prompts(
@@ -164,26 +112,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let (op, context) = Op::server("prompts/list", Named::Nothing, context);
-        observed(op, async move {
-            let surface = self.surface_now();
-            if !surface.caps.prompts {
-                return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
-            }
-            let (ttl, scope) = surface.hints(ListKind::Prompts);
-            let items = visible(
-                &surface.prompts,
-                &Sight::of(&context),
-                Kind::Prompt,
-                |(p, _, _)| &p.name,
-            )
-            .into_iter()
-            .map(|(p, _, _)| p)
-            .collect();
-            Ok(ListPromptsResult::with_all_items(items)
-                .with_ttl_ms(ttl)
-                .with_cache_scope(scope))
-        })
-        .await
+        observed(op, async { self.prompts_listing(&context) }).await
     }
 
     async fn read_resource(
@@ -375,5 +304,95 @@ impl ServerHandler for ToolServer {
             async move { self.task_cancel(&request.task_id, &context) },
         )
         .await
+    }
+}
+
+/// The listings, as the handler answers them inside their telemetry operation.
+impl ToolServer {
+    fn tools_listing(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (ttl, scope) = self.list_hints(ListKind::Tools);
+        let sight = Sight::of(context);
+        let set = self.current();
+        let items = match self.search_mode() {
+            Some(mode) => super::search::listing(mode, &set, &sight),
+            None => visible(&set.listed, &sight, Kind::Tool, |t| &t.name),
+        };
+        Ok(ListToolsResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    fn resources_listing(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.resources {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Resources);
+        let items = visible(
+            &surface.resources,
+            &Sight::of(context),
+            Kind::Resource,
+            |(r, _)| &r.uri,
+        )
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect();
+        Ok(ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    fn templates_listing(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.resources {
+            return Err(ErrorData::method_not_found::<
+                ListResourceTemplatesRequestMethod,
+            >());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Templates);
+        let items = visible(
+            &surface.templates,
+            &Sight::of(context),
+            Kind::Resource,
+            |(t, _)| &t.uri_template,
+        )
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
+    }
+
+    fn prompts_listing(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let surface = self.surface_now();
+        if !surface.caps.prompts {
+            return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
+        }
+        let (ttl, scope) = surface.hints(ListKind::Prompts);
+        let items = visible(
+            &surface.prompts,
+            &Sight::of(context),
+            Kind::Prompt,
+            |(p, _, _)| &p.name,
+        )
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .collect();
+        Ok(ListPromptsResult::with_all_items(items)
+            .with_ttl_ms(ttl)
+            .with_cache_scope(scope))
     }
 }

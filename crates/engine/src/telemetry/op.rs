@@ -146,22 +146,8 @@ impl Op {
     ) -> (Option<Op>, RequestContext<RoleServer>) {
         let telemetry = Telemetry::get();
         let parts = context.extensions.get::<http::request::Parts>();
-        let slot = parts.and_then(|p| p.extensions.get::<TraceSlot>());
-        if !telemetry.records() {
-            // The access log still names the trace the request came in.
-            if let Some(slot) = slot {
-                let incoming = super::propagate::incoming(&context);
-                if let Some(span) = incoming
-                    .meta
-                    .or(incoming.headers)
-                    .as_ref()
-                    .and_then(super::propagate::extract)
-                {
-                    slot.fill(span.trace_id().to_string(), None);
-                }
-            }
-            return (None, context);
-        }
+        let slot = parts.and_then(|p| p.extensions.get::<TraceSlot>()).cloned();
+        let records = telemetry.records();
         let transport = if parts.is_some() { "tcp" } else { "pipe" };
         let cx = telemetry.tracer.as_ref().map(|tracer| {
             let (mut attributes, name) = naming(method, named);
@@ -214,14 +200,33 @@ impl Op {
                 .start_with_context(tracer, &parent);
             parent.with_span(span)
         });
-        if let Some(cx) = &cx {
-            if let Some(slot) = slot {
-                let span = cx.span().span_context().clone();
-                slot.fill(
-                    span.trace_id().to_string(),
-                    Some(span.span_id().to_string()),
-                );
+        // The access log names the request's trace: its SERVER span's, else the one it came in.
+        if let Some(slot) = slot {
+            match &cx {
+                Some(cx) => {
+                    let span = cx.span().span_context().clone();
+                    slot.fill(
+                        span.trace_id().to_string(),
+                        Some(span.span_id().to_string()),
+                    );
+                }
+                None => {
+                    let incoming = super::propagate::incoming(&context);
+                    if let Some(span) = incoming
+                        .meta
+                        .or(incoming.headers)
+                        .as_ref()
+                        .and_then(super::propagate::extract)
+                    {
+                        slot.fill(span.trace_id().to_string(), None);
+                    }
+                }
             }
+        }
+        if !records {
+            return (None, context);
+        }
+        if let Some(cx) = &cx {
             context.extensions.insert(SpanCx(cx.clone()));
         }
         let op = Op {

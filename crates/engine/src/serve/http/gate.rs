@@ -115,17 +115,11 @@ impl Gate {
         {
             return refused(&denial, None);
         }
-        let text = crate::telemetry::metrics_text();
-        let mut reply = Response::new(Full::new(Bytes::from(text)).boxed());
-        reply.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        );
-        reply.headers_mut().insert(
-            http::header::CACHE_CONTROL,
-            http::HeaderValue::from_static("no-store"),
-        );
-        Admission::Reply(reply)
+        Admission::Reply(reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            Bytes::from(crate::telemetry::metrics_text()),
+        ))
     }
 
     /// 200 when every server behind the endpoint is connected, 503 (with each one's status)
@@ -158,11 +152,16 @@ fn reads(method: &Method) -> bool {
 }
 
 fn json_reply(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut reply = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
+    reply(status, "application/json", Bytes::from(value.to_string()))
+}
+
+/// An answer of the gate's own, never cached.
+fn reply(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
+    let mut reply = Response::new(Full::new(body).boxed());
     *reply.status_mut() = status;
     reply.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
+        http::HeaderValue::from_static(content_type),
     );
     reply.headers_mut().insert(
         http::header::CACHE_CONTROL,
