@@ -139,6 +139,15 @@ export declare class NativeSubscription {
   unsubscribe(): Promise<void>
 }
 
+/**
+ * One `exportSpans` callback's queue (internal): how many spans it has been sent, so that a
+ * flush can wait until the callback has been given as many.
+ */
+export declare class SpanSink {
+  /** How many spans have been queued for the callback so far. */
+  queued(): number
+}
+
 /** A ranked index over a list of tools (internal; see lib/search.js). */
 export declare class ToolIndex {
   constructor(tools: Array<IndexedTool>)
@@ -188,6 +197,11 @@ export interface CallOptions {
   authorize?: (url: string) => unknown
   /** `opts.tokenStore`, its methods bound to it. */
   tokenStore?: TokenStoreOptions
+  /**
+   * The app's trace context when the call was made (lib/telemetry.js): the engine's spans
+   * of the servers' listings are its children. Absent without OpenTelemetry.
+   */
+  trace?: Record<string, string>
 }
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
@@ -210,6 +224,13 @@ export declare function expandEnvHeaders(headers?: Record<string, string>): Reco
 
 /** A URI template expanded with `vars` (RFC 6570, levels 1–3), as `template.read(vars)` asks. */
 export declare function expandUriTemplate(template: string, vars: Record<string, unknown>): string
+
+/**
+ * Sends every span the engine makes to `onSpan` (internal: lib/telemetry.js, which hands
+ * them to the app's span processor), or stops when it is null. Spans then go there instead
+ * of to an OTLP endpoint.
+ */
+export declare function exportSpans(onSpan: ((span: unknown) => void) | null): SpanSink | null
 
 /**
  * For each name, whether it is the first of its name (internal: lib/toolkit.js keeps the first

@@ -1084,12 +1084,38 @@ export {
   describeContent,
   elicitationToRequest,
   expandEnvHeaders,
-  flushTelemetry,
   forgetCredentials,
   parseMcpConfig,
   sanitize,
   storedCredentials,
 } from "./binding"
+
+/**
+ * An OpenTelemetry SDK span processor, as `exportSpans` takes it (`SimpleSpanProcessor`,
+ * `BatchSpanProcessor`, or the app's own): given each engine span, ended, in the SDK's
+ * `ReadableSpan` shape.
+ */
+export interface SpanProcessorLike {
+  onEnd(span: any): void
+  forceFlush?(): Promise<void>
+}
+
+/**
+ * Sends the spans toolnexus makes in its engine (a served request's SERVER span, a gateway's
+ * CLIENT span for each request it relays upstream, a source's listings while it connects) to
+ * the app's own span processor, so that they reach the app's exporters in the app's traces,
+ * instead of going over OTLP from the `OTEL_*` variables. `resource` is what they are
+ * exported with (default: `service.name` from `OTEL_SERVICE_NAME`, else `toolnexus`). `null`
+ * stops. One processor per process: a later call replaces an earlier one.
+ */
+export declare function exportSpans(processor: SpanProcessorLike | null, opts?: { resource?: unknown }): void
+
+/**
+ * Sends the spans and metrics the engine has queued (to the OpenTelemetry collector, or to
+ * the processor `exportSpans` was given, which is then flushed), and waits for it, at most a
+ * few seconds for a collector.
+ */
+export declare function flushTelemetry(): Promise<void>
 
 /** Connects to every enabled server just long enough to list its tools, then disconnects. */
 export declare function listMcpTools(input: string | object, opts?: ListOptions): Promise<McpInventory>

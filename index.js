@@ -46,7 +46,14 @@ exports.expandEnvHeaders = binding.expandEnvHeaders
 exports.exposedMcpTools = function exposedMcpTools(tools, cfg) {
   return require("./lib/tools.js").exposedMcpTools(tools, cfg)
 }
-exports.flushTelemetry = binding.flushTelemetry
+/** @type {Api["exportSpans"]} */
+exports.exportSpans = function exportSpans(processor, opts) {
+  return require("./lib/telemetry.js").exportSpans(processor, opts)
+}
+/** @type {Api["flushTelemetry"]} */
+exports.flushTelemetry = function flushTelemetry() {
+  return require("./lib/telemetry.js").flushTelemetry()
+}
 exports.forgetCredentials = binding.forgetCredentials
 /** @type {Api["listMcpTools"]} */
 exports.listMcpTools = function listMcpTools(input, opts) {

@@ -18,6 +18,7 @@ export const {
   describeContent,
   elicitationToRequest,
   expandEnvHeaders,
+  exportSpans,
   exposedMcpTools,
   flushTelemetry,
   forgetCredentials,

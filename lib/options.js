@@ -112,7 +112,8 @@ function checkCall(input, opts, more) {
       throw new TypeError("toolnexus: MCP config must be a file path, JSON text or an object")
     }
     const extra = more(o)
-    return { options: { deadlineMs, signal, ...authOptions(o) }, more: extra }
+    const trace = require("./telemetry.js").activeCarrier()
+    return { options: { deadlineMs, signal, ...authOptions(o), trace }, more: extra }
   } catch (error) {
     return { reject: error }
   }

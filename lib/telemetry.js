@@ -263,6 +263,21 @@ function traceRequest(handle, server, method, target, extra, opts, send) {
 }
 
 /**
+ * The app's active trace context as its propagator writes it (`traceparent`, `tracestate`):
+ * the engine's CLIENT spans of a call's listings are its children (roots when it is empty);
+ * undefined without OpenTelemetry, and then they are not made.
+ * @returns {Record<string, string> | undefined}
+ */
+function activeCarrier() {
+  const a = api === undefined ? otel() : api
+  if (a === null) return undefined
+  /** @type {Record<string, string>} */
+  const carrier = {}
+  a.propagation.inject(a.context.active(), carrier)
+  return carrier
+}
+
+/**
  * Runs a served tool's `run` (a toolkit's or buildMcpServer's own tool, called by an MCP
  * client) inside a SERVER span `tools/call <name>`: parented on the trace context the request
  * came with (`carrier`: its `traceparent` and `tracestate`, from the request's `_meta` or its
@@ -306,4 +321,143 @@ function serveToolCall(name, carrier, spanned, run) {
   )
 }
 
-module.exports = { serveToolCall, startToolCall, traceRequest }
+/**
+ * The spans the engine makes itself (a served request's SERVER span, a gateway's CLIENT span
+ * for each request it relays upstream, a source's listings), handed to the app's own span
+ * processor: each is turned into the SDK's `ReadableSpan` shape and given to its `onEnd`.
+ * @type {{ processor: any, sink: any, given: number, waiting: Array<{ upTo: number, resolve: () => void }> } | null}
+ */
+let exported = null
+
+/** Whether a throwing span processor was already reported (once per process). */
+let processorThrew = false
+
+/**
+ * A trace state header as the API's `TraceState` (what the SDK's exporters serialize).
+ * @param {string} header
+ */
+function traceState(header) {
+  const a = otel()
+  if (a?.createTraceState) return a.createTraceState(header)
+  return { serialize: () => header, get: () => undefined, set() { return this }, unset() { return this } }
+}
+
+/**
+ * The resource engine spans are exported with when the app names none: `service.name` from
+ * OTEL_SERVICE_NAME, else `toolnexus`, built with the app's `@opentelemetry/resources` when it
+ * has one (so exporters group it as they group their own).
+ */
+function defaultResource() {
+  const attributes = { "service.name": process.env.OTEL_SERVICE_NAME || "toolnexus" }
+  try {
+    /** @type {any} the app's package, 1.x or 2.x */
+    const resources = require("@opentelemetry/resources")
+    if (typeof resources.resourceFromAttributes === "function") return resources.resourceFromAttributes(attributes)
+    if (typeof resources.Resource === "function") return new resources.Resource(attributes)
+  } catch {}
+  const plain = {
+    attributes,
+    asyncAttributesPending: false,
+    schemaUrl: undefined,
+    waitForAsyncAttributes: async () => {},
+    getRawAttributes: () => Object.entries(attributes),
+    merge: () => plain,
+  }
+  return plain
+}
+
+/**
+ * An engine span's record (src/telemetry.rs) as the SDK's `ReadableSpan`, with the field
+ * names of both the 1.x and 2.x SDKs.
+ * @param {any} r
+ * @param {any} resource
+ */
+function readableSpan(r, resource) {
+  /** @type {Record<string, unknown>} */
+  const context = { traceId: r.traceId, spanId: r.spanId, traceFlags: r.traceFlags, isRemote: false }
+  if (r.traceState) context.traceState = traceState(r.traceState)
+  const parent =
+    r.parentSpanId == null
+      ? undefined
+      : { traceId: r.traceId, spanId: r.parentSpanId, traceFlags: r.traceFlags, isRemote: r.parentIsRemote }
+  const nanos = (r.endTime[0] - r.startTime[0]) * 1e9 + (r.endTime[1] - r.startTime[1])
+  const status = r.status.message ? { code: r.status.code, message: r.status.message } : { code: r.status.code }
+  const links = r.links.map((/** @type {any} */ link) => ({
+    context: { traceId: link.traceId, spanId: link.spanId, traceFlags: link.traceFlags, isRemote: true },
+    attributes: link.attributes,
+  }))
+  const scope = { name: r.scope.name, version: r.scope.version ?? undefined }
+  return {
+    name: r.name,
+    kind: r.kind,
+    spanContext: () => context,
+    parentSpanContext: parent,
+    parentSpanId: parent?.spanId,
+    startTime: r.startTime,
+    endTime: r.endTime,
+    duration: [Math.floor(nanos / 1e9), nanos % 1e9],
+    status,
+    attributes: r.attributes,
+    links,
+    events: [],
+    ended: true,
+    resource,
+    instrumentationScope: scope,
+    instrumentationLibrary: scope,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  }
+}
+
+/**
+ * Sends the spans the engine makes from now on to `processor` (an OpenTelemetry SDK span
+ * processor: its `onEnd` is given each, ended), instead of to an OTLP endpoint; null stops.
+ * @param {any} processor
+ * @param {{ resource?: any }} [opts]
+ */
+function exportSpans(processor, opts) {
+  if (processor === null || processor === undefined) {
+    exported = null
+    binding.exportSpans(null)
+    return
+  }
+  if (typeof processor !== "object" || typeof processor.onEnd !== "function") {
+    throw new TypeError("toolnexus: exportSpans takes an OpenTelemetry span processor (an object with onEnd), or null")
+  }
+  if (opts !== undefined && (opts === null || typeof opts !== "object")) {
+    throw new TypeError("toolnexus: exportSpans's options must be an object")
+  }
+  const resource = opts?.resource ?? defaultResource()
+  const state = { processor, sink: /** @type {any} */ (null), given: 0, waiting: /** @type {Array<{ upTo: number, resolve: () => void }>} */ ([]) }
+  state.sink = binding.exportSpans((/** @type {any} */ record) => {
+    state.given++
+    try {
+      processor.onEnd(readableSpan(record, resource))
+    } catch (error) {
+      if (!processorThrew) {
+        processorThrew = true
+        const message = error instanceof Error ? error.message : String(error)
+        process.stderr.write(`toolnexus: telemetry: the span processor threw (${message}); its spans are lost, later throws are not reported\n`)
+      }
+    }
+    state.waiting = state.waiting.filter((w) => (w.upTo <= state.given ? (w.resolve(), false) : true))
+  })
+  exported = state
+}
+
+/**
+ * Sends what the engine has queued for the collector (OTLP), or hands what it has queued to
+ * the app's span processor and flushes that.
+ * @returns {Promise<void>}
+ */
+async function flushTelemetry() {
+  await binding.flushTelemetry()
+  const state = exported
+  if (state === null) return
+  const upTo = state.sink.queued()
+  if (state.given < upTo) await new Promise((resolve) => state.waiting.push({ upTo, resolve: () => resolve(undefined) }))
+  await state.processor.forceFlush?.()
+}
+
+module.exports = { activeCarrier, exportSpans, flushTelemetry, serveToolCall, startToolCall, traceRequest }

@@ -167,6 +167,7 @@ fn list<'env>(
         }
         Err(settle) => return reject_now(env, settle),
     };
+    let trace = options::CallOptions::call_trace(opts.as_ref());
     let auth = match auth::auth_context(opts, &input) {
         Ok(auth) => auth,
         Err(e) => return reject_now(env, Settle::Reject(e)),
@@ -178,7 +179,7 @@ fn list<'env>(
             Err(settle) => return settle,
         };
         match inventory::list_all(&cfg, &token, deadline, |_| {
-            ClientSide::new(auth.clone(), None, false)
+            ClientSide::new(auth.clone(), None, false).traced(trace.clone())
         })
         .await
         {

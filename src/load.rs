@@ -88,6 +88,7 @@ fn load<'env>(
         relay_input.unwrap_or(false),
         named_by_toolkit.unwrap_or(false),
     );
+    let trace = CallOptions::call_trace(opts.as_ref());
     let callbacks = || -> Result<_> {
         let wait_for: Option<WaitFor> = wait_for.map(js_callback).transpose()?;
         let on_tools_changed = on_tools_changed.map(tools_hook).transpose()?;
@@ -115,7 +116,7 @@ fn load<'env>(
         };
         let handler = |server: &str| {
             let elicitor = wait_for.clone().map(|w| elicitor(w, server.to_string()));
-            ClientSide::new(auth.clone(), elicitor, relay_input)
+            ClientSide::new(auth.clone(), elicitor, relay_input).traced(trace.clone())
         };
         match inventory::load_all(&cfg, &token, deadline, handler).await {
             Ok(loaded) => {

@@ -23,6 +23,19 @@ pub struct CallOptions<'a> {
     pub authorize: Option<Function<'a, String, Answer>>,
     /// `opts.tokenStore`, its methods bound to it.
     pub token_store: Option<TokenStoreOptions<'a>>,
+    /// The app's trace context when the call was made (lib/telemetry.js): the engine's spans
+    /// of the servers' listings are its children. Absent without OpenTelemetry.
+    pub trace: Option<std::collections::HashMap<String, String>>,
+}
+
+impl CallOptions<'_> {
+    /// The trace the call's listings are made under (see [`CallOptions::trace`]).
+    pub fn call_trace(opts: Option<&Self>) -> Option<engine::telemetry::CallTrace> {
+        let carrier = opts?.trace.clone()?;
+        Some(engine::telemetry::CallTrace::from_carrier(
+            &crate::telemetry::meta_object(carrier),
+        ))
+    }
 }
 
 /// An app's `tokenStore`: `get(key)`, `set(key, record)`, `delete(key)` (internal).

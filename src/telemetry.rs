@@ -6,6 +6,9 @@ use napi_derive::napi;
 use serde_json::{Map, Value};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 
 use engine::gateway::tool::LoadedTool;
 
@@ -43,4 +46,62 @@ pub async fn flush_telemetry() -> Result<()> {
     tokio::task::spawn_blocking(engine::telemetry::flush)
         .await
         .map_err(|_| Error::from_reason("toolnexus: the telemetry flush did not finish"))
+}
+
+/// Which call of `exportSpans` set the sink now in use (an environment that ends takes its
+/// own sink away, not a later one).
+static SINK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// How many spans may wait for the JavaScript thread; past that they are dropped and counted.
+const MAX_QUEUED_SPANS: usize = 4096;
+
+/// One `exportSpans` callback's queue (internal): how many spans it has been sent, so that a
+/// flush can wait until the callback has been given as many.
+#[napi]
+pub struct SpanSink {
+    queued: Arc<AtomicU64>,
+}
+
+#[napi]
+impl SpanSink {
+    /// How many spans have been queued for the callback so far.
+    #[napi]
+    pub fn queued(&self) -> f64 {
+        self.queued.load(Ordering::Acquire) as f64
+    }
+}
+
+/// Sends every span the engine makes to `onSpan` (internal: lib/telemetry.js, which hands
+/// them to the app's span processor), or stops when it is null. Spans then go there instead
+/// of to an OTLP endpoint.
+#[napi(ts_args_type = "onSpan: ((span: unknown) => void) | null")]
+pub fn export_spans(env: Env, on_span: Option<Function<Value, ()>>) -> Result<Option<SpanSink>> {
+    let generation = SINK_GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+    let Some(on_span) = on_span else {
+        engine::telemetry::export_to(None);
+        return Ok(None);
+    };
+    // lib/telemetry.js's callback never throws: it catches what the processor throws.
+    let tsfn = on_span
+        .build_threadsafe_function()
+        .weak::<true>()
+        .callee_handled::<false>()
+        .max_queue_size::<MAX_QUEUED_SPANS>()
+        .build()?;
+    let queued = Arc::new(AtomicU64::new(0));
+    let counted = queued.clone();
+    let sink: Arc<engine::telemetry::Sink> = Arc::new(move |span: Value| {
+        let sent = tsfn.call(span, ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok;
+        if sent {
+            counted.fetch_add(1, Ordering::AcqRel);
+        }
+        sent
+    });
+    env.add_env_cleanup_hook(generation, |generation| {
+        if SINK_GENERATION.load(Ordering::Acquire) == generation {
+            engine::telemetry::export_to(None);
+        }
+    })?;
+    engine::telemetry::export_to(Some(sink));
+    Ok(Some(SpanSink { queued }))
 }

@@ -74,6 +74,9 @@ pub struct ClientSide {
     /// Declares the 2026-07-28 `io.modelcontextprotocol/tasks` extension (not in a handshake of
     /// an earlier revision, whose capabilities have no `extensions`).
     pub(crate) tasks_extension: bool,
+    /// The app's trace context when the call was made: the connection's listings are CLIENT
+    /// spans under it (see [`crate::telemetry::connecting`]).
+    pub(crate) trace: Option<crate::telemetry::CallTrace>,
 }
 
 impl Default for ClientSide {
@@ -90,6 +93,7 @@ impl Default for ClientSide {
             auth: Default::default(),
             task_status: tokio::sync::broadcast::channel(crate::bounds::TASK_STATUS_QUEUE).0,
             tasks_extension: false,
+            trace: None,
         }
     }
 }
@@ -109,6 +113,11 @@ impl ClientSide {
             auth,
             ..Self::default()
         }
+    }
+
+    /// This handler with its connection's listings traced under `trace`.
+    pub fn traced(self, trace: Option<crate::telemetry::CallTrace>) -> Self {
+        Self { trace, ..self }
     }
 
     /// This handler for a start that offers `version` (and, with `extensions`, may speak

@@ -278,6 +278,12 @@ impl Connection {
         })
     }
 
+    /// Where the server is and what it speaks (for telemetry).
+    pub(crate) fn peer_attributes(&self) -> crate::telemetry::PeerAttributes {
+        let info = self.peer().and_then(|peer| peer.peer_info());
+        crate::telemetry::PeerAttributes::of(self.url(), info.as_ref().map(|i| &i.protocol_version))
+    }
+
     /// What the server declared at the handshake (or discovery), once connected.
     pub(crate) fn capabilities(&self) -> Option<rmcp::model::ServerCapabilities> {
         Some(self.peer()?.peer_info()?.capabilities.clone())

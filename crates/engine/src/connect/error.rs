@@ -52,6 +52,17 @@ impl ConnectError {
     }
 
     /// Gave up waiting: the server is most likely still running.
+    /// What telemetry's `error.type` says of it: `timeout`, `closed`, else `_OTHER`.
+    pub(crate) fn error_type(&self) -> &'static str {
+        if self.is_timeout() {
+            "timeout"
+        } else if self.is_closed() {
+            "closed"
+        } else {
+            "_OTHER"
+        }
+    }
+
     pub(crate) fn is_timeout(&self) -> bool {
         matches!(self, ConnectError::Timeout { .. })
     }

@@ -61,6 +61,7 @@ pub(crate) async fn open(
         Err(error) => return Opened::Failed(error.into()),
     };
     conn.use_oauth(entry, &handler.auth, warnings);
+    let trace = handler.trace.clone();
     let result = tokio::select! {
         biased;
         _ = stop.cancelled() => None,
@@ -75,7 +76,10 @@ pub(crate) async fn open(
                 started = phase(startup, timeout, conn.initialize(handler, timeout)).await;
             }
             started?;
-            conn.list_all(&entry.name, timeout, warnings).await
+            let peer = conn.peer_attributes();
+            // Boxed: the listing's future is large, and this one is polled on a worker's stack.
+            let listing = Box::pin(conn.list_all(&entry.name, timeout, warnings));
+            crate::telemetry::connecting(trace.as_ref(), peer.telemetry(), listing).await
         } => Some(result),
     };
     match result {

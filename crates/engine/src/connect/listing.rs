@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures::future::MaybeDone;
 
-use rmcp::model::{Icon, PaginatedRequestParams, ToolAnnotations};
+use rmcp::model::{Icon, ToolAnnotations};
 use rmcp::service::{Peer, RoleClient};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -35,7 +35,7 @@ use crate::surface::{Hints, scope_of};
 mod paging;
 mod surface;
 pub(crate) use crate::surface::Truncated;
-use paging::{Budget, Cursors, Merged, failed, too_many_pages};
+use paging::{Budget, Cursors, Merged, failed, page_params, too_many_pages, typed_page_params};
 #[cfg(test)]
 pub(crate) use surface::read_surface_page;
 pub(crate) use surface::{list_kind, list_surface};
@@ -54,7 +54,8 @@ pub(crate) async fn list_tools(
             Road::Rmcp(peer) => list_typed(peer).await,
         }
     };
-    error::phase("tools/list", timeout, listing).await
+    let listing = error::phase("tools/list", timeout, listing);
+    crate::telemetry::listing("tools/list", listing, error::ConnectError::error_type).await
 }
 
 /// A server's tools as listed: the tools, their pages' caching hints merged, and what the
@@ -143,10 +144,7 @@ async fn answer<F: Future<Output = AskResult>>(mut asked: Pin<&mut MaybeDone<F>>
 
 /// One page asked for directly: its raw result.
 async fn ask(direct: &Direct, cursor: Option<String>) -> AskResult {
-    let mut params = Map::new();
-    if let Some(cursor) = cursor {
-        params.insert("cursor".into(), Value::String(cursor));
-    }
+    let params = page_params(cursor);
     // The listing's phase is its one timeout (and words it); dropped by it, the request is
     // forgotten.
     direct
@@ -165,9 +163,8 @@ fn refused(why: ToolRefused) -> ConnectError {
 
 /// One page through rmcp's typed request.
 async fn rmcp_page(peer: &Peer<RoleClient>, cursor: Option<String>) -> Result<Page, ConnectError> {
-    let params = PaginatedRequestParams::default().with_cursor(cursor);
     let page = peer
-        .list_tools(Some(params))
+        .list_tools(Some(typed_page_params(cursor)))
         .await
         .map_err(|e| error::request(FAILED, reason::service_error(&e)))?;
     let tools = page

@@ -258,34 +258,10 @@ impl Session {
     }
 }
 
-/// Where a live server is and what it speaks, as telemetry names them: `network.transport`
-/// (`pipe` for stdio, `tcp` for HTTP), `server.address` and `server.port` of a remote server,
-/// and the protocol revision.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PeerAttributes {
-    pub transport: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol_version: Option<String>,
-}
-
 impl LiveServer {
     /// Where it is and what it speaks (for telemetry).
-    pub fn peer_attributes(&self) -> PeerAttributes {
-        let url = self
-            .url
-            .as_deref()
-            .and_then(|u| reqwest::Url::parse(u).ok());
-        PeerAttributes {
-            transport: if self.url.is_some() { "tcp" } else { "pipe" },
-            address: url.as_ref().and_then(|u| u.host_str().map(str::to_string)),
-            port: url.as_ref().and_then(|u| u.port_or_known_default()),
-            protocol_version: self.protocol.as_ref().map(|p| p.to_string()),
-        }
+    pub fn peer_attributes(&self) -> crate::telemetry::PeerAttributes {
+        crate::telemetry::PeerAttributes::of(self.url.as_deref(), self.protocol.as_ref())
     }
 
     /// Its direct requests, when calls take them.

@@ -89,7 +89,7 @@ impl ToolCaller for Relayed {
             "tools/call",
             Named::Tool(&tool.tool),
             ctx.span_cx().as_ref(),
-            super::upstream::peer(&tool.server.peer_attributes()),
+            tool.server.peer_attributes().telemetry(),
         );
         // Progress, log messages and elicitations of the upstream reach the calling client.
         let (front, relayed) = ctx.relay(op.as_ref().and_then(Op::meta));

@@ -19,7 +19,7 @@ use crate::connect::updates::UpdateListener;
 use crate::serve::context::CallContext;
 use crate::surface::Hints;
 use crate::surface::SurfaceError;
-use crate::telemetry::{Named, Op, Peer};
+use crate::telemetry::{Named, Op};
 
 /// Which listing: the tools, or one of the three kinds of the surface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -155,16 +155,6 @@ where
     .boxed()
 }
 
-/// An upstream server as telemetry's CLIENT spans name it.
-pub(super) fn peer(attributes: &crate::connect::session::PeerAttributes) -> Peer<'_> {
-    Peer {
-        transport: attributes.transport,
-        address: attributes.address.as_deref(),
-        port: attributes.port,
-        protocol_version: attributes.protocol_version.as_deref(),
-    }
-}
-
 impl Live {
     /// One request of the front client's on this server, relayed (see [`relay`]).
     fn ask(
@@ -183,7 +173,7 @@ impl Live {
             method,
             named,
             ctx.span_cx().as_ref(),
-            peer(&server.peer_attributes()),
+            server.peer_attributes().telemetry(),
         );
         relay(ctx, op, move |front, cancel| async move {
             let req = Req {

@@ -14,8 +14,15 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 
+/// The spans the process dropped on the way (to a collector, or to the app's processor).
+pub(super) static DROPPED: Dropped = Dropped {
+    count: AtomicU64::new(0),
+    warned: AtomicBool::new(false),
+    reported: AtomicU64::new(0),
+};
+
 /// Spans dropped on the way, and whether that was said.
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub(crate) struct Dropped {
     count: AtomicU64,
     warned: AtomicBool,
@@ -24,7 +31,7 @@ pub(crate) struct Dropped {
 }
 
 impl Dropped {
-    fn add(&self, spans: u64, why: &str) {
+    pub(super) fn add(&self, spans: u64, why: &str) {
         self.count.fetch_add(spans, Ordering::Relaxed);
         if !self.warned.swap(true, Ordering::Relaxed) {
             eprintln!(
@@ -104,7 +111,7 @@ pub(super) struct Bounded {
     shared: Arc<Shared>,
     max_queue: usize,
     max_batch: usize,
-    dropped: Arc<Dropped>,
+    dropped: &'static Dropped,
 }
 
 impl Bounded {
@@ -113,15 +120,15 @@ impl Bounded {
         mut exporter: E,
         resource: &Resource,
         config: QueueConfig,
-        dropped: Arc<Dropped>,
+        dropped: &'static Dropped,
     ) -> Bounded {
         exporter.set_resource(resource);
         let shared = Arc::new(Shared::default());
         let (max_queue, max_batch) = (config.max_queue, config.max_batch);
-        let (sending, counted) = (shared.clone(), dropped.clone());
+        let (sending, counted) = (shared.clone(), dropped);
         let spawned = std::thread::Builder::new()
             .name("toolnexus-otlp".into())
-            .spawn(move || run(exporter, &sending, config, &counted));
+            .spawn(move || run(exporter, &sending, config, counted));
         if spawned.is_err() {
             shared.lock().gone = true;
             dropped.add(0, "no thread could be started to send them");

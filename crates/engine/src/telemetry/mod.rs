@@ -6,10 +6,14 @@
 //! Configured once per process from the standard `OTEL_*` environment variables (see
 //! [`setup`]): spans go over OTLP/HTTP through a bounded queue ([`export`]) when an OTLP
 //! endpoint is set, metrics over OTLP on a period, and `/metrics` renders them as Prometheus
-//! text when an endpoint asks for it ([`prom`]). With none of them, [`Op::server`] and
-//! [`Op::client`] return None after two loads and nothing else is paid.
+//! text when an endpoint asks for it ([`prom`]). An app may take the spans in its own process
+//! instead ([`in_process`]). A source's listings while it connects are CLIENT spans under the
+//! app's context ([`listing`]). With none of them, [`Op::server`] and [`Op::client`] return
+//! None after a few loads and nothing else is paid.
 
 mod export;
+mod in_process;
+mod listing;
 mod op;
 mod prom;
 mod propagate;
@@ -18,7 +22,11 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use op::{Named, Op, Peer, PeerAddr, SpanCx, TraceSlot, session_ended};
+pub use in_process::{Sink, export_to};
+pub use listing::CallTrace;
+pub(crate) use listing::{connecting, listing, page_meta};
+pub use op::PeerAttributes;
+pub(crate) use op::{Named, Op, PeerAddr, SpanCx, TraceSlot, session_ended};
 pub(crate) use propagate::{incoming, inject};
 pub use state::{flush, metrics_text, tracing};
 pub(crate) use state::{serve_metrics, start};

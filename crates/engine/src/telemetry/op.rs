@@ -46,6 +46,46 @@ pub(crate) struct Peer<'a> {
     pub(crate) protocol_version: Option<&'a str>,
 }
 
+/// Where a live server is and what it speaks, as telemetry names them: `network.transport`
+/// (`pipe` for stdio, `tcp` for HTTP), `server.address` and `server.port` of a remote server,
+/// and the protocol revision.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeerAttributes {
+    pub transport: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
+impl PeerAttributes {
+    /// A server at `url` (None: stdio) speaking `protocol`.
+    pub(crate) fn of(url: Option<&str>, protocol: Option<&rmcp::model::ProtocolVersion>) -> Self {
+        let parsed = url.and_then(|u| reqwest::Url::parse(u).ok());
+        PeerAttributes {
+            transport: if url.is_some() { "tcp" } else { "pipe" },
+            address: parsed
+                .as_ref()
+                .and_then(|u| u.host_str().map(str::to_string)),
+            port: parsed.as_ref().and_then(|u| u.port_or_known_default()),
+            protocol_version: protocol.map(|p| p.to_string()),
+        }
+    }
+
+    /// As telemetry's CLIENT spans name the server.
+    pub(crate) fn telemetry(&self) -> Peer<'_> {
+        Peer {
+            transport: self.transport,
+            address: self.address.as_deref(),
+            port: self.port,
+            protocol_version: self.protocol_version.as_deref(),
+        }
+    }
+}
+
 /// The client's address, as the HTTP front accepted the connection.
 #[derive(Clone, Copy)]
 pub(crate) struct PeerAddr(pub(crate) std::net::SocketAddr);
@@ -149,7 +189,7 @@ impl Op {
         let slot = parts.and_then(|p| p.extensions.get::<TraceSlot>()).cloned();
         let records = telemetry.records();
         let transport = if parts.is_some() { "tcp" } else { "pipe" };
-        let cx = telemetry.tracer.as_ref().map(|tracer| {
+        let cx = telemetry.tracer().map(|tracer| {
             let (mut attributes, name) = naming(method, named);
             attributes.push(KeyValue::new("network.transport", transport));
             attributes.push(KeyValue::new(
@@ -253,29 +293,25 @@ impl Op {
         if !telemetry.records() {
             return None;
         }
-        let cx = telemetry
-            .tracer
-            .as_ref()
-            .zip(parent)
-            .map(|(tracer, parent)| {
-                let (mut attributes, name) = naming(method, named);
-                attributes.push(KeyValue::new("network.transport", peer.transport));
-                if let Some(address) = peer.address {
-                    attributes.push(KeyValue::new("server.address", address.to_string()));
-                }
-                if let Some(port) = peer.port {
-                    attributes.push(KeyValue::new("server.port", i64::from(port)));
-                }
-                if let Some(version) = peer.protocol_version {
-                    attributes.push(KeyValue::new("mcp.protocol.version", version.to_string()));
-                }
-                let span = tracer
-                    .span_builder(name)
-                    .with_kind(SpanKind::Client)
-                    .with_attributes(attributes)
-                    .start_with_context(tracer, parent);
-                parent.with_span(span)
-            });
+        let cx = telemetry.tracer().zip(parent).map(|(tracer, parent)| {
+            let (mut attributes, name) = naming(method, named);
+            attributes.push(KeyValue::new("network.transport", peer.transport));
+            if let Some(address) = peer.address {
+                attributes.push(KeyValue::new("server.address", address.to_string()));
+            }
+            if let Some(port) = peer.port {
+                attributes.push(KeyValue::new("server.port", i64::from(port)));
+            }
+            if let Some(version) = peer.protocol_version {
+                attributes.push(KeyValue::new("mcp.protocol.version", version.to_string()));
+            }
+            let span = tracer
+                .span_builder(name)
+                .with_kind(SpanKind::Client)
+                .with_attributes(attributes)
+                .start_with_context(tracer, parent);
+            parent.with_span(span)
+        });
         Some(Op {
             side: Side::Client,
             method,

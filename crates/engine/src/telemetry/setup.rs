@@ -11,24 +11,21 @@
 //! Only `http/protobuf` is spoken; another protocol, or an exporter other than `otlp`, is
 //! refused with a warning in words and that signal is not exported.
 
-use std::sync::Arc;
-
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 
-use super::export::{Bounded, Dropped, QueueConfig};
+use super::export::{Bounded, DROPPED, QueueConfig};
 
 /// What the process exports to, decided once: spans (their tracer and provider), metrics
-/// (their provider and the four histograms), and the count of spans dropped on the way.
+/// (their provider and the four histograms).
 pub(crate) struct Setup {
     pub(super) tracer: Option<opentelemetry_sdk::trace::SdkTracer>,
     pub(super) traces: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
     pub(super) meters: Option<opentelemetry_sdk::metrics::SdkMeterProvider>,
     pub(super) histograms: Option<Histograms>,
-    pub(super) dropped: Arc<Dropped>,
 }
 
 impl Setup {
@@ -38,7 +35,6 @@ impl Setup {
             traces: None,
             meters: None,
             histograms: None,
-            dropped: Default::default(),
         }
     }
 }
@@ -133,7 +129,7 @@ fn resource() -> Resource {
     }
 }
 
-fn scope() -> opentelemetry::InstrumentationScope {
+pub(super) fn scope() -> opentelemetry::InstrumentationScope {
     opentelemetry::InstrumentationScope::builder("toolnexus")
         .with_version(env!("CARGO_PKG_VERSION"))
         .build()
@@ -157,20 +153,14 @@ pub(super) fn from_env(env: Env<'_>) -> Setup {
             .build()
         {
             Ok(exporter) => {
-                let dropped = Arc::new(Dropped::default());
-                let processor = Bounded::start(
-                    exporter,
-                    &resource,
-                    QueueConfig::from_env(env),
-                    dropped.clone(),
-                );
+                let processor =
+                    Bounded::start(exporter, &resource, QueueConfig::from_env(env), &DROPPED);
                 let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
                     .with_resource(resource.clone())
                     .with_span_processor(processor)
                     .build();
                 telemetry.tracer = Some(provider.tracer_with_scope(scope()));
                 telemetry.traces = Some(provider);
-                telemetry.dropped = dropped;
             }
             Err(e) => warn(&format!("traces are not exported: {e}")),
         }

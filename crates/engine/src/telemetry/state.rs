@@ -19,6 +19,12 @@ impl Telemetry {
         })
     }
 
+    /// The tracer spans are made with: the app's in-process sink's while one is set
+    /// ([`super::in_process`]), else the OTLP exporter's.
+    pub(super) fn tracer(&self) -> Option<&opentelemetry_sdk::trace::SdkTracer> {
+        super::in_process::tracer().or(self.tracer.as_ref())
+    }
+
     /// Whether durations are recorded (over OTLP, or for `/metrics`).
     pub(super) fn measures(&self) -> bool {
         self.histograms.is_some() || super::prom::on()
@@ -26,13 +32,14 @@ impl Telemetry {
 
     /// Whether anything records an operation.
     pub(super) fn records(&self) -> bool {
-        self.tracer.is_some() || self.histograms.is_some() || super::prom::on()
+        self.tracer().is_some() || self.histograms.is_some() || super::prom::on()
     }
 }
 
-/// Whether spans are exported: an OTLP endpoint is configured for traces.
+/// Whether spans are made: an OTLP endpoint is configured for traces, or the app takes them
+/// in-process.
 pub fn tracing() -> bool {
-    Telemetry::get().tracer.is_some()
+    Telemetry::get().tracer().is_some()
 }
 
 /// Reads the environment now (a server starting), so that its warnings come at start-up and
@@ -49,7 +56,7 @@ pub(crate) fn serve_metrics() {
 /// Everything recorded for `/metrics`, in the Prometheus text format (version 0.0.4), with
 /// the spans dropped on the way to a collector.
 pub fn metrics_text() -> String {
-    super::prom::render(STATE.get().map_or(0, |t| t.dropped.total()))
+    super::prom::render(super::export::DROPPED.total())
 }
 
 /// Sends what is queued (spans, and metrics when exported) and waits for it, bounded; then,
@@ -65,5 +72,5 @@ pub fn flush() {
     if let Some(meters) = &telemetry.meters {
         let _ = meters.force_flush();
     }
-    telemetry.dropped.report_total();
+    super::export::DROPPED.report_total();
 }

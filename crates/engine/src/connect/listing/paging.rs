@@ -1,5 +1,8 @@
 //! Paging a listing: the cursors it has seen (a server that repeats one would be paged
-//! forever), its page bound, and its pages' caching hints merged.
+//! forever), its page bound, its pages' caching hints merged, and what each page request sends.
+
+use rmcp::model::PaginatedRequestParams;
+use serde_json::{Map, Value};
 
 use crate::bounds::{MAX_LIST_BYTES, MAX_LIST_ITEMS, MAX_LIST_PAGES};
 use crate::connect::error::ConnectError;
@@ -108,4 +111,24 @@ pub(crate) fn failed(failure: &Failure) -> Cause {
         Failure::Aborted => Cause::Words("cancelled".into()),
         Failure::Closed => Cause::closed(),
     }
+}
+
+/// A page request's params, direct: its cursor, and the listing's trace context in `_meta`
+/// while one is traced.
+pub(crate) fn page_params(cursor: Option<String>) -> Map<String, Value> {
+    let mut params = Map::new();
+    if let Some(cursor) = cursor {
+        params.insert("cursor".into(), Value::String(cursor));
+    }
+    if let Some(meta) = crate::telemetry::page_meta() {
+        params.insert("_meta".into(), Value::Object(meta));
+    }
+    params
+}
+
+/// [`page_params`] as rmcp's typed params.
+pub(crate) fn typed_page_params(cursor: Option<String>) -> PaginatedRequestParams {
+    let mut params = PaginatedRequestParams::default().with_cursor(cursor);
+    params.meta = crate::telemetry::page_meta().map(Into::into);
+    params
 }

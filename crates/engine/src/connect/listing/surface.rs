@@ -9,13 +9,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, ServerCapabilities};
+use rmcp::model::ServerCapabilities;
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::paging::failed;
-use super::paging::{Budget, Cursors, Merged, too_many_pages};
+use super::paging::{Budget, Cursors, Merged, page_params, too_many_pages, typed_page_params};
 use crate::bounds::MAX_LIST_PAGES;
 use crate::bounds::MAX_SURFACE_ITEM_BYTES;
 use crate::connect::error::{self, ConnectError};
@@ -64,7 +64,8 @@ pub(crate) async fn list_kind(
         }
         Err(too_many_pages(kind.method()))
     };
-    crate::connect::error::phase(kind.method(), timeout, listing).await
+    let listing = crate::connect::error::phase(kind.method(), timeout, listing);
+    crate::telemetry::listing(kind.method(), listing, ConnectError::error_type).await
 }
 
 /// Every kind the capabilities declare, concurrently (so about one timeout in all); a kind not
@@ -136,10 +137,7 @@ async fn direct_page(
     cursor: Option<String>,
     budget: &mut Budget,
 ) -> Result<SurfacePage, ConnectError> {
-    let mut params = Map::new();
-    if let Some(cursor) = cursor {
-        params.insert("cursor".into(), Value::String(cursor));
-    }
+    let params = page_params(cursor);
     // The listing's phase is its one timeout (and words it).
     let result = match direct.request(kind.method(), params, Duration::MAX).await {
         Ok(result) => result,
@@ -271,7 +269,7 @@ async fn rmcp_page(
     cursor: Option<String>,
     budget: &mut Budget,
 ) -> Result<SurfacePage, ConnectError> {
-    let params = Some(PaginatedRequestParams::default().with_cursor(cursor));
+    let params = Some(typed_page_params(cursor));
     let answered = match kind {
         Kind::Resources => peer.list_resources(params).await.map(|page| {
             let items = values_of(&page.resources);
