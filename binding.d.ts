@@ -10,6 +10,7 @@ import type {
   ElicitResult,
   ElicitationRequest,
   GetPromptResult,
+  LoadedSkill,
   McpConfig,
   McpInventory,
   McpStatus,
@@ -18,6 +19,8 @@ import type {
   ResourceInfo,
   ResourceTemplateInfo,
   ServerInfo,
+  SkillFileContents,
+  SkillInfo,
   Tool,
   ToolResult,
 } from "./index"
@@ -83,6 +86,14 @@ export declare class NativeService {
   close(): void
 }
 
+/** Skills ready to serve (internal; opaque), shared by every endpoint that serves them. */
+export declare class NativeSkills {
+  /** The skills now, as a source lists a skill (lib/skills.js's `load_skill` tool). */
+  listed(): SkillInfo[]
+  /** The skill whose `SKILL.md` is `uri`, loaded; null when none is served there. */
+  load(uri: string): Omit<LoadedSkill, "read"> | null
+}
+
 /** A loadMcp source's live session (internal: lib/source.js makes the `McpSource` of it). */
 export declare class NativeSource {
   /** Moves on each time a server's tools were re-listed. */
@@ -102,7 +113,7 @@ export declare class NativeSource {
    * Every connected server's resources, resource templates and prompts as last listed, in
    * config order, each item with `server` added.
    */
-  surface(): { resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }
+  surface(): { resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }>; skills: Array<SkillInfo & { server: string }> }
   /**
    * What telemetry says of `server` (internal: lib/telemetry.js): `transport` (`pipe` or
    * `tcp`), a remote server's `address` and `port`, and the `protocolVersion` it speaks;
@@ -111,6 +122,16 @@ export declare class NativeSource {
   serverPeer(server: string): { transport: string; address?: string; port?: number; protocolVersion?: string } | null
   /** `resources/read` of `uri` on `server`: its `ReadResourceResult`. */
   readResource(server: string, uri: string, opts?: SurfaceRequestOptions): Promise<ReadResourceResult>
+  /**
+   * Loads the skill whose `SKILL.md` is `uri` on `server` (SEP-2640): its `SKILL.md` read
+   * and checked against the skill's entry (listed, else `skills/get`).
+   */
+  loadSkill(server: string, uri: string, opts?: SurfaceRequestOptions): Promise<Omit<LoadedSkill, "read">>
+  /**
+   * Reads the file at `path` of the skill whose `SKILL.md` is `uri` on `server`, checked
+   * against the skill's entry.
+   */
+  readSkillFile(server: string, uri: string, path: string, opts?: SurfaceRequestOptions): Promise<SkillFileContents>
   /**
    * `prompts/get` of `name` on `server` with `args` (strings, checked by lib/options.js): its
    * `GetPromptResult`.
@@ -205,7 +226,7 @@ export interface CallOptions {
 }
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -411,6 +432,28 @@ export interface NativeSearchMode {
   always: Array<string>
 }
 
+/**
+ * One file of a skill given in memory (internal): its path within the skill's folder, and
+ * its `text` or its `bytes`.
+ */
+export interface NativeSkillFile {
+  path: string
+  text?: string
+  bytes?: Uint8Array
+}
+
+/** One skill given in memory (internal): its path under `skill://` (else its name) and files. */
+export interface NativeSkillSource {
+  path?: string
+  files: Array<NativeSkillFile>
+}
+
+/** What lib/skills.js prepares: a folder, or skills given in memory. */
+export interface NativeSkillsSpec {
+  folder?: string
+  skills?: Array<NativeSkillSource>
+}
+
 export interface NativeStaticToken {
   token: string
   subject: string
@@ -477,6 +520,9 @@ export interface ParseOptions {
    */
   at?: Array<string>
 }
+
+/** Checks and prepares skills to serve; a refusal is an `Error` naming the skill and the rule. */
+export declare function prepareSkills(spec: NativeSkillsSpec): NativeSkills
 
 /**
  * Sets up this environment's queue; `receive` gets each batch text (internal: lib/source.js

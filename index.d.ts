@@ -94,6 +94,57 @@ export interface PromptInfo {
   [key: string]: unknown
 }
 
+/** One file of a skill, as its entry lists it. */
+export interface SkillFileInfo {
+  /** Within the skill's folder, `/`-separated (`SKILL.md`, `references/FORMS.md`). */
+  path: string
+  uri: string
+  /** `sha256:` and 64 lowercase hex digits. */
+  digest: string
+  /** Bytes. */
+  size: number
+}
+
+/**
+ * A skill a server offers (the skills extension, SEP-2640), as `skills/list` lists it: the
+ * `uri` of its `SKILL.md`, the `name` and `description` of its frontmatter, the whole
+ * `frontmatter`, and its files (or `"dynamic"`: its files change, and have no digests).
+ */
+export interface SkillInfo {
+  uri: string
+  name: string
+  description: string
+  frontmatter: Record<string, unknown>
+  files: SkillFileInfo[] | "dynamic"
+  _meta?: Record<string, unknown>
+}
+
+/** A skill loaded: its `SKILL.md` read, its size, digest and frontmatter checked. */
+export interface LoadedSkill {
+  uri: string
+  name: string
+  description: string
+  /** The frontmatter as `SKILL.md` has it (equal to the entry's). */
+  frontmatter: Record<string, unknown>
+  /** The whole `SKILL.md`. */
+  text: string
+  /** `SKILL.md` after its frontmatter: the instructions. */
+  body: string
+  files: SkillFileInfo[] | "dynamic"
+  /** One file of the skill, read and checked. */
+  read(path: string, opts?: RequestOptions): Promise<SkillFileContents>
+}
+
+/** A file of a skill, read and checked: `text` when its bytes are UTF-8, else `blob` (base64). */
+export interface SkillFileContents {
+  path: string
+  uri: string
+  size: number
+  mimeType?: string
+  text?: string
+  blob?: string
+}
+
 /** Every server's raw tool inventory (no name prefixing, no `tools` allowlist applied). */
 export interface McpInventory {
   /** Connected servers only, keyed by server name in config order. */
@@ -107,6 +158,11 @@ export interface McpInventory {
   resourceTemplates: Record<string, ResourceTemplateInfo[]>
   /** Connected servers only, in config order: each one's prompts (as `resources`). */
   prompts: Record<string, PromptInfo[]>
+  /**
+   * Connected servers only, in config order: each one's skills (`[]` when it does not declare
+   * the skills extension; a failed `skills/list` is `[]` with a warning). Nothing is read.
+   */
+  skills: Record<string, SkillInfo[]>
   /** Every configured server, in config order. */
   status: Record<string, McpStatus>
   /** A short human reason for each failed server. */
@@ -359,6 +415,17 @@ export interface McpSource {
   resourceTemplates: ResourceTemplate[]
   /** Every connected server's prompts, each with `get(args)` (live: `notifications/prompts/list_changed`). */
   prompts: Prompt[]
+  /**
+   * Every connected server's skills (SEP-2640), each with `load()` and `read(path)`; nothing is
+   * read until one is loaded (live, as `resources`).
+   */
+  skills: Skill[]
+  /**
+   * Loads the skill whose `SKILL.md` is `uri` on `server`, listed or not (`skills/get` finds one
+   * not listed): its `SKILL.md` read and checked against the skill's entry (size, then digest,
+   * then the frontmatter, field by field). A mismatch rejects with what differed.
+   */
+  loadSkill(server: string, uri: string, opts?: RequestOptions): Promise<LoadedSkill>
   /** `resources/read` of `uri` on `server` (any URI the server serves, listed or not). */
   readResource(server: string, uri: string, opts?: RequestOptions): Promise<ReadResourceResult>
   /** `prompts/get` of the prompt `name` (its original name) on `server`; arguments are strings. */
@@ -493,6 +560,15 @@ export interface ResourceTemplate extends ResourceTemplateInfo {
   read(varsOrUri: Record<string, string | number> | string, opts?: RequestOptions): Promise<ReadResourceResult>
   /** Suggestions for the variable `argument` starting from `value`. */
   complete(argument: string, value: string, context?: CompletionContext, opts?: RequestOptions): Promise<Completion>
+}
+
+/** A skill of a loadMcp source: its listing, its server, `load()` and `read(path)`. */
+export interface Skill extends SkillInfo {
+  server: string
+  /** Reads and checks its `SKILL.md` (see `McpSource.loadSkill`). */
+  load(opts?: RequestOptions): Promise<LoadedSkill>
+  /** Reads and checks one of its files; a file its entry does not list is refused. */
+  read(path: string, opts?: RequestOptions): Promise<SkillFileContents>
 }
 
 /** A prompt of a loadMcp source: its listing, its server, and `get(args)`. */
@@ -758,7 +834,38 @@ export interface McpServerOptions {
   prompts?: PromptDefinition[]
   /** The caching hints (SEP-2549) its list and read results carry (a toolkit: `serve(addr, { mcp: { cache } })`). */
   cache?: CacheHints
+  /**
+   * Skills to serve (the skills extension, SEP-2640): a folder (each folder within it that holds
+   * a `SKILL.md` is a skill, served at `skill://<its path>/…`), or skills from `defineSkill`.
+   * Checked at once: a skill that breaks a rule throws, naming it and the rule.
+   */
+  skills?: string | SkillDefinition[]
 }
+
+/** What `defineSkill` takes. */
+export interface DefineSkillOptions {
+  /** Each file by its path within the skill's folder: `SKILL.md` (with `name` and `description` in its frontmatter), and any others. */
+  files: Record<string, string | Uint8Array>
+  /** Where it is served under `skill://` (its last segment is its name). Default: its name. */
+  path?: string
+}
+
+/** A skill to serve, from `defineSkill` (opaque). */
+export interface SkillDefinition {
+  readonly path?: string
+}
+
+/** A skill given as files, to serve with `buildMcpServer`'s or `createToolkit`'s `skills`. */
+export declare function defineSkill(opts: DefineSkillOptions): SkillDefinition
+
+/**
+ * The `load_skill` tool over a loadMcp source's skills or a toolkit's (`toolkit.skills()`): a
+ * model loads a skill's instructions by name, as hosts let it. Its description lists each
+ * skill's name and description as they are when it is read; a call answers the skill's
+ * `SKILL.md` instructions (checked as `skill.load()` checks them) and the paths of its other
+ * files. Names two servers share are `<server>/<name>`.
+ */
+export declare function loadSkillTool(from: McpSource | Toolkit): Tool
 
 /** The part of an `@modelcontextprotocol/sdk` `Transport` that `connect` uses. */
 export interface McpTransport {
@@ -806,6 +913,13 @@ export interface ToolkitOptions {
    * keep their names).
    */
   extraPrompts?: PromptDefinition[]
+  /**
+   * Skills to serve at every endpoint (the skills extension, SEP-2640): a folder of skills, or
+   * skills from `defineSkill` (see `McpServerOptions.skills`). Checked at once.
+   */
+  skills?: string | SkillDefinition[]
+  /** Adds the `load_skill` tool (see `loadSkillTool`) to the toolkit's tools: its servers' skills and its own. */
+  loadSkillTool?: boolean
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */
@@ -1047,6 +1161,11 @@ export interface ServeHandle {
 
 export interface Toolkit {
   tools(): Tool[]
+  /**
+   * Every skill its servers list (as `McpSource.skills`), then its own (`skills`, served by it,
+   * with no `server`), each with `load()`.
+   */
+  skills(): Array<SkillInfo & { server?: string; load(opts?: RequestOptions): Promise<Omit<LoadedSkill, "read">> }>
   /** As `McpSource.searchTools`, over every tool of the toolkit (MCP and its own). */
   searchTools(query: string, opts?: SearchToolsOptions): ToolMatch[]
   get(name: string): Tool | undefined

@@ -35,6 +35,10 @@ exports.defineResource = function defineResource(opts) {
 exports.defineResourceTemplate = function defineResourceTemplate(opts) {
   return require("./lib/surface.js").defineResourceTemplate(opts)
 }
+/** @type {Api["defineSkill"]} */
+exports.defineSkill = function defineSkill(opts) {
+  return require("./lib/skills.js").defineSkill(opts)
+}
 /** @type {Api["defineTool"]} */
 exports.defineTool = function defineTool(opts) {
   return require("./lib/tools.js").defineTool(opts)
@@ -58,6 +62,10 @@ exports.forgetCredentials = binding.forgetCredentials
 /** @type {Api["listMcpTools"]} */
 exports.listMcpTools = function listMcpTools(input, opts) {
   return require("./lib/options.js").listMcpTools(input, opts)
+}
+/** @type {Api["loadSkillTool"]} */
+exports.loadSkillTool = function loadSkillTool(from) {
+  return require("./lib/skills.js").loadSkillToolOf(from)
 }
 /** @type {Api["loadMcp"]} */
 exports.loadMcp = function loadMcp(input, opts) {

@@ -8,6 +8,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test"
 import { defineTool, loadMcp } from "toolnexus"
 import { toAiSdkTools } from "toolnexus/ai-sdk"
 import { assertAbortCancels, everything, fixtureServer, strictViolations, withSource } from "./adapters-helpers.mjs"
+import { fixture } from "./helpers.mjs"
 
 const T = { timeout: 30000 }
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
@@ -143,4 +144,30 @@ test("an MCP server's progress on a call reaches the AI SDK's stream as prelimin
     assert.equal(results.at(-1)[1].output, "slow done after 3 steps")
     assert.equal(await stream.text, "done")
   })
+})
+
+test("loadSkill: the model sees each skill's name and description in load_skill's description, loads one by name, and a refused skill reaches it as an error", T, async () => {
+  const skills = (...args) => ({ command: process.execPath, args: [fixture("skills-server.mjs"), ...args] })
+  await withSource(loadMcp({ sk: skills() }), async (source) => {
+    const { model, turns } = scripted(call("load_skill", { name: "pdf-processing" }), call("load_skill", { name: "nope" }, "c2"))
+    await generateText({ model, tools: toAiSdkTools(source, { loadSkill: true }), prompt: "fill the form", stopWhen: isStepCount(3) })
+    const offeredTool = turns[0].tools.find((t) => t.name === "load_skill")
+    assert.equal(
+      offeredTool.description,
+      "Loads a skill: instructions for a kind of task. Load the one whose description fits the task before doing it. Skills:\n" +
+        "- pdf-processing: Extract text and fill forms in PDF files\n- code-review: Review a change like a senior engineer\n- live-notes: Notes that change as you work",
+    )
+    assert.deepEqual(shown(turns).c1, {
+      type: "text",
+      value: "# Skill: pdf-processing\n\n# PDF processing\n\nUse references/FORMS.md for forms.\n\nThe skill's other files: references/FORMS.md, assets/logo.bin",
+    })
+    assert.deepEqual(shown(turns).c2, { type: "error-text", value: "no skill named \"nope\"; the skills are: pdf-processing, code-review, live-notes" })
+  })
+  await withSource(loadMcp({ sk: skills("--tamper", "digest") }), async (source) => {
+    const { model, turns } = scripted(call("load_skill", { name: "pdf-processing" }))
+    await generateText({ model, tools: toAiSdkTools(source, { loadSkill: true }), prompt: "fill the form", stopWhen: isStepCount(3) })
+    assert.equal(shown(turns).c1.type, "error-text")
+    assert.match(shown(turns).c1.value, /^loading skill skill:\/\/pdf-processing\/SKILL\.md failed: refused: skill:\/\/pdf-processing\/SKILL\.md has digest sha256:/)
+  })
+  assert.throws(() => toAiSdkTools([], { loadSkill: true }), { name: "TypeError", message: "toolnexus: loadSkill needs an McpSource or a Toolkit (whose skills it loads), not an array of tools" })
 })

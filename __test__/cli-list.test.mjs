@@ -25,7 +25,7 @@ test("list --json: a healthy config prints exactly the listMcpTools inventory an
   assert.equal(r.stderr, "")
   const inv = JSON.parse(r.stdout)
   assert.ok(r.stdout.startsWith("{") && r.stdout.endsWith("}\n"), "nothing but the JSON on stdout")
-  assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "status", "errors", "info"])
+  assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "skills", "status", "errors", "info"])
   assert.deepEqual(inv.status, { fix: "connected", everything: "connected", off: "disabled" })
   assert.deepEqual(Object.keys(inv.status), ["fix", "everything", "off"], "config order")
   assert.deepEqual(Object.keys(inv.tools), ["fix", "everything"])
@@ -69,6 +69,7 @@ test("list --timeout: a hanging server fails at the overall deadline, the others
     resources: { fix: [] },
     resourceTemplates: { fix: [] },
     prompts: { fix: [] },
+    skills: { fix: [] },
     status: { fix: "connected", hang: "failed" },
     errors: { hang: "toolnexus: MCP list deadline exceeded" },
     info: { fix: { protocolVersion: "2025-11-25", name: "toolnexus-fixture", version: "1.0.0" } },

@@ -35,7 +35,7 @@ test("list: the status line counts tools, resources and prompts; details show th
 
   const json = await cli(["list", CONFIG, "--json"])
   const inventory = JSON.parse(json.stdout)
-  assert.deepEqual(Object.keys(inventory), ["tools", "resources", "resourceTemplates", "prompts", "status", "errors", "info"])
+  assert.deepEqual(Object.keys(inventory), ["tools", "resources", "resourceTemplates", "prompts", "skills", "status", "errors", "info"])
   assert.equal(inventory.resources.everything.length, 7)
   assert.equal(inventory.resourceTemplates.everything.length, 2)
   assert.equal(inventory.prompts.everything.length, 4)

@@ -93,7 +93,7 @@ test("the installed packages hold the loader, types and addon, and nothing of th
   const rootFiles = fs.readdirSync(path.join(installed, "toolnexus")).filter((f) => f !== "bin")
   assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "adapters", "binding.d.ts", "binding.js", "index.d.ts", "index.js", "index.mjs", "lib", "package.json"])
   // The package's JavaScript over the binding: modules only (lib/tsconfig.json stays home).
-  assert.deepEqual(fs.readdirSync(path.join(installed, "toolnexus", "lib")).sort(), ["options.js", "results.js", "search.js", "serve-auth.js", "serve-checks.js", "serve-oauth.js", "serve-options.js", "serve.js", "source.js", "surface-results.js", "surface.js", "telemetry.js", "toolkit.js", "tools.js"])
+  assert.deepEqual(fs.readdirSync(path.join(installed, "toolnexus", "lib")).sort(), ["options.js", "results.js", "search.js", "serve-auth.js", "serve-checks.js", "serve-oauth.js", "serve-options.js", "serve.js", "skills.js", "source.js", "surface-results.js", "surface.js", "telemetry.js", "toolkit.js", "tools.js"])
   // The framework adapters (toolnexus/ai-sdk, /langchain, /openai-agents): modules and types only.
   const adapters = fs.readdirSync(path.join(installed, "toolnexus", "adapters")).sort()
   const expected = ["ai-sdk", "langchain", "openai-agents", "shared"].flatMap((m) => [`${m}.d.mts`, `${m}.mjs`]).concat(["naming.mjs", "strict.mjs"])
@@ -232,7 +232,7 @@ const run = () =>
 console.log(JSON.stringify(await Promise.all([run(), run()])))
 `,
   )
-  const expected = { code: 0, message: { sanitized: "a_b", inv: { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: { off: "disabled" }, errors: {}, info: {} } } }
+  const expected = { code: 0, message: { sanitized: "a_b", inv: { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, skills: {}, status: { off: "disabled" }, errors: {}, info: {} } } }
   const started = performance.now()
   assert.deepEqual(await runConsumer(script), [expected, expected]) // runNode SIGKILLs it after 20 s
   assert.ok(performance.now() - started < 10000, "the process took over 10 s to exit")

@@ -55,6 +55,7 @@ test("disabled servers: status only, no tools, no errors, nothing spawned", T, a
     resources: {},
     resourceTemplates: {},
     prompts: {},
+    skills: {},
     status: { off: "disabled", off2: "disabled", web: "disabled" },
     errors: {},
     info: {},

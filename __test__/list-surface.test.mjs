@@ -64,7 +64,7 @@ test("server-everything over stdio and streamable HTTP: 7 resources, 2 templates
   )
   checkEverything(inv)
   assert.deepEqual(warnings, [])
-  assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "status", "errors", "info"])
+  assert.deepEqual(Object.keys(inv), ["tools", "resources", "resourceTemplates", "prompts", "skills", "status", "errors", "info"])
 
   const everything = await startListening(process.execPath, ["--import", fixture("loopback-only"), serverEverything, "streamableHttp"], {
     env: { PORT: "0" },

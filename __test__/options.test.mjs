@@ -39,7 +39,7 @@ test("options: refusals are rejected promises in words, checked in a fixed order
 })
 
 test("options: absent, null and non-object options mean none; a fractional deadline is fine", T, async () => {
-  const empty = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: {}, errors: {}, info: {} }
+  const empty = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, skills: {}, status: {}, errors: {}, info: {} }
   for (const opts of [undefined, null, 5, "x", true, {}, { timeout: null, signal: 5, waitFor: null }]) {
     assert.deepEqual(await listMcpTools({}, opts), empty)
   }

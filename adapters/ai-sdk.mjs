@@ -1,6 +1,6 @@
 // toolnexus/ai-sdk: toolnexus tools as an AI SDK `ToolSet` (`ai` is an optional peer dependency).
 import { dynamicTool, jsonSchema } from "ai"
-import { converter, currentTools, liveTool, mediaParts, offered, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
+import { converter, liveTool, mediaParts, offeredTools, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
 
 export { toStrictSchema }
 
@@ -68,8 +68,8 @@ const convert = converter((tool, sourceOrTools, strict) => {
  * `ToolSet`, keyed by tool name. Read it again after `list_changed` (unchanged tools come back as
  * the same objects). Task-required tools are left out.
  */
-export function toAiSdkTools(sourceOrTools, { strict = false } = {}) {
-  const tools = currentTools(sourceOrTools).filter(offered)
+export function toAiSdkTools(sourceOrTools, { strict = false, loadSkill = false } = {}) {
+  const tools = offeredTools(sourceOrTools, loadSkill)
   const made = convert(sourceOrTools, strict ? "strict" : "plain", tools, () => [strict])
   return Object.fromEntries(tools.map((tool, i) => [tool.name, made[i]]))
 }

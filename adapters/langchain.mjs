@@ -2,7 +2,7 @@
 // optional peer dependency).
 import { ToolMessage } from "@langchain/core/messages"
 import { DynamicStructuredTool } from "@langchain/core/tools"
-import { converter, currentTools, liveTool, offered, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
+import { converter, liveTool, offeredTools, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
 
 export { toStrictSchema }
 
@@ -55,7 +55,7 @@ const convert = converter((tool, sourceOrTools, strict) => {
  * call with a `status: "error"` ToolMessage. Read them again after `list_changed` (unchanged
  * tools come back as the same objects). Task-required tools are left out.
  */
-export function toLangChainTools(sourceOrTools, { strict = false } = {}) {
-  const tools = currentTools(sourceOrTools).filter(offered)
+export function toLangChainTools(sourceOrTools, { strict = false, loadSkill = false } = {}) {
+  const tools = offeredTools(sourceOrTools, loadSkill)
   return convert(sourceOrTools, strict ? "strict" : "plain", tools, () => [strict])
 }

@@ -2,7 +2,7 @@
 // is an optional peer dependency).
 import { tool as functionTool } from "@openai/agents"
 import { SafeNamer } from "./naming.mjs"
-import { converter, currentTools, liveTool, offered, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
+import { converter, currentTools, liveTool, offered, offeredTools, partText, schemaFor, toolContext, toStrictSchema } from "./shared.mjs"
 
 export { toStrictSchema }
 
@@ -45,8 +45,8 @@ const namers = new WeakMap()
  * server gave it). Read them again after `list_changed`: unchanged tools come back as the same
  * objects, under the same names. Task-required tools are left out.
  */
-export function toOpenAIAgentsTools(sourceOrTools, { strict = false } = {}) {
-  const tools = currentTools(sourceOrTools).filter(offered)
+export function toOpenAIAgentsTools(sourceOrTools, { strict = false, loadSkill = false } = {}) {
+  const tools = offeredTools(sourceOrTools, loadSkill)
   let namer = typeof sourceOrTools === "object" && sourceOrTools !== null ? namers.get(sourceOrTools) : undefined
   if (!namer) {
     namer = new SafeNamer()

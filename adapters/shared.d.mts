@@ -11,6 +11,11 @@ export interface AdapterOptions {
    * Default `false`: schemas go as the server gave them.
    */
   strict?: boolean
+  /**
+   * Offer the `load_skill` tool too (`loadSkillTool` from "toolnexus"): the model loads a skill of
+   * the source's servers (or the toolkit's) by name. Needs an McpSource or a Toolkit.
+   */
+  loadSkill?: boolean
 }
 
 /**

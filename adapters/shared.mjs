@@ -25,6 +25,23 @@ export function currentTools(sourceOrTools) {
   throw new TypeError("toolnexus: expected an McpSource (from loadMcp), a Toolkit (from createToolkit) or an array of tools")
 }
 
+/** The `load_skill` tool of each source (one per source, so that a converted tool is kept). */
+const skillTools = new WeakMap()
+
+/**
+ * The tools a model is offered from `sourceOrTools`: its tools now (task-required ones too), and
+ * with `loadSkill` the `load_skill` tool over its skills (an McpSource's or a Toolkit's; a
+ * toolkit made with `loadSkillTool: true` has it among its tools already).
+ */
+export function offeredTools(sourceOrTools, loadSkill) {
+  const tools = currentTools(sourceOrTools).filter(offered)
+  if (!loadSkill || tools.some((t) => t.name === "load_skill")) return tools
+  if (Array.isArray(sourceOrTools)) throw new TypeError("toolnexus: loadSkill needs an McpSource or a Toolkit (whose skills it loads), not an array of tools")
+  let tool = skillTools.get(sourceOrTools)
+  if (!tool) skillTools.set(sourceOrTools, (tool = binding.loadSkillTool(sourceOrTools)))
+  return [...tools, tool]
+}
+
 /** Whether a model should be offered `tool`: every tool is, now that task-required ones run. */
 export const offered = (tool) => TASKS_SUPPORTED || tool.execution?.taskSupport !== "required"
 

@@ -113,6 +113,7 @@ const COMMANDS = {
       "no-auth": { type: "boolean" },
       "access-log": { type: "boolean" },
       metrics: { type: "boolean" },
+      skills: { type: "string" },
       "log-calls": { type: "boolean" },
       "state-key-file": { type: "string" },
       "state-key-env": { type: "string", multiple: true },

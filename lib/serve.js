@@ -153,9 +153,10 @@ function servedTools(tools) {
  * @param {McpServerOptions | undefined} cfg
  * @param {unknown} onCall
  * @param {{ limit: number, always: string[] }} [search]  served searched instead of listed (`toolSearch`)
+ * @param {import("../binding").NativeSkills} [skills]  skills served too (prepared by lib/skills.js)
  * @returns {NativeService}
  */
-function serviceFor(tools, cfg, onCall, search) {
+function serviceFor(tools, cfg, onCall, search, skills) {
   if (onCall !== undefined && typeof onCall !== "function") {
     throw new TypeError("toolnexus: onCall must be a function")
   }
@@ -175,6 +176,7 @@ function serviceFor(tools, cfg, onCall, search) {
     cfg?.version ?? "0.1.0",
     /** @type {((call: CallRecord) => void) | undefined} */ (onCall),
     search,
+    skills,
   )
 }
 
@@ -192,10 +194,10 @@ function emitWarnings(warnings) {
  * @returns {McpServer}
  */
 function buildMcpServer(tools, cfg, onCall) {
-  const { resources, prompts, cache } = cfg ?? {}
+  const { resources, prompts, cache, skills } = cfg ?? {}
   const own = servedSurface(resources, prompts, runContext, ["cfg.resources", "cfg.prompts"])
   const hints = cacheHints(cache, "cfg.")
-  const service = serviceFor(tools, cfg ?? {}, onCall)
+  const service = serviceFor(tools, cfg ?? {}, onCall, undefined, require("./skills.js").nativeSkills(skills, "cfg.skills"))
   emitWarnings(service.setSurface(own, [], hints).warnings)
   serving(resources, service, true)
   /** @type {any} */

@@ -173,14 +173,40 @@ function requests(handle) {
       const guarded = require("./results.js").guardCallback(listener, "onUpdated")
       return handle.subscribe(o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), guarded, o.requestOptions(opts))
     }).then((subscription) => () => subscription.unsubscribe())
-  return { readResource, getPrompt, complete, subscribe }
+  /**
+   * A skill loaded by the native side, with `read(path)` on it.
+   * @param {string} server
+   * @param {any} loaded
+   */
+  const withRead = (server, loaded) => {
+    loaded.read = (/** @type {string} */ path, /** @type {RequestOptions | undefined} */ opts) => readSkillFile(server, loaded.uri, path, opts)
+    return /** @type {import("../index").LoadedSkill} */ (loaded)
+  }
+  /** @type {McpSource["loadSkill"]} */
+  const loadSkill = (server, uri, opts) =>
+    request(() => {
+      const [s, u, ro] = [o.stringArgument(server, "server"), o.stringArgument(uri, "uri"), o.requestOptions(opts)]
+      return traceRequest(handle, s, "resources/read", null, { "mcp.resource.uri": u }, ro, (ro) => handle.loadSkill(s, u, ro)).then((loaded) => withRead(s, loaded))
+    })
+  /**
+   * @param {string} server
+   * @param {string} uri
+   * @param {unknown} path
+   * @param {RequestOptions | undefined} opts
+   */
+  const readSkillFile = (server, uri, path, opts) =>
+    request(() => {
+      const [p, ro] = [o.stringArgument(path, "path"), o.requestOptions(opts)]
+      return traceRequest(handle, server, "resources/read", null, { "mcp.resource.uri": uri }, ro, (ro) => handle.readSkillFile(server, uri, p, ro))
+    })
+  return { readResource, getPrompt, complete, subscribe, loadSkill, readSkillFile }
 }
 
 /**
  * The handle's resources, templates and prompts as they are now, each with its methods.
  * @param {NativeSource} handle
  * @param {ReturnType<typeof requests>} r
- * @returns {{ resources: Resource[], resourceTemplates: ResourceTemplate[], prompts: Prompt[] }}
+ * @returns {{ resources: Resource[], resourceTemplates: ResourceTemplate[], prompts: Prompt[], skills: import("../index").Skill[] }}
  */
 function surfaceOf(handle, r) {
   const surface = /** @type {any} */ (handle.surface())
@@ -206,6 +232,15 @@ function surfaceOf(handle, r) {
     /** @type {ResourceTemplate["complete"]} */
     template.complete = (name, value, context, opts) => r.complete(template.server, ref, { name, value }, context, opts)
   }
+  for (const skill of surface.skills) {
+    /** @param {RequestOptions} [opts] */
+    skill.load = (opts) => r.loadSkill(skill.server, skill.uri, opts)
+    /**
+     * @param {string} path
+     * @param {RequestOptions} [opts]
+     */
+    skill.read = (path, opts) => r.readSkillFile(skill.server, skill.uri, path, opts)
+  }
   for (const prompt of surface.prompts) {
     /**
      * @param {Record<string, string>} [args]
@@ -220,7 +255,7 @@ function surfaceOf(handle, r) {
 }
 
 /**
- * A source's `resources`, `resourceTemplates` and `prompts` follow their servers' list changes,
+ * A source's `resources`, `resourceTemplates`, `prompts` and `skills` follow their servers' list changes,
  * as `tools` do (rebuilt, read, when the surface generation moved on).
  * @param {McpSource} source
  * @param {NativeSource} handle
@@ -240,7 +275,7 @@ function followSurface(source, handle, r) {
     }
     return surface
   }
-  for (const key of /** @type {const} */ (["resources", "resourceTemplates", "prompts"])) {
+  for (const key of /** @type {const} */ (["resources", "resourceTemplates", "prompts", "skills"])) {
     Object.defineProperty(source, key, {
       enumerable: true,
       configurable: true,
@@ -270,7 +305,7 @@ function surfaceListener(listeners, handle) {
     }
     if (kind === "prompts") onPromptsChanged?.({ server, prompts: items })
     else if (kind === "resources") onResourcesChanged?.({ server, resources: items, resourceTemplates: listed("resourceTemplates") })
-    else onResourcesChanged?.({ server, resources: listed("resources"), resourceTemplates: items })
+    else if (kind === "resourceTemplates") onResourcesChanged?.({ server, resources: listed("resources"), resourceTemplates: items })
   }
 }
 
@@ -292,7 +327,8 @@ function loadSource(input, opts, hooks) {
     const { handle, status, errors, info } = /** @type {any} */ (loaded)
     native = handle
     const r = requests(handle)
-    const source = /** @type {McpSource} */ ({ tools: toolsOf(handle), status, errors, info, ...r, close: () => handle.close() })
+    const { readSkillFile: _skillFile, ...methods } = r
+    const source = /** @type {McpSource} */ ({ tools: toolsOf(handle), status, errors, info, ...methods, close: () => handle.close() })
     followTools(source, handle)
     source.searchTools = searcher(() => source.tools, MCP_TOOL_REF)
     followSurface(source, handle, r)

@@ -31,6 +31,12 @@ async function createToolkit(opts) {
   if (!Array.isArray(extraTools)) throw new TypeError("toolnexus: extraTools must be an array")
   // Served searched instead of listed (search_tools and call_tool), when asked.
   const search = toolSearchOption(opts?.toolSearch)
+  // Skills served beside the tools (a folder, or defineSkill's), checked once, here.
+  const skillsLib = require("./skills.js")
+  const skills = skillsLib.nativeSkills(opts?.skills, "skills")
+  if (opts?.loadSkillTool !== undefined && typeof opts.loadSkillTool !== "boolean") {
+    throw new TypeError("toolnexus: loadSkillTool must be a boolean")
+  }
   // The toolkit's own resources, templates and prompts, served after its servers' ones.
   const own = servedSurface(extraResources, extraPrompts, runContext, ["extraResources", "extraPrompts"])
   if (onToolsChanged !== undefined && typeof onToolsChanged !== "function") {
@@ -56,6 +62,10 @@ async function createToolkit(opts) {
   // The servers' tools are named across all sources, as one loadMcp of the config names them,
   // and keep their names while other servers restart or re-list (docs/loading.md).
   const namer = new binding.ToolkitNamer()
+  // Every skill the toolkit's servers list, then its own.
+  const allSkills = () => [...[...sources.values()].flatMap((source) => source.skills), ...skillsLib.ownSkills(skills)]
+  // `load_skill`, when asked for: a model loads any of them by name.
+  const skillTool = opts?.loadSkillTool ? skillsLib.loadSkillTool(allSkills) : undefined
   /** @param {boolean} warn */
   const rebuild = (warn) => {
     tools = []
@@ -67,7 +77,7 @@ async function createToolkit(opts) {
       if (name !== null && name !== undefined) tool.name = name
     })
     if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
-    const all = [...mcpTools, ...extraTools]
+    const all = [...mcpTools, ...extraTools, ...(skillTool ? [skillTool] : [])]
     const firsts = binding.firstOfName(all.map((tool) => tool.name))
     for (const [i, tool] of all.entries()) {
       if (!firsts[i]) {
@@ -195,6 +205,7 @@ async function createToolkit(opts) {
   /** @type {Toolkit} */
   const toolkit = {
     tools: () => tools.slice(),
+    skills: () => /** @type {any} */ (allSkills()),
     searchTools: searcher(() => tools, MCP_TOOL_REF),
     get: (name) => byName.get(name),
     async execute(name, args, ctx) {
@@ -225,7 +236,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall, search)
+      const service = serviceFor(tools, cfg, onCall, search, skills)
       const options = serveOptions(serveOpts ?? {})
       // /readyz: ready when every server that is not disabled is connected.
       options.ready = () => {
@@ -252,7 +263,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall, search)
+      const service = serviceFor(tools, cfg, onCall, search, skills)
       /** @type {Served} */
       const entry = { service, cfg, cache }
       setSurface(entry)

@@ -10,6 +10,7 @@ import type {
   ElicitResult,
   ElicitationRequest,
   GetPromptResult,
+  LoadedSkill,
   McpConfig,
   McpInventory,
   McpStatus,
@@ -18,6 +19,8 @@ import type {
   ResourceInfo,
   ResourceTemplateInfo,
   ServerInfo,
+  SkillFileContents,
+  SkillInfo,
   Tool,
   ToolResult,
 } from "./index"

@@ -175,7 +175,7 @@ impl NativeSource {
     /// Every connected server's resources, resource templates and prompts as last listed, in
     /// config order, each item with `server` added.
     #[napi(
-        ts_return_type = "{ resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }> }"
+        ts_return_type = "{ resources: Array<ResourceInfo & { server: string }>; resourceTemplates: Array<ResourceTemplateInfo & { server: string }>; prompts: Array<PromptInfo & { server: string }>; skills: Array<SkillInfo & { server: string }> }"
     )]
     pub fn surface<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         convert::contain(|| {
@@ -185,9 +185,12 @@ impl NativeSource {
                 for live in &self.session.servers {
                     let listing = live.surface();
                     for item in listing.get(kind).items.iter() {
-                        let mut item = item.clone();
-                        item.insert("server".into(), Value::String(live.name.clone()));
-                        items.push(Value::Object(item));
+                        let mut item = match kind {
+                            Kind::Skills => engine::skills::described(item),
+                            _ => Value::Object(item.clone()),
+                        };
+                        item["server"] = Value::String(live.name.clone());
+                        items.push(item);
                     }
                 }
                 out.insert(kind.key().into(), Value::Array(items));
@@ -223,6 +226,39 @@ impl NativeSource {
         opts: Option<SurfaceRequestOptions>,
     ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
         convert::contain(|| self.ask(env, &server, Ask::Read(uri), opts))
+    }
+
+    /// Loads the skill whose `SKILL.md` is `uri` on `server` (SEP-2640): its `SKILL.md` read
+    /// and checked against the skill's entry (listed, else `skills/get`).
+    #[napi(
+        ts_args_type = "server: string, uri: string, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<Omit<LoadedSkill, \"read\">>"
+    )]
+    pub fn load_skill<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| self.ask(env, &server, Ask::LoadSkill(uri), opts))
+    }
+
+    /// Reads the file at `path` of the skill whose `SKILL.md` is `uri` on `server`, checked
+    /// against the skill's entry.
+    #[napi(
+        ts_args_type = "server: string, uri: string, path: string, opts?: SurfaceRequestOptions",
+        ts_return_type = "Promise<SkillFileContents>"
+    )]
+    pub fn read_skill_file<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        uri: String,
+        path: String,
+        opts: Option<SurfaceRequestOptions>,
+    ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+        convert::contain(|| self.ask(env, &server, Ask::ReadSkill(uri, path), opts))
     }
 
     /// `prompts/get` of `name` on `server` with `args` (strings, checked by lib/options.js): its

@@ -77,6 +77,27 @@ try {
     const planned = callEveryTool.has(scenario)
       ? source.tools.map((tool) => [tool.name, tool, {}])
       : calls.map(([name, args]) => [name, listed(name), args])
+    // The skills extension (SEP-2640): the skills are listed while connecting, and nothing is
+    // read ("no-prefetch"); the verify scenarios then load the listed skill (its SKILL.md read and
+    // checked: size, digest, frontmatter), and only if that succeeds read a file of it. A refused
+    // load fails the client (the suite allows that exit).
+    if (scenario.startsWith("sep-2640-client-")) {
+      console.log(`skills: ${source.skills.map((s) => s.uri).join(", ") || "(none)"}`)
+      if (scenario !== "sep-2640-client-no-prefetch") {
+        for (const skill of source.skills) {
+          try {
+            const loaded = await skill.load()
+            console.log(`loaded ${loaded.uri}: ${loaded.description}`)
+            for (const file of loaded.files === "dynamic" ? [] : loaded.files.filter((f) => f.path !== "SKILL.md")) {
+              console.log(`read ${(await loaded.read(file.path)).uri}`)
+            }
+          } catch (error) {
+            console.error(`skill ${skill.uri}: ${error.message}`)
+            failed = true
+          }
+        }
+      }
+    }
     for (const [name, tool, args] of planned) {
       if (!tool) {
         console.error(`tool ${name} was not listed`)

@@ -15,6 +15,16 @@ export function entryFor(value, era) {
   return { kind: m[1], reason: m[2] ?? "" }
 }
 
+/**
+ * The eras an extension's scenario (on no spec timeline) is run at: an entry keyed by era runs
+ * at each of those eras the gate runs; a plain entry at the pseudo-era "extension" (the newest
+ * era).
+ */
+function extensionEras(value, eras) {
+  if (typeof value === "object" && value !== null) return eras.filter((era) => era in value)
+  return [EXTENSION]
+}
+
 /** The runs to make, per mode and era, checked against the suite's own list. */
 export function plan(expected, version, lists) {
   const problems = []
@@ -22,11 +32,13 @@ export function plan(expected, version, lists) {
   for (const mode of ["server", "client"]) {
     const entries = expected[mode] ?? {}
     for (const [name, tags] of lists[mode]) {
-      // An extension's scenario (tagged "extension", on no spec timeline) is run when listed, at
-      // the pseudo-era "extension" (against the newest era, forced).
-      const eras = tags.includes(EXTENSION)
-        ? mode === "server" && name in entries
-          ? [EXTENSION]
+      // An extension's scenario (tagged "extension", on no spec timeline) is run when listed
+      // (forced): at the eras its entry is keyed by, else at the pseudo-era "extension" (the
+      // newest era).
+      const extension = tags.includes(EXTENSION)
+      const eras = extension
+        ? name in entries
+          ? extensionEras(entries[name], expected.eras)
           : []
         : expected.eras.filter((era) => tags.includes(era))
       if (eras.length === 0) continue // an unlisted extension, or only at eras not run here
@@ -40,12 +52,12 @@ export function plan(expected, version, lists) {
           problems.push(`${mode} "${name}" at ${era}: want "pass", "gap: <reason>", "skip: <reason>" or "skipped-by-suite: <reason>"`)
         else if (entry.kind === "skip" && mode === "server")
           problems.push(`server "${name}": every server scenario is run; use "gap: <reason>"`)
-        else runs[mode].push({ mode, era, name, ...entry })
+        else runs[mode].push({ mode, era, name, extension, ...entry })
       }
     }
     for (const name of Object.keys(entries)) {
       const tags = lists[mode].get(name)
-      if (!tags || !(expected.eras.some((era) => tags.includes(era)) || (mode === "server" && tags.includes(EXTENSION))))
+      if (!tags || !(expected.eras.some((era) => tags.includes(era)) || tags.includes(EXTENSION)))
         problems.push(`expected.json lists ${mode} scenario "${name}", which suite ${version} does not run at ${expected.eras.join(", ")}`)
     }
   }
@@ -86,8 +98,12 @@ export function judgeServer(results, planned) {
   const result = results.get(planned.name)
   if (!result) return { ...planned, outcome: "missing", detail: ["the suite produced no result for it"] }
   const t = tally(result.checks)
-  const skipped = result.checks.length > 0 && result.checks.every((c) => c.status === "SKIPPED")
-  const outcome = t.failed > 0 ? "fail" : t.passed > 0 ? "pass" : skipped ? "skipped by suite" : "no verdict"
+  // The suite adds a wire-schema check to every scenario that connects: it is no verdict on the
+  // scenario's own checks (all SKIPPED when the server does not offer what it tests), though a
+  // failed one still fails it.
+  const own = result.checks.filter((c) => !c.id.startsWith("wire-schema"))
+  const skipped = own.length > 0 && own.every((c) => c.status === "SKIPPED")
+  const outcome = t.failed > 0 ? "fail" : tally(own).passed > 0 ? "pass" : skipped ? "skipped by suite" : "no verdict"
   const detail = failureLines(result.checks)
   if (skipped) detail.push(...result.checks.map((c) => `skipped ${c.id}: ${c.errorMessage ?? c.description}`))
   return { ...planned, ...t, outcome, detail, resultDir: result.dir }

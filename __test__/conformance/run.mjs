@@ -14,9 +14,10 @@
 // In client mode, "skip: <reason>" leaves a scenario unrun. "skipped-by-suite: <reason>" is for a
 // scenario the pinned suite runs but scores no check of (every check it reports is SKIPPED, e.g.
 // tasks-status-notifications): it is still run, and fails the gate as soon as the suite scores it
-// (a passed or failed check), so the entry has to be re-classified then. A server scenario of an extension
-// (tagged "extension", on no spec timeline, e.g. tasks-*) is run only when listed, against the
-// newest era (the suite's --force), one CLI run each.
+// (a passed or failed check), so the entry has to be re-classified then. A scenario of an
+// extension (tagged "extension", on no spec timeline: tasks-*, the skills extension's sep-2640-*)
+// is run only when listed, forced (the suite's --force), one CLI run each, in either mode: at the
+// eras its entry is keyed by, or (a plain entry) against the newest era.
 //
 // The suite's runner needs Node >= 22 (it imports fs.globSync). The package and everything it
 // serves stay on the Node running this file; only the suite's CLI runs on Node 22 (this Node
@@ -168,28 +169,33 @@ async function listScenarios(node, cli) {
 
 // Server mode: one CLI run per era over every server scenario of that era. The suite's verdict
 // per scenario: it passes when no check failed; a scenario with no scored check has no verdict.
-async function runServerEra(node, cli, era, url, outDir, scenario) {
+// An extension's scenarios (planned with `extension`) run one CLI run each, named and forced:
+// the suite runs them only so.
+async function runServerEra(node, cli, era, url, outDir, planned) {
   const dir = path.join(outDir, `server-${era}`)
-  if (era === EXTENSION) {
-    // One run per scenario: the suite runs an extension's scenario only when named (--force).
-    const newest = expected.eras[expected.eras.length - 1]
-    const names = scenario ? [scenario] : extensionScenarios
-    for (const name of names) {
-      const args = [cli, "server", "--url", url, "--spec-version", newest, "--force", "--scenario", name]
-      args.push("--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir)
-      const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
-      if (out.timedOut) fail(`server scenario ${name} did not finish in ${SERVER_ERA_TIMEOUT_MS / 1000}s`)
-      fs.appendFileSync(path.join(outDir, `server-${era}.log`), out.stdout + out.stderr)
-    }
-    return readResults(dir, "server-")
+  const log = path.join(outDir, `server-${era}.log`)
+  const specVersion = era === EXTENSION ? newestEra() : era
+  const extensions = planned.filter((p) => p.extension).map((p) => p.name)
+  const timeline = planned.filter((p) => !p.extension)
+  if (timeline.length > 0) {
+    const args = [cli, "server", "--url", url, "--spec-version", era, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir]
+    args.push(...(flags.scenario ? ["--scenario", flags.scenario] : ["--suite", "all"]))
+    const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
+    if (out.timedOut) fail(`server mode at ${era} did not finish in ${SERVER_ERA_TIMEOUT_MS / 1000}s`)
+    fs.appendFileSync(log, out.stdout + out.stderr)
   }
-  const args = [cli, "server", "--url", url, "--spec-version", era, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir]
-  args.push(...(scenario ? ["--scenario", scenario] : ["--suite", "all"]))
-  const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
-  if (out.timedOut) fail(`server mode at ${era} did not finish in ${SERVER_ERA_TIMEOUT_MS / 1000}s`)
-  fs.writeFileSync(path.join(outDir, `server-${era}.log`), out.stdout + out.stderr)
+  for (const name of extensions) {
+    const args = [cli, "server", "--url", url, "--spec-version", specVersion, "--force", "--scenario", name]
+    args.push("--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir)
+    const out = await run(node, args, { timeoutMs: SERVER_ERA_TIMEOUT_MS })
+    if (out.timedOut) fail(`server scenario ${name} did not finish in ${SERVER_ERA_TIMEOUT_MS / 1000}s`)
+    fs.appendFileSync(log, out.stdout + out.stderr)
+  }
   return readResults(dir, "server-")
 }
+
+/** The newest era the gate runs (what the pseudo-era "extension" runs against). */
+const newestEra = () => expected.eras[expected.eras.length - 1]
 
 // checks, the client exiting non-zero, or a timeout all fail it).
 async function runClientScenario(node, cli, planned, outDir) {
@@ -199,7 +205,10 @@ async function runClientScenario(node, cli, planned, outDir) {
   // process the suite kills on its timeout.
   const command = `exec ${process.execPath} ${path.resolve(flags.client)}`
   if (/\s/.test(process.execPath + path.resolve(flags.client))) fail(`a path has whitespace, which the suite's --command cannot carry: ${command}`)
-  const args = [cli, "client", "--command", command, "--scenario", planned.name, "--spec-version", planned.era]
+  const era = planned.era === EXTENSION ? newestEra() : planned.era
+  const args = [cli, "client", "--command", command, "--scenario", planned.name, "--spec-version", era]
+  // The suite runs an extension's scenario only when forced (else it says SKIPPED and scores none).
+  if (planned.extension) args.push("--force")
   args.push("--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir)
   const out = await run(node, args, { timeoutMs: CLIENT_RUN_TIMEOUT_MS })
   fs.writeFileSync(path.join(dir, "cli.log"), out.stdout + out.stderr)
@@ -228,8 +237,6 @@ async function pool(items, size, work) {
   return results
 }
 
-/** The extension scenarios of this run (see runServerEra). @type {string[]} */
-let extensionScenarios = []
 /** expected.json, once read. */
 let expected
 
@@ -259,8 +266,7 @@ async function main() {
       for (const era of [...expected.eras, EXTENSION]) {
         const planned = serverRuns.filter((r) => r.era === era)
         if (planned.length === 0) continue
-        if (era === EXTENSION) extensionScenarios = planned.map((p) => p.name)
-        const results = await runServerEra(node, cli, era, fixture.url, outDir, flags.scenario)
+        const results = await runServerEra(node, cli, era, fixture.url, outDir, planned)
         rows.push(...planned.map((p) => judgeServer(results, p)))
       }
     } finally {

@@ -11,7 +11,7 @@
 //
 // Run alone (`node __test__/conformance/server.mjs`) it prints the endpoint URL and serves until
 // interrupted, for poking at it with the conformance CLI by hand.
-import { createToolkit, defineTool } from "toolnexus"
+import { createToolkit, defineSkill, defineTool } from "toolnexus"
 import { setTimeout as delay } from "node:timers/promises"
 import { pathToFileURL } from "node:url"
 import { PNG_BASE64, conformancePrompts, conformanceResources } from "./surface.mjs"
@@ -226,6 +226,21 @@ export function conformanceTools() {
 export { conformancePrompts, conformanceResources }
 
 /**
+ * The skills extension's fixture (SEP-2640): one skill with a file in a subfolder, so that
+ * `resources/directory/read` of its folder shows a folder (`inode/directory`).
+ */
+function conformanceSkills() {
+  return [
+    defineSkill({
+      files: {
+        "SKILL.md": "---\nname: pdf-processing\ndescription: Extract text and fill forms in PDF files\nlicense: MIT\n---\n# PDF processing\n\nSee references/FORMS.md.\n",
+        "references/FORMS.md": "# Forms\n\nFill each field.\n",
+      },
+    }),
+  ]
+}
+
+/**
  * Serves the conformance tools, resources and prompts on 127.0.0.1 (ephemeral port); `url` is
  * the MCP endpoint.
  */
@@ -234,6 +249,7 @@ export async function startFixtureServer() {
     extraTools: conformanceTools(),
     extraResources: conformanceResources(),
     extraPrompts: conformancePrompts(),
+    skills: conformanceSkills(),
   })
   const handle = await toolkit.serve("127.0.0.1:0", {
     mcp: { name: "toolnexus-conformance-fixture", version: "1.0.0" },

@@ -11,12 +11,13 @@ Lists <config> live (as \`toolnexus list\` does; without <config>, the client co
 \`toolnexus configs\` finds) and compares it with <snapshot.json>,
 a saved \`toolnexus list --json\` output: status changes per server, and for servers
 connected on both sides, added, removed and changed tools, resources, resource
-templates and prompts. A tool has changed when its description or its inputSchema
-differs (a deep comparison: object key order is ignored, array order is not); a
-resource or template when its name, description or mimeType does (resources are
-keyed by uri, templates by uriTemplate); a prompt when its description or arguments
-do. A snapshot without resources, templates or prompts (from an older toolnexus) is
-not compared for them. Failure reasons are not compared.
+templates, prompts and skills. A tool has changed when its description or its
+inputSchema differs (a deep comparison: object key order is ignored, array order is
+not); a resource or template when its name, description or mimeType does (resources
+are keyed by uri, templates by uriTemplate); a prompt when its description or
+arguments do; a skill (keyed by the uri of its SKILL.md) when its name, description,
+frontmatter or files (their digests) do. A snapshot without resources, templates,
+prompts or skills (from an older toolnexus) is not compared for them. Failure reasons are not compared.
 
   toolnexus list mcp.json --json > tools.snapshot.json    # record
   toolnexus diff mcp.json tools.snapshot.json             # check, e.g. in CI
@@ -33,14 +34,15 @@ Options:
                         "resources": { "added": ["<uri>"], "removed": [...],
                                        "changed": [{ "key": "<uri>", "fields": [...] }] },
                         "resourceTemplates": { … keyed by uriTemplate },
-                        "prompts": { … keyed by name }
+                        "prompts": { … keyed by name },
+                        "skills": { … keyed by uri }
                       } },
                     "drift": true | false }
                 Every server of the live config, then every server only in the snapshot,
                 appears once. A status is "connected", "disabled", "failed", or "absent"
                 when the server is missing on that side. "fields" lists only the fields
-                that differ, in that order. "resources", "resourceTemplates" and "prompts"
-                appear only when something of that kind changed. "drift" is true when any
+                that differ, in that order. "resources", "resourceTemplates", "prompts" and
+                "skills" appear only when something of that kind changed. "drift" is true when any
                 server has a status change or a non-empty added, removed or changed.
   --timeout ms  overall deadline for the live listing (see \`toolnexus list --help\`)
   -h, --help    show this help
@@ -100,6 +102,7 @@ const SURFACE = {
   resources: { key: "uri", fields: ["name", "description", "mimeType"], words: "resource" },
   resourceTemplates: { key: "uriTemplate", fields: ["name", "description", "mimeType"], words: "template" },
   prompts: { key: "name", fields: ["description", "arguments"], words: "prompt" },
+  skills: { key: "uri", fields: ["name", "description", "frontmatter", "files"], words: "skill" },
 }
 
 /** Added, removed and changed items of one kind of one server, or undefined when none. */

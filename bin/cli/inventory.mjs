@@ -4,7 +4,7 @@
 import * as toolnexus from "toolnexus"
 
 /** The kinds listed beside tools, as the inventory keys them. */
-export const SURFACE_KINDS = ["resources", "resourceTemplates", "prompts"]
+export const SURFACE_KINDS = ["resources", "resourceTemplates", "prompts", "skills"]
 
 /** The package's exports, whether it resolves as CommonJS (exports under `default`) or ESM. */
 export const tn = { ...(toolnexus.default ?? {}), ...toolnexus }
@@ -62,7 +62,7 @@ export async function liveInventory(servers, { deadline, signal, onSettle } = {}
       return [name, result]
     }),
   )
-  const inventory = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, status: {}, errors: {}, info: {} }
+  const inventory = { tools: {}, resources: {}, resourceTemplates: {}, prompts: {}, skills: {}, status: {}, errors: {}, info: {} }
   for (const [name, result] of results) {
     inventory.status[name] = result.status
     if (result.tools) inventory.tools[name] = result.tools

@@ -7,11 +7,11 @@ import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term
 export const LIST_HELP = `Usage: toolnexus list [<config>] [--json] [--timeout ms]
 
 Connects to every enabled server of <config> concurrently, lists its tools,
-resources, resource templates and prompts, then disconnects; nothing is left running.
+resources, resource templates, prompts and skills, then disconnects; nothing is left running.
 On a terminal, a live view shows one line per server while they connect (✓ connected
 with its counts — "13 tools · 7 resources · 4 prompts" —, time, server name and the
 protocol revision it speaks, ✗ failed with its reason, – disabled), then each
-server's tools with a one-line description, and its resources, templates and prompts.
+server's tools with a one-line description, and its resources, templates, prompts and skills.
 
 <config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers).
           Without it, the configs of the clients installed here (\`toolnexus configs\`):
@@ -24,6 +24,8 @@ Options:
                     "resources": { "<server>": [{ "uri", "name", "description"?, "mimeType"? }] },
                     "resourceTemplates": { "<server>": [{ "uriTemplate", "name", … }] },
                     "prompts": { "<server>": [{ "name", "description"?, "arguments"? }] },
+                    "skills": { "<server>": [{ "uri", "name", "description", "frontmatter",
+                                                "files" }] },
                     "status": { "<server>": "connected" | "disabled" | "failed" },
                     "errors": { "<server>": "<why it failed>" },
                     "info":   { "<server>": { "protocolVersion", "name", "version",
@@ -44,12 +46,13 @@ function serverAbout(info) {
   return info.name ? `${info.name} · ${era}` : era
 }
 
-/** "13 tools · 7 resources · 4 prompts": tools always, resources and prompts when there are any. */
+/** "13 tools · 7 resources · 4 prompts · 1 skill": tools always, the others when there are any. */
 export function counts(result) {
   const count = (n, one) => `${n} ${n === 1 ? one : `${one}s`}`
   const parts = [count(result.tools.length, "tool")]
   if (result.resources?.length) parts.push(count(result.resources.length, "resource"))
   if (result.prompts?.length) parts.push(count(result.prompts.length, "prompt"))
+  if (result.skills?.length) parts.push(count(result.skills.length, "skill"))
   return parts.join(" · ")
 }
 
@@ -104,6 +107,7 @@ function printDetails(out, inventory, c, width) {
         ["resources", (inventory.resources?.[server] ?? []).map((r) => [r.uri, r.description ?? r.name])],
         ["resource templates", (inventory.resourceTemplates?.[server] ?? []).map((t) => [t.uriTemplate, t.description ?? t.name])],
         ["prompts", (inventory.prompts?.[server] ?? []).map((p) => [promptHead(p), p.description])],
+        ["skills", (inventory.skills?.[server] ?? []).map((s) => [s.name, s.description])],
       ]
       for (const [title, rows] of sections) {
         if (rows.length === 0) continue

@@ -9,6 +9,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--metrics] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
+                       [--skills DIR]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -78,6 +79,11 @@ Options:
                     method, tool and error type), behind the same auth as /mcp. Traces and
                     metrics also go to an OpenTelemetry collector over OTLP/HTTP when
                     OTEL_EXPORTER_OTLP_ENDPOINT is set (see docs/telemetry.md)
+  --skills DIR      serve the skills of DIR too (the skills extension, SEP-2640): each
+                    folder within it that holds a SKILL.md is a skill, at skill://<its path>/;
+                    a skill that breaks a rule (frontmatter, name, symlink, over 512 files or
+                    16 MiB) stops the start, named. Files that change are served as they are
+                    now (looked at, at most once a second)
   --state-key-file PATH
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a

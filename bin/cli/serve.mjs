@@ -92,10 +92,13 @@ export async function serve({ positionals, values }) {
 
   let toolkit
   try {
-    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch })
+    const skills = values.skills === undefined ? undefined : path.resolve(values.skills)
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills })
   } catch (err) {
     if (stopping) return 0
-    log(`toolnexus: cannot load ${config ?? "the client configs"}: ${messageOf(err)}`)
+    const message = messageOf(err)
+    // A refused skill names itself; anything else is the config's.
+    log(message.startsWith("toolnexus: skills: ") ? message : `toolnexus: cannot load ${config ?? "the client configs"}: ${message}`)
     return 1
   }
 

@@ -4,6 +4,7 @@
 
 mod context;
 mod http;
+pub mod skills;
 mod surface;
 mod tools;
 
@@ -25,7 +26,7 @@ pub use tools::tool_result_from_mcp;
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(
-    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode"
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills"
 )]
 pub fn create_service(
     env: &Env,
@@ -34,6 +35,7 @@ pub fn create_service(
     version: String,
     on_call: Option<Function<Value, ()>>,
     search: Option<NativeSearchMode>,
+    skills: Option<&skills::NativeSkills>,
 ) -> Result<NativeService> {
     let served = served_tools(env, tools)?;
     let on_call = match on_call {
@@ -63,6 +65,7 @@ pub fn create_service(
             limit: mode.limit as usize,
             always: mode.always,
         }))
+        .skills(skills.map(|s| s.skills.clone()))
         .build();
     Ok(NativeService {
         server,

@@ -18,6 +18,7 @@ pub mod gateway;
 pub(crate) mod memory;
 pub mod search;
 pub mod serve;
+pub mod skills;
 pub mod surface;
 pub mod telemetry;
 pub mod tool_result;

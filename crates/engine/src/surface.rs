@@ -1,4 +1,4 @@
-//! The MCP surface beside tools: resources, resource templates and prompts, as every role
+//! The MCP surface beside tools: resources, resource templates, prompts and skills, as every role
 //! (listing, loading, serving, relaying) holds them; their caching hints (SEP-2549); the errors
 //! a non-tool request ends with; and the result shapes a read, a prompt and a completion give.
 
@@ -11,7 +11,12 @@ use serde_json::{Map, Value};
 pub mod uri_template;
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
+    pub const ALL: [Kind; 4] = [
+        Kind::Resources,
+        Kind::ResourceTemplates,
+        Kind::Prompts,
+        Kind::Skills,
+    ];
 
     /// Its list method (also the name of its listing phase).
     pub(crate) fn method(self) -> &'static str {
@@ -19,6 +24,7 @@ impl Kind {
             Kind::Resources => "resources/list",
             Kind::ResourceTemplates => "resources/templates/list",
             Kind::Prompts => "prompts/list",
+            Kind::Skills => "skills/list",
         }
     }
 
@@ -28,6 +34,7 @@ impl Kind {
             Kind::Resources => "resources",
             Kind::ResourceTemplates => "resourceTemplates",
             Kind::Prompts => "prompts",
+            Kind::Skills => "skills",
         }
     }
 
@@ -37,6 +44,7 @@ impl Kind {
             Kind::Resources => "uri",
             Kind::ResourceTemplates => "uriTemplate",
             Kind::Prompts => "name",
+            Kind::Skills => "uri",
         }
     }
 
@@ -46,6 +54,7 @@ impl Kind {
             Kind::Resources => "resource",
             Kind::ResourceTemplates => "resource template",
             Kind::Prompts => "prompt",
+            Kind::Skills => "skill",
         }
     }
 
@@ -55,6 +64,7 @@ impl Kind {
             Kind::Resources => "resources",
             Kind::ResourceTemplates => "resource templates",
             Kind::Prompts => "prompts",
+            Kind::Skills => "skills",
         }
     }
 
@@ -63,6 +73,8 @@ impl Kind {
         match self {
             Kind::Resources | Kind::ResourceTemplates => caps.resources.is_some(),
             Kind::Prompts => caps.prompts.is_some(),
+            // The skills extension (SEP-2640), which needs resources.
+            Kind::Skills => caps.resources.is_some() && caps.supports_skills(),
         }
     }
 }
@@ -179,6 +191,7 @@ pub struct SurfaceListing {
     pub(crate) resources: Listed,
     pub(crate) templates: Listed,
     pub(crate) prompts: Listed,
+    pub(crate) skills: Listed,
 }
 
 impl SurfaceListing {
@@ -187,6 +200,7 @@ impl SurfaceListing {
             Kind::Resources => &self.resources,
             Kind::ResourceTemplates => &self.templates,
             Kind::Prompts => &self.prompts,
+            Kind::Skills => &self.skills,
         }
     }
 
@@ -195,6 +209,7 @@ impl SurfaceListing {
             Kind::Resources => self.resources = listed,
             Kind::ResourceTemplates => self.templates = listed,
             Kind::Prompts => self.prompts = listed,
+            Kind::Skills => self.skills = listed,
         }
     }
 }
@@ -345,4 +360,6 @@ pub enum Kind {
     Resources,
     ResourceTemplates,
     Prompts,
+    /// The skills of the skills extension (SEP-2640), each a `skills/list` entry.
+    Skills,
 }

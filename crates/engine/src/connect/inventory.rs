@@ -24,7 +24,7 @@ pub(crate) enum Opened {
     /// The caller's token was cancelled (abort or deadline); everything is already torn down.
     Cancelled,
     /// Connected and listed: its tools (unfiltered) and the rest of its surface.
-    Connected(Box<Connection>, Listing),
+    Connected(Box<Connection>, Box<Listing>),
 }
 
 /// The error of a server whose connecting was cancelled.
@@ -83,7 +83,7 @@ pub(crate) async fn open(
         } => Some(result),
     };
     match result {
-        Some(Ok(listing)) => Opened::Connected(Box::new(conn), listing),
+        Some(Ok(listing)) => Opened::Connected(Box::new(conn), Box::new(listing)),
         Some(Err(error)) => {
             let explained = conn.explain(error).await;
             conn.shutdown(false).await;

@@ -22,6 +22,7 @@ mod failure;
 pub mod follow;
 pub mod result;
 mod service_call;
+mod skills;
 mod subscribe;
 pub mod surface;
 mod task_call;

@@ -165,7 +165,9 @@ impl Live {
         let (server, closed) = (self.server.clone(), self.session.closed_token().clone());
         // The upstream request is a CLIENT span, a child of the served request's SERVER span.
         let (method, named) = match &ask {
-            SurfaceAsk::Read(uri) => ("resources/read", Named::Resource(uri)),
+            SurfaceAsk::Read(uri) | SurfaceAsk::LoadSkill(uri) | SurfaceAsk::ReadSkill(uri, _) => {
+                ("resources/read", Named::Resource(uri))
+            }
             SurfaceAsk::Prompt(name, _) => ("prompts/get", Named::Prompt(name)),
             SurfaceAsk::Complete(..) => ("completion/complete", Named::Nothing),
         };

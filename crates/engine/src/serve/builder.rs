@@ -1,5 +1,5 @@
 //! How a [`ToolServer`] is made: its identity and tools, and what a serving may set once,
-//! before the server is shared (its call hook, bounds, search mode).
+//! before the server is shared (its call hook, bounds, search mode, skills).
 
 use std::sync::Arc;
 
@@ -16,6 +16,7 @@ pub struct Builder {
     input_limits: Option<rounds::Limits>,
     task_limits: Option<tasks::Limits>,
     search: Option<search::SearchMode>,
+    skills: Option<Arc<crate::skills::ServedSkills>>,
 }
 
 impl ToolServer {
@@ -33,6 +34,7 @@ impl ToolServer {
             input_limits: None,
             task_limits: None,
             search: None,
+            skills: None,
         }
     }
 }
@@ -64,6 +66,12 @@ impl Builder {
         self
     }
 
+    /// Serves these skills too (the skills extension, SEP-2640).
+    pub fn skills(mut self, skills: Option<Arc<crate::skills::ServedSkills>>) -> Self {
+        self.skills = skills;
+        self
+    }
+
     pub fn build(self) -> ToolServer {
         ToolServer {
             shared: Arc::new(Inner {
@@ -83,6 +91,7 @@ impl Builder {
                     self.task_limits
                         .map_or_else(tasks::Tasks::default, tasks::Tasks::new),
                 ),
+                skills: self.skills,
             }),
             log_level: SessionLogLevel::default(),
             hooks: None,

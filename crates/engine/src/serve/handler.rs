@@ -50,7 +50,8 @@ impl ServerHandler for ToolServer {
             .build();
         // Only what is served: a server of tools alone announces tools alone.
         let caps = self.surface_now().caps;
-        if caps.resources {
+        let skills = self.shared.skills.is_some();
+        if caps.resources || skills {
             let mut resources = ResourcesCapability::default();
             resources.subscribe = Some(true);
             resources.list_changed = Some(true);
@@ -63,6 +64,16 @@ impl ServerHandler for ToolServer {
         }
         if caps.completions {
             capabilities.completions = Some(Default::default());
+        }
+        if skills {
+            // The skills extension (SEP-2640), with `resources/directory/read`.
+            let settings = rmcp::model::SkillsCapability::new().with_directory_read();
+            if let Ok(serde_json::Value::Object(settings)) = serde_json::to_value(settings) {
+                capabilities
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .insert(rmcp::model::SKILLS_EXTENSION_ID.to_string(), settings);
+            }
         }
         if self.serves_tasks() {
             capabilities
@@ -122,7 +133,14 @@ impl ServerHandler for ToolServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let (op, context) = Op::server("resources/read", Named::Resource(&request.uri), context);
         observed(op, async move {
+            if let Some(read) = self.skill_file(&request.uri, &context) {
+                return Ok(read.into());
+            }
             if !self.surface_now().caps.resources {
+                // Skills alone declare resources: any other URI is one nobody serves.
+                if self.shared.skills.is_some() {
+                    return Err(super::serving::not_found(&request.uri));
+                }
                 return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
             }
             self.read(request, context).await
@@ -263,6 +281,37 @@ impl ServerHandler for ToolServer {
         observed(op, self.tools_call(request, context)).await
     }
 
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        let (op, context) = Op::server("skills/list", Named::Nothing, context);
+        observed(op, async { self.skills_listing(&context) }).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        let (op, context) = Op::server("skills/get", Named::Resource(&request.uri), context);
+        observed(op, async { self.skill_entry(&request.uri, &context) }).await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: rmcp::model::ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceDirectoryResult, ErrorData> {
+        let (op, context) = Op::server(
+            "resources/directory/read",
+            Named::Resource(&request.uri),
+            context,
+        );
+        observed(op, async { self.skill_directory(&request.uri, &context) }).await
+    }
+
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
@@ -330,11 +379,12 @@ impl ToolServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let surface = self.surface_now();
-        if !surface.caps.resources {
+        let skills = self.skills_resources(context);
+        if !surface.caps.resources && skills.is_none() {
             return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Resources);
-        let items = visible(
+        let mut items: Vec<_> = visible(
             &surface.resources,
             &Sight::of(context),
             Kind::Resource,
@@ -343,6 +393,7 @@ impl ToolServer {
         .into_iter()
         .map(|(r, _)| r)
         .collect();
+        items.extend(skills.unwrap_or_default());
         Ok(ListResourcesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))

@@ -21,6 +21,7 @@ pub(crate) mod rounds;
 pub mod seal;
 pub mod search;
 mod serving;
+mod skills;
 pub mod stdio;
 pub(crate) mod subscriptions;
 pub mod surface;
@@ -121,6 +122,8 @@ struct Inner {
     search: Option<search::SearchMode>,
     /// Calls run as tasks.
     tasks: Arc<tasks::Tasks>,
+    /// The server's own skills (SEP-2640), when it serves some.
+    skills: Option<Arc<crate::skills::ServedSkills>>,
 }
 
 impl ToolServer {

@@ -108,7 +108,7 @@ impl ToolCaller for UpAny {
 }
 
 /// `resources/read` of a URI nobody serves (rmcp makes it -32602 for 2026-07-28 peers).
-fn not_found(uri: &str) -> ErrorData {
+pub(super) fn not_found(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(
         format!("Resource not found: {uri}"),
         Some(json!({ "uri": uri })),

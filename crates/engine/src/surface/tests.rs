@@ -123,17 +123,32 @@ fn kinds_name_their_methods_keys_and_ids() {
     let methods: Vec<_> = Kind::ALL.iter().map(|k| k.method()).collect();
     assert_eq!(
         methods,
-        ["resources/list", "resources/templates/list", "prompts/list"]
+        [
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "skills/list"
+        ]
     );
     let keys: Vec<_> = Kind::ALL.iter().map(|k| k.key()).collect();
-    assert_eq!(keys, ["resources", "resourceTemplates", "prompts"]);
+    assert_eq!(
+        keys,
+        ["resources", "resourceTemplates", "prompts", "skills"]
+    );
     let ids: Vec<_> = Kind::ALL.iter().map(|k| k.id_field()).collect();
-    assert_eq!(ids, ["uri", "uriTemplate", "name"]);
+    assert_eq!(ids, ["uri", "uriTemplate", "name", "uri"]);
     let caps: rmcp::model::ServerCapabilities =
         serde_json::from_value(json!({"prompts": {}})).unwrap();
     assert!(Kind::Prompts.declared(&caps));
     assert!(!Kind::Resources.declared(&caps));
     assert!(!Kind::ResourceTemplates.declared(&caps));
+    // Skills need the extension, and resources beside it.
+    let skills =
+        |caps: serde_json::Value| Kind::Skills.declared(&serde_json::from_value(caps).unwrap());
+    let ext = json!({"io.modelcontextprotocol/skills": {}});
+    assert!(skills(json!({"resources": {}, "extensions": ext})));
+    assert!(!skills(json!({"extensions": ext})));
+    assert!(!skills(json!({"resources": {}})));
 }
 
 #[test]

@@ -30,6 +30,7 @@ fn failed_prefix(kind: Kind) -> &'static str {
         Kind::Resources => "resources/list failed: ",
         Kind::ResourceTemplates => "resources/templates/list failed: ",
         Kind::Prompts => "prompts/list failed: ",
+        Kind::Skills => "skills/list failed: ",
     }
 }
 
@@ -82,14 +83,15 @@ pub(crate) async fn list_surface(
         }
         (kind, list_kind(road, kind, timeout).await)
     };
-    let (a, b, c) = futures::join!(
+    let (a, b, c, d) = futures::join!(
         one(Kind::Resources),
         one(Kind::ResourceTemplates),
-        one(Kind::Prompts)
+        one(Kind::Prompts),
+        one(Kind::Skills)
     );
     let mut surface = SurfaceListing::default();
     let mut warnings = Vec::new();
-    for (kind, listed) in [a, b, c] {
+    for (kind, listed) in [a, b, c, d] {
         match listed {
             Ok(listed) => {
                 if let Some(truncated) = listed.truncated {
@@ -221,7 +223,7 @@ fn read_item(kind: Kind, at: usize, text: &str) -> Result<Map<String, Value>, Co
         let id = serde_json::from_str::<Id>(text)
             .ok()
             .and_then(|id| match kind {
-                Kind::Resources => id.uri,
+                Kind::Resources | Kind::Skills => id.uri,
                 Kind::ResourceTemplates => id.uri_template,
                 Kind::Prompts => id.name,
             });
@@ -242,6 +244,12 @@ fn read_item(kind: Kind, at: usize, text: &str) -> Result<Map<String, Value>, Co
     let Value::Object(item) = item else {
         return Err(not_a_listing(kind, &format!("item {at} is not an object")));
     };
+    if kind == Kind::Skills {
+        // A skill has no name of its own (its frontmatter names it): its entry is checked.
+        crate::skills::entry(&item)
+            .map_err(|why| not_a_listing(kind, &format!("item {at}: {why}")))?;
+        return Ok(item);
+    }
     for field in [kind.id_field(), "name"] {
         if !item.get(field).is_some_and(Value::is_string) {
             return Err(not_a_listing(
@@ -281,6 +289,10 @@ async fn rmcp_page(
         }),
         Kind::Prompts => peer.list_prompts(params).await.map(|page| {
             let items = values_of(&page.prompts);
+            (items, page.next_cursor, page.ttl_ms, page.cache_scope)
+        }),
+        Kind::Skills => peer.list_skills(params).await.map(|page| {
+            let items = values_of(&page.skills);
             (items, page.next_cursor, page.ttl_ms, page.cache_scope)
         }),
     };

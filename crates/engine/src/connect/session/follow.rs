@@ -42,7 +42,7 @@ enum Relist {
 impl Session {
     /// From now on, a server's list changes re-list it: its tools on
     /// `notifications/tools/list_changed` (`tools` told, the generation bumped, when they
-    /// differ), its prompts on `prompts/list_changed`, its resources and resource templates on
+    /// differ), its prompts on `prompts/list_changed`, its resources, resource templates and skills on
     /// `resources/list_changed` (`surface` told of each kind that differs, the surface
     /// generation bumped). Notifications are coalesced: at most one re-list per server and kind
     /// is in flight, each starts [`DEBOUNCE`] after the notification and [`MIN_INTERVAL`] after
@@ -60,8 +60,9 @@ impl Session {
             }
             if let Some([prompts, resources]) = take(&server.surface_changes) {
                 followers.push((prompts, Relist::Surface(&[Kind::Prompts], surface.clone())));
-                let both = &[Kind::Resources, Kind::ResourceTemplates];
-                followers.push((resources, Relist::Surface(both, surface.clone())));
+                // Skills are resources (SEP-2640): they change with them.
+                let all = &[Kind::Resources, Kind::ResourceTemplates, Kind::Skills];
+                followers.push((resources, Relist::Surface(all, surface.clone())));
             }
             if followers.is_empty() {
                 continue;

@@ -178,7 +178,7 @@ impl LiveServer {
 
     /// One request of the surface through rmcp's service; failures in words (`what` names it)
     /// or the server's own error.
-    async fn surface_request(
+    pub(super) async fn surface_request(
         &self,
         what: &str,
         request: ClientRequest,
@@ -242,7 +242,9 @@ impl LiveServer {
                     .expired();
                 let changed = match kind {
                     Kind::Prompts => &self.client.prompts_changed,
-                    Kind::Resources | Kind::ResourceTemplates => &self.client.resources_changed,
+                    Kind::Resources | Kind::ResourceTemplates | Kind::Skills => {
+                        &self.client.resources_changed
+                    }
                 };
                 (expired, changed)
             }
@@ -302,6 +304,10 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> Result<T, 
 /// One request on a server's surface, as a loadMcp source and a gateway make it.
 pub enum SurfaceAsk {
     Read(String),
+    /// Loads the skill whose `SKILL.md` is at this URI (SEP-2640), checked.
+    LoadSkill(String),
+    /// Reads a file (a path within the skill's folder) of the skill at the URI, checked.
+    ReadSkill(String, String),
     Prompt(String, Map<String, Value>),
     Complete(Value, Value, Option<Value>),
 }
@@ -310,6 +316,8 @@ impl SurfaceAsk {
     pub async fn run(self, live: &LiveServer, r: Req<'_>) -> Result<Value, SurfaceError> {
         match self {
             SurfaceAsk::Read(uri) => live.read_resource(&uri, r).await,
+            SurfaceAsk::LoadSkill(uri) => live.load_skill(&uri, r).await,
+            SurfaceAsk::ReadSkill(uri, path) => live.read_skill_file(&uri, &path, r).await,
             SurfaceAsk::Prompt(name, args) => live.get_prompt(&name, args, r).await,
             SurfaceAsk::Complete(reference, argument, context) => {
                 live.complete(reference, argument, context, r).await

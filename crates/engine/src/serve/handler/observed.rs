@@ -38,6 +38,8 @@ impl Outcome for ReadResourceResponse {}
 impl Outcome for GetPromptResponse {}
 impl Outcome for CompleteResult {}
 impl Outcome for GetTaskResult {}
+impl Outcome for rmcp::model::ListSkillsResult {}
+impl Outcome for rmcp::model::GetSkillResult {}
 impl Outcome for () {}
 
 /// `answer`, inside `op` when telemetry records one.
