@@ -17,6 +17,7 @@ const defer = deferredCleanup(afterEach)
 const sha = (bytes) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 
 const PDF_MD = "---\nname: pdf-processing\ndescription: Extract text and fill forms in PDF files\nlicense: MIT\n---\n# PDF processing\n"
+const PDF_UPSTREAM = "---\nname: pdf-processing\ndescription: Extract text and fill forms in PDF files\nlicense: MIT\n---\n# PDF processing\n\nUse references/FORMS.md for forms.\n"
 const REVIEW_MD = "---\nname: code-review\ndescription: Review a change\n---\n# Review\n"
 
 /** A folder of skills: pdf-processing (with references/FORMS.md and a hidden file) and acme/code-review. */
@@ -198,4 +199,43 @@ test("a toolkit's skills() and its load_skill tool: its servers' skills and its 
   const unknown = await toolkit.execute("load_skill", { name: "nope" })
   assert.deepEqual([unknown.output, unknown.isError], ["no skill named \"nope\"; the skills are: pdf-processing, sk/code-review, live-notes, code-review", true])
   await assert.rejects(createToolkit({ builtins: false, loadSkillTool: "yes" }), { name: "TypeError", message: "toolnexus: loadSkillTool must be a boolean" })
+})
+
+test("a gateway relays two servers' skills whose paths clash, each under its server's name: none shadows the other, each checked end to end", async () => {
+  const upstream = (...args) => ({ command: process.execPath, args: [path.join(import.meta.dirname, "fixtures", "skills-server.mjs"), ...args] })
+  const toolkit = await createToolkit({ builtins: false, mcpConfig: { mcpServers: { a: upstream(), b: upstream("--tamper", "digest") } } })
+  defer(() => toolkit.close())
+  const handle = await toolkit.serve("127.0.0.1:0")
+  defer(() => handle.close())
+  const base = handle.url
+
+  const discovered = await rpc(base, "server/discover")
+  assert.deepEqual(discovered.result.capabilities.extensions["io.modelcontextprotocol/skills"], { directoryRead: true })
+  const listed = (await rpc(base, "skills/list")).result.skills
+  assert.deepEqual(listed.map((s) => s.uri), [
+    "skill://a/pdf-processing/SKILL.md",
+    "skill://a/acme/review/code-review/SKILL.md",
+    "skill://a/live-notes/SKILL.md",
+    "skill://b/pdf-processing/SKILL.md",
+    "skill://b/acme/review/code-review/SKILL.md",
+    "skill://b/live-notes/SKILL.md",
+  ])
+  assert.deepEqual(listed[0].resources.map((r) => r.uri), ["skill://a/pdf-processing/SKILL.md", "skill://a/pdf-processing/references/FORMS.md", "skill://a/pdf-processing/assets/logo.bin"])
+  assert.equal(listed[0].resources[0].digest, sha(PDF_UPSTREAM), "the bytes are the upstream's, so is the digest")
+  const resources = (await rpc(base, "resources/list")).result.resources.map((r) => r.uri)
+  assert.deepEqual(resources.filter((u) => u.endsWith("pdf-processing/SKILL.md")), ["skill://a/pdf-processing/SKILL.md", "skill://b/pdf-processing/SKILL.md"])
+  // skills/get of an upstream's skill not listed: asked of that upstream with its own URI.
+  const hidden = (await rpc(base, "skills/get", { uri: "skill://a/hidden-helper/SKILL.md" })).result.skill
+  assert.equal(hidden.uri, "skill://a/hidden-helper/SKILL.md")
+  assert.deepEqual((await rpc(base, "skills/get", { uri: "skill://c/pdf-processing/SKILL.md" })).error, { code: -32602, message: "unknown skill skill://c/pdf-processing/SKILL.md" })
+  const read = (await rpc(base, "resources/read", { uri: "skill://a/pdf-processing/references/FORMS.md" })).result.contents[0]
+  assert.deepEqual([read.uri, read.text], ["skill://a/pdf-processing/references/FORMS.md", "# Forms\n\nFill field by field.\n"])
+
+  // toolnexus as the host, through the gateway: a's skill loads, b's tampered SKILL.md is refused.
+  const source = await loadMcp({ mcpServers: { gw: { url: `${base}/mcp` } } })
+  defer(() => source.close())
+  const [fromA, fromB] = ["a", "b"].map((server) => source.skills.find((s) => s.uri === `skill://${server}/pdf-processing/SKILL.md`))
+  assert.equal((await fromA.load()).body, "# PDF processing\n\nUse references/FORMS.md for forms.\n")
+  assert.equal((await fromA.read("references/FORMS.md")).text, "# Forms\n\nFill field by field.\n")
+  await assert.rejects(fromB.load(), /^Error: loading skill skill:\/\/b\/pdf-processing\/SKILL\.md failed: refused: skill:\/\/b\/pdf-processing\/SKILL\.md has digest sha256:/)
 })

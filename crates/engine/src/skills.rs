@@ -3,6 +3,7 @@
 
 mod catalog;
 mod host;
+mod relay;
 mod served;
 #[cfg(test)]
 mod tests;
@@ -14,4 +15,5 @@ pub(crate) use host::{
     MAX_SKILL_BYTES, contents_bytes, entry, file_uri, frontmatter, listed_file, same_frontmatter,
     verify,
 };
+pub(crate) use relay::{rerooted_entry, rerooted_list, rerooted_resource, unrooted, within_listed};
 pub use served::ServedSkills;

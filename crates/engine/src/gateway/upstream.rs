@@ -52,6 +52,8 @@ pub struct UpstreamListing {
     pub(crate) declares_resources: bool,
     pub(crate) declares_prompts: bool,
     pub(crate) declares_completions: bool,
+    /// The skills extension (SEP-2640): its skills' URIs are re-rooted under its name.
+    pub(crate) declares_skills: bool,
 }
 
 /// An upstream server a gateway relays (a live server of a loadMcp source).
@@ -87,6 +89,38 @@ pub trait Upstream: Send + Sync + 'static {
         context: Option<Value>,
         ctx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ErrorData>>;
+    /// Its skills as last listed (SEP-2640; none when it does not offer the extension).
+    fn skills(&self) -> Vec<Map<String, Value>> {
+        Vec::new()
+    }
+    /// `skills/get` of its own `uri` (its GetSkillResult JSON).
+    fn get_skill(
+        &self,
+        uri: String,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let _ = (uri, ctx);
+        async {
+            Err(ErrorData::method_not_found::<
+                rmcp::model::GetSkillRequestMethod,
+            >())
+        }
+        .boxed()
+    }
+    /// `resources/directory/read` of its own `uri` (its result JSON).
+    fn read_directory(
+        &self,
+        uri: String,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let _ = (uri, ctx);
+        async {
+            Err(ErrorData::method_not_found::<
+                rmcp::model::ReadResourceDirectoryRequestMethod,
+            >())
+        }
+        .boxed()
+    }
     /// Follows `uri`'s updates until the returned guard is dropped.
     fn subscribe(
         &self,
@@ -168,6 +202,8 @@ impl Live {
             SurfaceAsk::Read(uri) | SurfaceAsk::LoadSkill(uri) | SurfaceAsk::ReadSkill(uri, _) => {
                 ("resources/read", Named::Resource(uri))
             }
+            SurfaceAsk::GetSkill(uri) => ("skills/get", Named::Resource(uri)),
+            SurfaceAsk::ReadDirectory(uri) => ("resources/directory/read", Named::Resource(uri)),
             SurfaceAsk::Prompt(name, _) => ("prompts/get", Named::Prompt(name)),
             SurfaceAsk::Complete(..) => ("completion/complete", Named::Nothing),
         };
@@ -209,6 +245,7 @@ impl Upstream for Live {
             declares_resources: caps.is_some_and(|c| c.resources.is_some()),
             declares_prompts: caps.is_some_and(|c| c.prompts.is_some()),
             declares_completions: caps.is_some_and(|c| c.completions.is_some()),
+            declares_skills: caps.is_some_and(|c| c.supports_skills()),
         }
     }
 
@@ -251,6 +288,34 @@ impl Upstream for Live {
         ctx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
         self.ask(ctx, SurfaceAsk::Complete(reference, argument, context))
+    }
+
+    fn skills(&self) -> Vec<Map<String, Value>> {
+        let offers = self
+            .server
+            .capabilities()
+            .is_some_and(|caps| caps.supports_skills());
+        if !offers {
+            return Vec::new();
+        }
+        let listing = self.server.surface();
+        listing.get(crate::surface::Kind::Skills).items.to_vec()
+    }
+
+    fn get_skill(
+        &self,
+        uri: String,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        self.ask(ctx, SurfaceAsk::GetSkill(uri))
+    }
+
+    fn read_directory(
+        &self,
+        uri: String,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        self.ask(ctx, SurfaceAsk::ReadDirectory(uri))
     }
 
     fn subscribe(

@@ -50,7 +50,7 @@ impl ServerHandler for ToolServer {
             .build();
         // Only what is served: a server of tools alone announces tools alone.
         let caps = self.surface_now().caps;
-        let skills = self.shared.skills.is_some();
+        let skills = self.offers_skills();
         if caps.resources || skills {
             let mut resources = ResourcesCapability::default();
             resources.subscribe = Some(true);
@@ -138,7 +138,7 @@ impl ServerHandler for ToolServer {
             }
             if !self.surface_now().caps.resources {
                 // Skills alone declare resources: any other URI is one nobody serves.
-                if self.shared.skills.is_some() {
+                if self.offers_skills() {
                     return Err(super::serving::not_found(&request.uri));
                 }
                 return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
@@ -296,7 +296,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
         let (op, context) = Op::server("skills/get", Named::Resource(&request.uri), context);
-        observed(op, async { self.skill_entry(&request.uri, &context) }).await
+        observed(op, self.skill_entry(&request.uri, &context)).await
     }
 
     async fn read_resource_directory(
@@ -309,7 +309,7 @@ impl ServerHandler for ToolServer {
             Named::Resource(&request.uri),
             context,
         );
-        observed(op, async { self.skill_directory(&request.uri, &context) }).await
+        observed(op, self.skill_directory(&request.uri, &context)).await
     }
 
     async fn on_custom_request(
@@ -380,7 +380,7 @@ impl ToolServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let surface = self.surface_now();
         let skills = self.skills_resources(context);
-        if !surface.caps.resources && skills.is_none() {
+        if !surface.caps.resources && !self.offers_skills() {
             return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
         }
         let (ttl, scope) = surface.hints(ListKind::Resources);

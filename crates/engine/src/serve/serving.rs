@@ -79,6 +79,24 @@ impl ToolCaller for UpRead {
     }
 }
 
+/// A read of an upstream's skill file the server serves re-rooted (see `super::skills`): the
+/// upstream is asked with its own URI, and the contents answer with the served one.
+struct UpSkillRead(Arc<dyn Upstream>, String);
+
+impl ToolCaller for UpSkillRead {
+    fn call(&self, _arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let read = self.0.read(self.1.clone(), ctx);
+        let server = self.0.name().to_string();
+        async move {
+            read.await.map_or_else(
+                failed,
+                |result| json!({"result": super::skills::rerooted_read(&server, result)}),
+            )
+        }
+        .boxed()
+    }
+}
+
 /// A read of a URI no listing names: each upstream that declares resources is asked in turn,
 /// and the first answer that is not "not found" is the answer.
 struct UpAny(Vec<Arc<dyn Upstream>>);
@@ -188,15 +206,21 @@ impl ToolServer {
             run
         } else {
             let (caller, source, vars): (Arc<dyn ToolCaller>, String, _) =
-                match surface.resolve(&uri) {
-                    Some((Owner::Own(item), vars)) => (item.caller.clone(), "own".into(), vars),
-                    Some((Owner::Up(up), vars)) => {
-                        (Arc::new(UpRead(up.clone())), up.name().to_string(), vars)
+                if let Some((up, original)) = self.relayed_skill_file(&uri) {
+                    // An upstream's skill file, served re-rooted: read with its own URI.
+                    let name = up.name().to_string();
+                    (Arc::new(UpSkillRead(up, original)), name, None)
+                } else {
+                    match surface.resolve(&uri) {
+                        Some((Owner::Own(item), vars)) => (item.caller.clone(), "own".into(), vars),
+                        Some((Owner::Up(up), vars)) => {
+                            (Arc::new(UpRead(up.clone())), up.name().to_string(), vars)
+                        }
+                        None if !surface.readers.is_empty() => {
+                            (Arc::new(UpAny(surface.readers.clone())), "mcp".into(), None)
+                        }
+                        None => return Err(not_found(&uri)),
                     }
-                    None if !surface.readers.is_empty() => {
-                        (Arc::new(UpAny(surface.readers.clone())), "mcp".into(), None)
-                    }
-                    None => return Err(not_found(&uri)),
                 };
             let mut arguments = Map::new();
             arguments.insert("uri".into(), Value::String(uri.clone()));

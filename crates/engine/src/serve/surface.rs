@@ -67,6 +67,8 @@ pub(crate) struct Caps {
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
     pub(crate) completions: bool,
+    /// An upstream offers skills (SEP-2640), which the server relays.
+    pub(crate) skills: bool,
 }
 
 /// One version of the served resources, templates and prompts.
@@ -168,8 +170,20 @@ impl Surface {
             if listing.declares_completions {
                 surface.caps.completions = true;
             }
+            if listing.declares_skills {
+                surface.caps.skills = true;
+            }
             for resource in &listing.resources {
-                if surface.add_resource(resource, &owner, &mut warnings) {
+                // A skill's file is served under its server's name (see `crate::skills`).
+                let rerooted = listing
+                    .declares_skills
+                    .then(|| crate::skills::rerooted_resource(up.name(), resource))
+                    .flatten();
+                if surface.add_resource(
+                    rerooted.as_ref().unwrap_or(resource),
+                    &owner,
+                    &mut warnings,
+                ) {
                     surface.contributed(ListKind::Resources, i);
                 }
             }

@@ -51,6 +51,7 @@ fn fake(name: &str, resources: &[&str], prompts: &[&str], hints: Hints) -> Arc<F
             declares_resources: true,
             declares_prompts: true,
             declares_completions: true,
+            declares_skills: false,
         },
         hints,
         subscribed: AtomicUsize::new(0),

@@ -5,7 +5,10 @@
 //! handed on: the request rejects with what differed.
 
 use base64::Engine as _;
-use rmcp::model::{ClientRequest, GetSkillRequest, GetSkillRequestParams, ServerResult, Skill};
+use rmcp::model::{
+    ClientRequest, GetSkillRequest, GetSkillRequestParams, ReadResourceDirectoryRequest,
+    ReadResourceDirectoryRequestParams, ServerResult, Skill,
+};
 use serde_json::{Value, json};
 
 use super::LiveServer;
@@ -14,12 +17,56 @@ use crate::skills;
 use crate::surface::{Kind, SurfaceError};
 
 const GET: &str = "skills/get";
+const DIRECTORY: &str = "resources/directory/read";
+
+fn as_json<T: serde::Serialize>(what: &str, result: &T) -> Result<Value, SurfaceError> {
+    let mut value = serde_json::to_value(result)
+        .map_err(|e| SurfaceError::words(format!("{what} failed: its result is not JSON ({e})")))?;
+    if let Value::Object(fields) = &mut value {
+        fields.remove("resultType");
+    }
+    Ok(value)
+}
 
 fn refused(uri: &str, why: impl std::fmt::Display) -> SurfaceError {
     SurfaceError::words(format!("loading skill {uri} failed: {why}"))
 }
 
 impl LiveServer {
+    /// `skills/get` of `uri` as the server answers it (its GetSkillResult JSON), for a gateway
+    /// that relays it.
+    pub(crate) async fn get_skill_json(
+        &self,
+        uri: &str,
+        r: Req<'_>,
+    ) -> Result<Value, SurfaceError> {
+        let request =
+            ClientRequest::GetSkillRequest(GetSkillRequest::new(GetSkillRequestParams::new(uri)));
+        match self.surface_request(GET, request, &r).await? {
+            ServerResult::GetSkillResult(got) => as_json(GET, &got),
+            _ => Err(SurfaceError::words(format!(
+                "{GET} failed: the server's answer is not a {GET} result"
+            ))),
+        }
+    }
+
+    /// `resources/directory/read` of `uri` as the server answers it (its result JSON).
+    pub(crate) async fn read_directory_json(
+        &self,
+        uri: &str,
+        r: Req<'_>,
+    ) -> Result<Value, SurfaceError> {
+        let request = ClientRequest::ReadResourceDirectoryRequest(
+            ReadResourceDirectoryRequest::new(ReadResourceDirectoryRequestParams::new(uri)),
+        );
+        match self.surface_request(DIRECTORY, request, &r).await? {
+            ServerResult::ListResourcesResult(children) => as_json(DIRECTORY, &children),
+            _ => Err(SurfaceError::words(format!(
+                "{DIRECTORY} failed: the server's answer is not a directory listing"
+            ))),
+        }
+    }
+
     /// The entry of the skill whose `SKILL.md` is `uri`: as last listed, else `skills/get`.
     async fn skill_entry(&self, uri: &str, r: &Req<'_>) -> Result<Skill, SurfaceError> {
         let listing = self.surface();

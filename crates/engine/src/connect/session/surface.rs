@@ -308,6 +308,10 @@ pub enum SurfaceAsk {
     LoadSkill(String),
     /// Reads a file (a path within the skill's folder) of the skill at the URI, checked.
     ReadSkill(String, String),
+    /// `skills/get` of the URI, as the server answers it (a gateway relays it).
+    GetSkill(String),
+    /// `resources/directory/read` of the URI, as the server answers it.
+    ReadDirectory(String),
     Prompt(String, Map<String, Value>),
     Complete(Value, Value, Option<Value>),
 }
@@ -318,6 +322,8 @@ impl SurfaceAsk {
             SurfaceAsk::Read(uri) => live.read_resource(&uri, r).await,
             SurfaceAsk::LoadSkill(uri) => live.load_skill(&uri, r).await,
             SurfaceAsk::ReadSkill(uri, path) => live.read_skill_file(&uri, &path, r).await,
+            SurfaceAsk::GetSkill(uri) => live.get_skill_json(&uri, r).await,
+            SurfaceAsk::ReadDirectory(uri) => live.read_directory_json(&uri, r).await,
             SurfaceAsk::Prompt(name, args) => live.get_prompt(&name, args, r).await,
             SurfaceAsk::Complete(reference, argument, context) => {
                 live.complete(reference, argument, context, r).await
