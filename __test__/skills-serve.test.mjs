@@ -231,6 +231,14 @@ test("a gateway relays two servers' skills whose paths clash, each under its ser
   const read = (await rpc(base, "resources/read", { uri: "skill://a/pdf-processing/references/FORMS.md" })).result.contents[0]
   assert.deepEqual([read.uri, read.text], ["skill://a/pdf-processing/references/FORMS.md", "# Forms\n\nFill field by field.\n"])
 
+  // A URI with a dot segment is never relayed as a skill's: it could climb out of the folder a
+  // scope allows (the upstream is never asked for the un-rooted, climbing URI).
+  for (const uri of ["skill://a/pdf-processing/../../secret", "skill://a/pdf-processing/%2E%2E/x"]) {
+    assert.equal((await rpc(base, "resources/read", { uri })).error.code, -32602, uri)
+  }
+  const asked = JSON.parse((await toolkit.execute("a_reads", {})).output)
+  assert.deepEqual(asked.filter((u) => !u.startsWith("skill://a/")), ["skill://pdf-processing/references/FORMS.md"])
+
   // toolnexus as the host, through the gateway: a's skill loads, b's tampered SKILL.md is refused.
   const source = await loadMcp({ mcpServers: { gw: { url: `${base}/mcp` } } })
   defer(() => source.close())
@@ -238,4 +246,20 @@ test("a gateway relays two servers' skills whose paths clash, each under its ser
   assert.equal((await fromA.load()).body, "# PDF processing\n\nUse references/FORMS.md for forms.\n")
   assert.equal((await fromA.read("references/FORMS.md")).text, "# Forms\n\nFill field by field.\n")
   await assert.rejects(fromB.load(), /^Error: loading skill skill:\/\/b\/pdf-processing\/SKILL\.md failed: refused: skill:\/\/b\/pdf-processing\/SKILL\.md has digest sha256:/)
+})
+
+test("the server's own skill wins a clash with an upstream's re-rooted one, in every request", async () => {
+  const upstream = { command: process.execPath, args: [path.join(import.meta.dirname, "fixtures", "skills-server.mjs")] }
+  const own = defineSkill({ path: "a/pdf-processing", files: { "SKILL.md": PDF_MD } })
+  const toolkit = await createToolkit({ builtins: false, mcpConfig: { mcpServers: { a: upstream } }, skills: [own] })
+  defer(() => toolkit.close())
+  const handle = await toolkit.serve("127.0.0.1:0")
+  defer(() => handle.close())
+  const uri = "skill://a/pdf-processing/SKILL.md"
+  const listed = (await rpc(handle.url, "skills/list")).result.skills.filter((s) => s.uri === uri)
+  assert.equal(listed.length, 1)
+  assert.equal(listed[0].resources[0].digest, sha(PDF_MD))
+  assert.equal((await rpc(handle.url, "skills/get", { uri })).result.skill.resources[0].digest, sha(PDF_MD))
+  assert.equal((await rpc(handle.url, "resources/read", { uri })).result.contents[0].text, PDF_MD)
+  assert.equal((await rpc(handle.url, "resources/list")).result.resources.filter((r) => r.uri === uri).length, 1)
 })

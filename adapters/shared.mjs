@@ -35,7 +35,8 @@ const skillTools = new WeakMap()
  */
 export function offeredTools(sourceOrTools, loadSkill) {
   const tools = currentTools(sourceOrTools).filter(offered)
-  if (!loadSkill || tools.some((t) => t.name === "load_skill")) return tools
+  // A toolkit made with `loadSkillTool: true` has it already (an MCP tool may be named so too).
+  if (!loadSkill || tools.some((t) => t[Symbol.for("toolnexus.loadSkillTool")])) return tools
   if (Array.isArray(sourceOrTools)) throw new TypeError("toolnexus: loadSkill needs an McpSource or a Toolkit (whose skills it loads), not an array of tools")
   let tool = skillTools.get(sourceOrTools)
   if (!tool) skillTools.set(sourceOrTools, (tool = binding.loadSkillTool(sourceOrTools)))

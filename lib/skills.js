@@ -10,6 +10,8 @@ const binding = require("../binding.js")
 
 /** Marks what defineSkill made. */
 const SKILL = Symbol.for("toolnexus.skill")
+/** Marks the load_skill tool (an MCP tool may be named so too). */
+const SKILL_TOOL = Symbol.for("toolnexus.loadSkillTool")
 
 /**
  * A skill given as files: `files` maps each path within the skill's folder (`SKILL.md`,
@@ -66,7 +68,10 @@ function loadSkillTool(skills) {
   const keyed = () => {
     const list = skills()
     const shared = (/** @type {string} */ name) => list.filter((s) => s.name === name).length > 1
-    return list.map((s) => /** @type {const} */ ([shared(s.name) && s.server ? `${s.server}/${s.name}` : s.name, s]))
+    // A name two skills share: a server's is `server/name`, the toolkit's own its path.
+    const key = (/** @type {any} */ s) =>
+      !shared(s.name) ? s.name : s.server ? `${s.server}/${s.name}` : String(s.uri).replace(/^skill:\/\//, "").replace(/\/SKILL\.md$/, "")
+    return list.map((s) => /** @type {const} */ ([key(s), s]))
   }
   const { defineTool } = require("./tools.js")
   const tool = defineTool({
@@ -88,6 +93,7 @@ function loadSkillTool(skills) {
       return `# Skill: ${found[0]}\n\n${loaded.body.trimEnd()}${files}`
     },
   })
+  Object.defineProperty(tool, SKILL_TOOL, { value: true })
   Object.defineProperty(tool, "description", {
     enumerable: true,
     get: () => {

@@ -264,13 +264,15 @@ function traceRequest(handle, server, method, target, extra, opts, send) {
 
 /**
  * The app's active trace context as its propagator writes it (`traceparent`, `tracestate`):
- * the engine's CLIENT spans of a call's listings are its children (roots when it is empty);
- * undefined without OpenTelemetry, and then they are not made.
- * @returns {Record<string, string> | undefined}
+ * the engine's CLIENT spans of a call's listings are its children (roots when it is empty,
+ * as it is without OpenTelemetry in the app).
+ * @returns {Record<string, string>}
  */
 function activeCarrier() {
   const a = api === undefined ? otel() : api
-  if (a === null) return undefined
+  // Without the API there is no context: the engine's spans (when it exports any, from the
+  // OTEL_* variables) are roots.
+  if (a === null) return {}
   /** @type {Record<string, string>} */
   const carrier = {}
   a.propagation.inject(a.context.active(), carrier)
@@ -328,6 +330,9 @@ function serveToolCall(name, carrier, spanned, run) {
  * @type {{ processor: any, sink: any, given: number, waiting: Array<{ upTo: number, resolve: () => void }> } | null}
  */
 let exported = null
+
+/** How long a flush waits for the spans the engine queued to reach the app's processor. */
+const FLUSH_BOUND_MS = 5000
 
 /** Whether a throwing span processor was already reported (once per process). */
 let processorThrew = false
@@ -456,7 +461,17 @@ async function flushTelemetry() {
   const state = exported
   if (state === null) return
   const upTo = state.sink.queued()
-  if (state.given < upTo) await new Promise((resolve) => state.waiting.push({ upTo, resolve: () => resolve(undefined) }))
+  if (state.given < upTo) {
+    // Bounded, as a flush to a collector is: a span the JavaScript thread is never given (its
+    // environment ending) must not hold the flush forever.
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer
+    await new Promise((resolve) => {
+      state.waiting.push({ upTo, resolve: () => resolve(undefined) })
+      timer = setTimeout(resolve, FLUSH_BOUND_MS)
+    })
+    clearTimeout(timer)
+  }
   await state.processor.forceFlush?.()
 }
 

@@ -15,5 +15,5 @@ pub(crate) use host::{
     MAX_SKILL_BYTES, contents_bytes, entry, file_uri, frontmatter, listed_file, same_frontmatter,
     verify,
 };
-pub(crate) use relay::{rerooted_entry, rerooted_list, rerooted_resource, unrooted, within_listed};
+pub(crate) use relay::{rerooted_entry, rerooted_list, rerooted_resource, unrooted};
 pub use served::ServedSkills;

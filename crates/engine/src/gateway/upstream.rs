@@ -89,7 +89,11 @@ pub trait Upstream: Send + Sync + 'static {
         context: Option<Value>,
         ctx: CallContext,
     ) -> BoxFuture<'static, Result<Value, ErrorData>>;
-    /// Its skills as last listed (SEP-2640; none when it does not offer the extension).
+    /// Whether it offers skills (it declared the skills extension, SEP-2640).
+    fn offers_skills(&self) -> bool {
+        false
+    }
+    /// Its skills as last listed (none when it does not offer the extension).
     fn skills(&self) -> Vec<Map<String, Value>> {
         Vec::new()
     }
@@ -245,7 +249,7 @@ impl Upstream for Live {
             declares_resources: caps.is_some_and(|c| c.resources.is_some()),
             declares_prompts: caps.is_some_and(|c| c.prompts.is_some()),
             declares_completions: caps.is_some_and(|c| c.completions.is_some()),
-            declares_skills: caps.is_some_and(|c| c.supports_skills()),
+            declares_skills: self.offers_skills(),
         }
     }
 
@@ -290,14 +294,13 @@ impl Upstream for Live {
         self.ask(ctx, SurfaceAsk::Complete(reference, argument, context))
     }
 
-    fn skills(&self) -> Vec<Map<String, Value>> {
-        let offers = self
-            .server
+    fn offers_skills(&self) -> bool {
+        self.server
             .capabilities()
-            .is_some_and(|caps| caps.supports_skills());
-        if !offers {
-            return Vec::new();
-        }
+            .is_some_and(|caps| caps.supports_skills())
+    }
+
+    fn skills(&self) -> Vec<Map<String, Value>> {
         let listing = self.server.surface();
         listing.get(crate::surface::Kind::Skills).items.to_vec()
     }

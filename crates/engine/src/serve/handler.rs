@@ -51,11 +51,14 @@ impl ServerHandler for ToolServer {
         // Only what is served: a server of tools alone announces tools alone.
         let caps = self.surface_now().caps;
         let skills = self.offers_skills();
-        if caps.resources || skills {
+        if caps.resources {
             let mut resources = ResourcesCapability::default();
             resources.subscribe = Some(true);
             resources.list_changed = Some(true);
             capabilities.resources = Some(resources);
+        } else if skills {
+            // Skills alone: their files are resources, read and listed, nothing more.
+            capabilities.resources = Some(ResourcesCapability::default());
         }
         if caps.prompts {
             let mut prompts = PromptsCapability::default();
@@ -393,7 +396,11 @@ impl ToolServer {
         .into_iter()
         .map(|(r, _)| r)
         .collect();
-        items.extend(skills.unwrap_or_default());
+        // The server's own skills win a clash with an upstream's re-rooted ones.
+        if let Some(own) = skills {
+            items.retain(|r| !own.iter().any(|o| o.uri == r.uri));
+            items.extend(own);
+        }
         Ok(ListResourcesResult::with_all_items(items)
             .with_ttl_ms(ttl)
             .with_cache_scope(scope))

@@ -47,21 +47,19 @@ impl ToolServer {
         self.shared.skills.is_some() || self.surface_now().caps.skills
     }
 
-    /// The upstream a re-rooted URI names (one that offers skills), and its own URI there.
-    fn upstream_of(&self, uri: &str) -> Option<(Arc<dyn Upstream>, String)> {
+    /// The upstream a re-rooted URI names (one that offers skills), and its own URI there;
+    /// None for a URI the server's own skills answer (they come first).
+    pub(super) fn relayed_skill_file(&self, uri: &str) -> Option<(Arc<dyn Upstream>, String)> {
+        if self.skills_now().is_some_and(|own| own.serves(uri)) {
+            return None;
+        }
         let (server, original) = crate::skills::unrooted(uri)?;
         let surface = self.surface_now();
         let up = surface
             .upstreams
             .iter()
-            .find(|up| up.name() == server && up.listing().declares_skills)?;
+            .find(|up| up.name() == server && up.offers_skills())?;
         Some((up.clone(), original))
-    }
-
-    /// The upstream and its own URI of a re-rooted skill's file (or folder) it lists.
-    pub(super) fn relayed_skill_file(&self, uri: &str) -> Option<(Arc<dyn Upstream>, String)> {
-        let (up, original) = self.upstream_of(uri)?;
-        crate::skills::within_listed(&up.skills(), &original).then_some((up, original))
     }
 
     pub(super) fn skills_listing(
@@ -75,8 +73,12 @@ impl ToolServer {
         }
         let sight = Sight::of(context);
         let mut seen = HashSet::new();
-        let mut skills: Vec<Skill> = Vec::new();
-        // The upstreams' first, in config order, then the server's own (as resources are).
+        // The server's own first (they win a clash, here as for every other request), then
+        // the upstreams', in config order.
+        let mut skills: Vec<Skill> = match self.skills_now() {
+            Some(catalog) => catalog.skills().to_vec(),
+            None => Vec::new(),
+        };
         for up in &self.surface_now().upstreams {
             for entry in up.skills() {
                 let Some(rerooted) = crate::skills::rerooted_entry(up.name(), &entry) else {
@@ -86,9 +88,6 @@ impl ToolServer {
                     skills.push(skill);
                 }
             }
-        }
-        if let Some(catalog) = self.skills_now() {
-            skills.extend(catalog.skills().iter().cloned());
         }
         skills.retain(|skill| {
             sight.sees(Kind::Resource, &skill.uri) && seen.insert(skill.uri.clone())
@@ -112,7 +111,7 @@ impl ToolServer {
         if let Some(skill) = self.skills_now().and_then(|c| c.skill(uri).cloned()) {
             return Ok(GetSkillResult::new(skill));
         }
-        let Some((up, original)) = self.upstream_of(uri) else {
+        let Some((up, original)) = self.relayed_skill_file(uri) else {
             return Err(unknown_skill(uri));
         };
         let (ctx, _) = CallContext::new(context.clone(), self.log_level.clone());

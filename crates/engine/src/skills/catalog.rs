@@ -193,6 +193,12 @@ impl Catalog {
                 folder = format!("{folder}/{part}");
             }
             let mime = mime_of(&file, &bytes);
+            // A skill nested in another's folder shares its files: the same bytes, or refused.
+            if self.files.get(&uri).is_some_and(|old| *old.bytes != *bytes) {
+                return Err(refuse(format!(
+                    "{uri} is also a file of another skill, with other bytes"
+                )));
+            }
             self.files.insert(
                 uri,
                 Served {
@@ -249,6 +255,11 @@ impl Catalog {
     pub(crate) fn text(&self, uri: &str) -> Option<String> {
         let served = self.files.get(uri)?;
         String::from_utf8(served.bytes.to_vec()).ok()
+    }
+
+    /// Whether `uri` is one of its skills' files or folders.
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        self.files.contains_key(uri) || self.directories.contains_key(uri)
     }
 
     /// `resources/directory/read`: the children of a folder within a skill.
@@ -347,15 +358,19 @@ pub(crate) fn read_folder(root: &Path) -> Result<Vec<SkillSource>, String> {
                     "the skill at {SCHEME}{folder}: it has more than the {MAX_SKILL_FILES} files a skill may have"
                 ));
             }
-            let bytes = std::fs::read(full)
-                .map_err(|e| format!("{} cannot be read: {e}", full.display()))?;
-            total += bytes.len() as u64;
+            // The size first: a huge file is refused before it is read.
+            let size = std::fs::symlink_metadata(full)
+                .map_err(|e| format!("{} cannot be read: {e}", full.display()))?
+                .len();
+            total += size;
             if total > super::host::MAX_SKILL_BYTES {
                 return Err(format!(
                     "the skill at {SCHEME}{folder}: it has more than the {} MiB a skill may have",
                     super::host::MAX_SKILL_BYTES >> 20
                 ));
             }
+            let bytes = std::fs::read(full)
+                .map_err(|e| format!("{} cannot be read: {e}", full.display()))?;
             files.push((path[prefix.len()..].to_string(), bytes));
         }
         sources.push(SkillSource {

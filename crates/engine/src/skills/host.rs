@@ -14,8 +14,11 @@ pub(crate) const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 /// extension requires (its URI names a `SKILL.md` in a folder named as the skill, its files
 /// are within that folder, each with a `sha256:` digest).
 pub(crate) fn entry(item: &Map<String, Value>) -> Result<Skill, String> {
-    let skill: Skill = serde_json::from_value(Value::Object(item.clone()))
-        .map_err(|e| format!("the skill entry is malformed ({e})"))?;
+    let skill: Skill = serde_json::from_value(Value::Object(item.clone())).map_err(|_| {
+        "the skill entry is malformed (it needs a uri, a frontmatter with a name and a \
+         description, and its resources: each a uri, a sha256 digest and a size, or \"dynamic\")"
+            .to_string()
+    })?;
     skill.validate().map_err(|e| e.to_string())?;
     Ok(skill)
 }
@@ -182,7 +185,7 @@ pub(crate) fn same_frontmatter(listed: &Value, read: &Map<String, Value>) -> Res
     keys.dedup();
     for key in keys {
         let (a, b) = (listed.get(key), read.get(key));
-        if a != b {
+        if !same_value(a, b) {
             let show = |v: Option<&Value>| match v {
                 None => "absent".to_string(),
                 Some(v) => shown(&v.to_string()),
@@ -195,6 +198,21 @@ pub(crate) fn same_frontmatter(listed: &Value, read: &Map<String, Value>) -> Res
         }
     }
     Ok(())
+}
+
+/// Whether two frontmatter values are the same, numbers by their value (a server written in
+/// JavaScript sends the YAML `1.0` as `1`).
+fn same_value(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(Value::Number(a)), Some(Value::Number(b))) => a.as_f64() == b.as_f64(),
+        (Some(Value::Array(a)), Some(Value::Array(b))) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value(Some(a), Some(b)))
+        }
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            a.len() == b.len() && a.iter().all(|(k, v)| same_value(Some(v), b.get(k)))
+        }
+        (a, b) => a == b,
+    }
 }
 
 /// A value in words, cut to 200 characters.

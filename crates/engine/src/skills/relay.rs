@@ -2,23 +2,70 @@
 //! under its server name (`skill://pdf/SKILL.md` of server `docs` is served as
 //! `skill://docs/pdf/SKILL.md`), so two servers' skills never shadow each other. The bytes are
 //! unchanged, so the digests stay valid, and the last path segment (the skill's name) too.
-//! A skill under another scheme is not relayed (it could not be told apart).
+//! A skill under another scheme is not relayed (it could not be told apart). The server's name
+//! is one segment, percent-encoded (a name `a/b` is `a%2Fb`), so no two servers' URIs meet. A
+//! URI with an empty, `.` or `..` segment (also percent-encoded) is never relayed: it could
+//! name something else than it seems to, past a scope that allows its prefix.
 
 use serde_json::{Map, Value};
 
 const SCHEME: &str = "skill://";
 
+/// `name` as one URI segment: every byte but the unreserved ones percent-encoded.
+fn segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// A segment percent-decoded (None when it is not valid UTF-8 once decoded).
+fn decoded(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Whether a URI's path has an empty, `.` or `..` segment (percent-encoded too).
+fn has_dot_segment(path: &str) -> bool {
+    path.split('/').any(|s| {
+        let s = decoded(s).unwrap_or_else(|| s.to_string());
+        matches!(s.as_str(), "" | "." | "..")
+    })
+}
+
 /// `uri` of server `server`, as the gateway serves it.
 pub(crate) fn rerooted(server: &str, uri: &str) -> Option<String> {
     let rest = uri.strip_prefix(SCHEME)?;
-    Some(format!("{SCHEME}{server}/{rest}"))
+    Some(format!("{SCHEME}{}/{rest}", segment(server)))
 }
 
-/// The server and its own URI of a URI the gateway serves re-rooted.
-pub(crate) fn unrooted(uri: &str) -> Option<(&str, String)> {
+/// The server and its own URI of a URI the gateway serves re-rooted; None for another URI, or
+/// one with an empty, `.` or `..` segment.
+pub(crate) fn unrooted(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix(SCHEME)?;
     let (server, path) = rest.split_once('/')?;
-    (!server.is_empty() && !path.is_empty()).then(|| (server, format!("{SCHEME}{path}")))
+    if has_dot_segment(path.split(['?', '#']).next().unwrap_or_default()) {
+        return None;
+    }
+    let server = decoded(server).filter(|s| !s.is_empty())?;
+    Some((server, format!("{SCHEME}{path}")))
 }
 
 /// Rewrites the `uri` of `item` (and of each of its `key` list's items) with `rewrite`; None
@@ -73,19 +120,4 @@ pub(crate) fn rerooted_list(server: &str, mut result: Value, list: &str) -> Valu
         }
     }
     result
-}
-
-/// Whether `uri` (the server's own) is a file one of its listed `skills` names, or a folder
-/// within one of them.
-pub(crate) fn within_listed(skills: &[Map<String, Value>], uri: &str) -> bool {
-    skills.iter().any(|skill| {
-        let Some(base) = skill
-            .get("uri")
-            .and_then(Value::as_str)
-            .and_then(|u| u.strip_suffix("SKILL.md"))
-        else {
-            return false;
-        };
-        uri.starts_with(base) || uri == base.trim_end_matches('/')
-    })
 }

@@ -126,3 +126,35 @@ fn a_catalog_lists_each_folder_of_a_skill_with_its_subfolders() {
         "the skill skill://pdf-processing/SKILL.md is given twice"
     );
 }
+
+#[test]
+fn a_server_name_is_one_segment_and_a_dot_segment_is_never_relayed() {
+    use super::relay::{rerooted, unrooted};
+    assert_eq!(
+        rerooted("docs", "skill://pdf/SKILL.md").unwrap(),
+        "skill://docs/pdf/SKILL.md"
+    );
+    let odd = rerooted("a/b c%", "skill://pdf/SKILL.md").unwrap();
+    assert_eq!(odd, "skill://a%2Fb%20c%25/pdf/SKILL.md");
+    assert_eq!(
+        unrooted(&odd).unwrap(),
+        ("a/b c%".to_string(), "skill://pdf/SKILL.md".to_string())
+    );
+    assert!(rerooted("docs", "file:///etc/passwd").is_none());
+    for climbing in [
+        "skill://docs/pdf/../../x",
+        "skill://docs/pdf/%2e%2E/x",
+        "skill://docs/pdf//x",
+        "skill://docs/./x",
+        "skill:///pdf/SKILL.md",
+    ] {
+        assert!(unrooted(climbing).is_none(), "{climbing}");
+    }
+}
+
+#[test]
+fn numbers_in_a_frontmatter_compare_by_value() {
+    let (read, _) = frontmatter("---\nname: x\ndescription: d\nversion: 1.0\n---\n").unwrap();
+    let listed = json!({"name": "x", "description": "d", "version": 1});
+    assert!(same_frontmatter(&listed, &read).is_ok());
+}
