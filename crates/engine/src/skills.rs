@@ -12,8 +12,8 @@ pub(crate) use catalog::Catalog;
 pub use catalog::SkillSource;
 pub use host::described;
 pub(crate) use host::{
-    MAX_SKILL_BYTES, contents_bytes, entry, file_uri, frontmatter, listed_file, same_frontmatter,
-    verify,
+    MAX_SKILL_BYTES, contents_bytes, entry, file_uri, frontmatter, listed_file, loaded,
+    same_frontmatter, verify,
 };
 pub(crate) use relay::{rerooted_entry, rerooted_list, rerooted_resource, unrooted};
 pub use served::ServedSkills;

@@ -79,7 +79,7 @@ pub(crate) async fn open(
             let peer = conn.peer_attributes();
             // Boxed: the listing's future is large, and this one is polled on a worker's stack.
             let listing = Box::pin(conn.list_all(&entry.name, timeout, warnings));
-            crate::telemetry::connecting(trace.as_ref(), peer.telemetry(), listing).await
+            crate::telemetry::connecting(trace.as_ref(), peer, listing).await
         } => Some(result),
     };
     match result {

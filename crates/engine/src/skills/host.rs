@@ -61,6 +61,29 @@ pub fn described(item: &Map<String, Value>) -> Value {
     Value::Object(shown)
 }
 
+/// A skill loaded, as a host hands it on: `{ uri, name, description, frontmatter, text,
+/// body, files }` (`frontmatter` as its `SKILL.md` has it, `text` the whole `SKILL.md`).
+pub(crate) fn loaded(
+    skill: &Skill,
+    frontmatter: &Map<String, Value>,
+    text: &str,
+    body: &str,
+) -> Value {
+    let files = match serde_json::to_value(skill) {
+        Ok(Value::Object(entry)) => described(&entry)["files"].clone(),
+        _ => Value::Null,
+    };
+    serde_json::json!({
+        "uri": skill.uri,
+        "name": skill.frontmatter.name,
+        "description": skill.frontmatter.description,
+        "frontmatter": frontmatter,
+        "text": text,
+        "body": body,
+        "files": files,
+    })
+}
+
 /// The URI of the file at `path` (relative to the skill's folder, `/`-separated) of the skill
 /// whose `SKILL.md` is at `skill_uri`. A path that is empty, absolute, or climbs out is refused.
 pub(crate) fn file_uri(skill_uri: &str, path: &str) -> Result<String, String> {

@@ -89,19 +89,7 @@ impl ServedSkills {
         let skill = catalog.skill(uri)?;
         let text = catalog.text(uri)?;
         let (frontmatter, body) = super::host::frontmatter(&text).ok()?;
-        let entry = serde_json::to_value(skill).ok()?;
-        let files = entry
-            .as_object()
-            .map(|entry| super::host::described(entry)["files"].clone());
-        Some(serde_json::json!({
-            "uri": skill.uri,
-            "name": skill.frontmatter.name,
-            "description": skill.frontmatter.description,
-            "frontmatter": frontmatter,
-            "text": text,
-            "body": body,
-            "files": files,
-        }))
+        Some(super::host::loaded(skill, &frontmatter, &text, body))
     }
 
     /// The catalog now: a folder's is built again first when its files changed.

@@ -14,7 +14,7 @@ use opentelemetry::Context;
 use opentelemetry::trace::TraceContextExt;
 use serde_json::{Map, Value};
 
-use super::op::{Named, Op, Peer};
+use super::op::{Named, Op, PeerAttributes};
 
 /// The trace context a call's listings are children of: the app's context when the call was
 /// made, as its propagator wrote it; without a valid `traceparent` they are roots.
@@ -30,13 +30,10 @@ impl CallTrace {
     }
 }
 
-/// Where the server being connected is, owned for the task's scope.
+/// The context a connection's listings are children of, and where its server is.
 struct Connecting {
     parent: Context,
-    transport: &'static str,
-    address: Option<String>,
-    port: Option<u16>,
-    protocol_version: Option<String>,
+    peer: PeerAttributes,
 }
 
 tokio::task_local! {
@@ -48,7 +45,7 @@ tokio::task_local! {
 /// `trace`, the server being `peer`; without a trace, `work` as it is.
 pub(crate) async fn connecting<F: Future>(
     trace: Option<&CallTrace>,
-    peer: Peer<'_>,
+    peer: PeerAttributes,
     work: F,
 ) -> F::Output {
     let Some(CallTrace(parent)) = trace else {
@@ -56,10 +53,7 @@ pub(crate) async fn connecting<F: Future>(
     };
     let scope = Connecting {
         parent: parent.clone(),
-        transport: peer.transport,
-        address: peer.address.map(str::to_string),
-        port: peer.port,
-        protocol_version: peer.protocol_version.map(str::to_string),
+        peer,
     };
     CONNECTING.scope(scope, work).await
 }
@@ -72,15 +66,7 @@ pub(crate) async fn listing<T, E>(
     error_type: impl Fn(&E) -> &'static str,
 ) -> Result<T, E> {
     let op = CONNECTING
-        .try_with(|c| {
-            let peer = Peer {
-                transport: c.transport,
-                address: c.address.as_deref(),
-                port: c.port,
-                protocol_version: c.protocol_version.as_deref(),
-            };
-            Op::client(method, Named::Nothing, Some(&c.parent), peer)
-        })
+        .try_with(|c| Op::client(method, Named::Nothing, Some(&c.parent), c.peer.telemetry()))
         .ok()
         .flatten();
     let Some(op) = op else {

@@ -12,21 +12,12 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use super::LiveServer;
-use super::surface::Req;
+use super::surface::{Req, to_json};
 use crate::skills;
 use crate::surface::{Kind, SurfaceError};
 
 const GET: &str = "skills/get";
 const DIRECTORY: &str = "resources/directory/read";
-
-fn as_json<T: serde::Serialize>(what: &str, result: &T) -> Result<Value, SurfaceError> {
-    let mut value = serde_json::to_value(result)
-        .map_err(|e| SurfaceError::words(format!("{what} failed: its result is not JSON ({e})")))?;
-    if let Value::Object(fields) = &mut value {
-        fields.remove("resultType");
-    }
-    Ok(value)
-}
 
 fn refused(uri: &str, why: impl std::fmt::Display) -> SurfaceError {
     SurfaceError::words(format!("loading skill {uri} failed: {why}"))
@@ -43,7 +34,7 @@ impl LiveServer {
         let request =
             ClientRequest::GetSkillRequest(GetSkillRequest::new(GetSkillRequestParams::new(uri)));
         match self.surface_request(GET, request, &r).await? {
-            ServerResult::GetSkillResult(got) => as_json(GET, &got),
+            ServerResult::GetSkillResult(got) => to_json(GET, &got),
             _ => Err(SurfaceError::words(format!(
                 "{GET} failed: the server's answer is not a {GET} result"
             ))),
@@ -60,7 +51,7 @@ impl LiveServer {
             ReadResourceDirectoryRequest::new(ReadResourceDirectoryRequestParams::new(uri)),
         );
         match self.surface_request(DIRECTORY, request, &r).await? {
-            ServerResult::ListResourcesResult(children) => as_json(DIRECTORY, &children),
+            ServerResult::ListResourcesResult(children) => to_json(DIRECTORY, &children),
             _ => Err(SurfaceError::words(format!(
                 "{DIRECTORY} failed: the server's answer is not a directory listing"
             ))),
@@ -142,20 +133,7 @@ impl LiveServer {
         let (frontmatter, body) = skills::frontmatter(&text).map_err(|why| refused(uri, why))?;
         let listed = serde_json::to_value(&skill.frontmatter).unwrap_or(Value::Null);
         skills::same_frontmatter(&listed, &frontmatter).map_err(|why| refused(uri, why))?;
-        let entry = serde_json::to_value(&skill).unwrap_or(Value::Null);
-        let described = match &entry {
-            Value::Object(item) => skills::described(item),
-            _ => Value::Null,
-        };
-        Ok(json!({
-            "uri": skill.uri,
-            "name": skill.frontmatter.name,
-            "description": skill.frontmatter.description,
-            "frontmatter": frontmatter,
-            "text": text,
-            "body": body,
-            "files": described.get("files").cloned().unwrap_or(Value::Null),
-        }))
+        Ok(skills::loaded(&skill, &frontmatter, &text, body))
     }
 
     /// Reads the file at `path` (within the skill's folder) of the skill whose `SKILL.md` is

@@ -274,7 +274,7 @@ const COMPLETE: &str = "completion/complete";
 
 /// A result as JSON, without the 2026-07-28 `resultType` discriminator (a complete result is
 /// all a caller gets: input-required rounds are answered here).
-fn to_json<T: serde::Serialize>(what: &str, result: &T) -> Result<Value, SurfaceError> {
+pub(super) fn to_json<T: serde::Serialize>(what: &str, result: &T) -> Result<Value, SurfaceError> {
     let mut value = serde_json::to_value(result)
         .map_err(|e| SurfaceError::words(format!("{what} failed: its result is not JSON ({e})")))?;
     if let Value::Object(fields) = &mut value {
