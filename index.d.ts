@@ -233,15 +233,73 @@ export interface RemoteServerConfig {
   auth?: OAuthConfig
 }
 
-/** An entry's `auth`: the client identity and scopes to use when the server asks for OAuth. */
-export interface OAuthConfig {
+/**
+ * An entry's `auth`: how the client signs in when the server asks for OAuth. Without `grant` or
+ * `enterprise`, a person signs in at a browser (the authorisation-code grant). Secrets may be
+ * `${VAR}` references, files (`…File`, read on every use) or variables (`…Env`); a field the
+ * grant does not use, or two sources of one secret, is refused with the reason.
+ */
+export type OAuthConfig = BrowserOAuthConfig | ClientCredentialsOAuthConfig | JwtBearerOAuthConfig | EnterpriseOAuthConfig
+
+interface OAuthCommon {
+  scopes?: string[]
+  /**
+   * Bind tokens to a key of this client (DPoP, RFC 9449): `true` always, `false` never; absent,
+   * when the authorization server lists ES256 in `dpop_signing_alg_values_supported`.
+   */
+  dpop?: boolean
+}
+
+/** A person at a browser: a pre-registered client (or none: CIMD, then dynamic registration). */
+export interface BrowserOAuthConfig extends OAuthCommon {
+  grant?: "authorization_code"
   clientId?: string
   clientSecret?: string
   /** An HTTPS URL of a Client ID Metadata Document the app hosts, used when the server supports it. */
   clientMetadataUrl?: string
-  scopes?: string[]
   /** The 127.0.0.1 port of the redirect listener (default: any free port). */
   redirectPort?: number
+}
+
+/** A machine with its own client (SEP-1046): a client secret, or a private key (`private_key_jwt`). */
+export type ClientCredentialsOAuthConfig = OAuthCommon & {
+  grant: "client_credentials"
+  clientId: string
+} & (
+    | { clientSecret: string }
+    | { privateKey: string; signingAlgorithm?: SigningAlgorithm }
+    | { privateKeyFile: string; signingAlgorithm?: SigningAlgorithm }
+    | { privateKeyEnv: string; signingAlgorithm?: SigningAlgorithm }
+  )
+
+/** The JWS algorithms a `privateKey` signs client assertions with (default ES256). */
+export type SigningAlgorithm = "ES256" | "ES384" | "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512"
+
+/**
+ * Workload identity (SEP-1933): the workload's JWT (a Kubernetes service-account token, a CI
+ * provider's OIDC token) as a `jwt-bearer` assertion. A file is read again at each sign-in.
+ */
+export type JwtBearerOAuthConfig = OAuthCommon & {
+  grant: "jwt-bearer" | "urn:ietf:params:oauth:grant-type:jwt-bearer"
+  /** Sent as `client_id` (or with `clientSecret`, as HTTP Basic) when the server wants one. */
+  clientId?: string
+  clientSecret?: string
+} & ({ assertion: string } | { assertionFile: string } | { assertionEnv: string })
+
+/**
+ * Enterprise-managed authorization (SEP-990): the user's ID token from the enterprise IdP is
+ * exchanged there for an ID-JAG, which the server's authorization server redeems.
+ */
+export interface EnterpriseOAuthConfig extends OAuthCommon {
+  /** This client at the server's authorization server. */
+  clientId: string
+  clientSecret?: string
+  enterprise: {
+    idpIssuer: string
+    idpTokenEndpoint: string
+    idpClientId: string
+    idpClientSecret?: string
+  } & ({ idToken: string } | { idTokenFile: string } | { idTokenEnv: string })
 }
 
 /** An entry with a field of the wrong type: it fails alone, with this reason. */

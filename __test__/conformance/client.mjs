@@ -54,9 +54,49 @@ const tokenStore = {
   set: async (key, record) => void tokens.set(key, record),
   delete: async (key) => void tokens.delete(key),
 }
-const auth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" }
-if (context.client_id) auth.clientId = context.client_id
-if (context.client_secret) auth.clientSecret = context.client_secret
+// The auth extension scenarios each sign in as a machine, with the context's secrets handed over
+// the way a deployment would: through environment variables the config names (`${VAR}`,
+// `…Env`), never in the config's text. Everything else is the authorisation-code flow.
+const secret = (name, value) => {
+  process.env[name] = value
+  return `\${${name}}`
+}
+const machineAuth = {
+  "auth/client-credentials-basic": () => ({
+    grant: "client_credentials",
+    clientId: context.client_id,
+    clientSecret: secret("CONFORMANCE_CLIENT_SECRET", context.client_secret),
+  }),
+  "auth/client-credentials-jwt": () => ({
+    grant: "client_credentials",
+    clientId: context.client_id,
+    privateKey: secret("CONFORMANCE_PRIVATE_KEY", context.private_key_pem),
+    signingAlgorithm: context.signing_algorithm,
+  }),
+  "auth/enterprise-managed-authorization": () => {
+    process.env.CONFORMANCE_ID_TOKEN = context.idp_id_token
+    return {
+      clientId: context.client_id,
+      clientSecret: secret("CONFORMANCE_CLIENT_SECRET", context.client_secret),
+      enterprise: {
+        idpIssuer: context.idp_issuer,
+        idpTokenEndpoint: context.idp_token_endpoint,
+        idpClientId: context.idp_client_id,
+        idTokenEnv: "CONFORMANCE_ID_TOKEN",
+      },
+    }
+  },
+  // WIF_ASSERTION picks the negative examples' tokens (wrong_audience_jwt, expired_jwt).
+  "auth/wif-jwt-bearer": () => {
+    process.env.CONFORMANCE_WORKLOAD_TOKEN = context[process.env.WIF_ASSERTION ?? "valid_jwt"]
+    return { grant: "jwt-bearer", clientId: context.client_id, assertionEnv: "CONFORMANCE_WORKLOAD_TOKEN" }
+  },
+}
+const auth = machineAuth[scenario]?.() ?? { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" }
+if (!machineAuth[scenario]) {
+  if (context.client_id) auth.clientId = context.client_id
+  if (context.client_secret) auth.clientSecret = context.client_secret
+}
 
 const server = { type: "streamable-http", url: serverUrl, timeout: 10_000, auth }
 if (protocol) server.protocol = protocol

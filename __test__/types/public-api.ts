@@ -125,6 +125,22 @@ export async function oauth(): Promise<void> {
     delete: (key) => void records.delete(key),
   }
   const auth: OAuthConfig = { clientId: "id", clientSecret: "${SECRET}", scopes: ["repo"], redirectPort: 8787 }
+  // Machines sign in with no browser.
+  const machines: OAuthConfig[] = [
+    { grant: "client_credentials", clientId: "svc", clientSecret: "${SECRET}", dpop: true },
+    { grant: "client_credentials", clientId: "svc", privateKeyFile: "/keys/svc.pem", signingAlgorithm: "ES256" },
+    { grant: "jwt-bearer", assertionFile: "/var/run/secrets/tokens/mcp" },
+    {
+      clientId: "as-client",
+      clientSecret: "${AS_SECRET}",
+      enterprise: { idpIssuer: "https://idp", idpTokenEndpoint: "https://idp/token", idpClientId: "c", idTokenEnv: "ID_TOKEN" },
+    },
+  ]
+  // @ts-expect-error a client_credentials grant needs a secret or a key
+  const keyless: OAuthConfig = { grant: "client_credentials", clientId: "svc" }
+  // @ts-expect-error a redirect port is for a browser's grant
+  const portless: OAuthConfig = { grant: "jwt-bearer", assertion: "a", redirectPort: 1 }
+  void [machines, keyless, portless]
   const config = { mcpServers: { github: { url: "https://example.com/mcp", auth } } }
   const inv = await listMcpTools(config, { authorize: async (url: string) => void new URL(url), tokenStore })
   const source = await loadMcp(config, { authorize: (url: string) => console.log(url) })

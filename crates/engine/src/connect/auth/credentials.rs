@@ -9,6 +9,7 @@ use rmcp::transport::auth::{
 };
 use serde_json::json;
 
+use super::dpop::Dpop;
 use super::store::TokenStore;
 
 #[derive(Clone)]
@@ -19,6 +20,9 @@ pub(crate) struct ServerCredentials {
     /// The last credentials read or written; `None` until read, and after a refresh lock is
     /// taken (the refresh must see what another process stored).
     cache: Arc<Mutex<Option<Option<StoredCredentials>>>>,
+    /// The server's DPoP key: kept in the record with the tokens bound to it, and taken up
+    /// again from a record that has one.
+    dpop: Option<Arc<Dpop>>,
 }
 
 fn store_error(e: String) -> AuthError {
@@ -26,12 +30,18 @@ fn store_error(e: String) -> AuthError {
 }
 
 impl ServerCredentials {
-    pub(crate) fn new(key: String, server: String, store: Arc<dyn TokenStore>) -> Self {
+    pub(crate) fn new(
+        key: String,
+        server: String,
+        store: Arc<dyn TokenStore>,
+        dpop: Option<Arc<Dpop>>,
+    ) -> Self {
         Self {
             key,
             server,
             store,
             cache: Default::default(),
+            dpop,
         }
     }
 
@@ -53,6 +63,12 @@ impl ServerCredentials {
             .get("credentials")
             .cloned()
             .and_then(|c| serde_json::from_value(c).ok());
+        if let (Some(dpop), Some(key)) =
+            (&self.dpop, record.get("dpopKey").and_then(|k| k.as_str()))
+            && credentials.is_some()
+        {
+            dpop.restore(key)?;
+        }
         self.remember(Some(credentials.clone()));
         Ok(credentials)
     }
@@ -96,8 +112,13 @@ impl CredentialStore for ServerCredentials {
             "credentials": serde_json::to_value(&credentials)
                 .map_err(|e| store_error(e.to_string()))?,
         });
-        if let (Some(subject), Some(record)) = (subject, record.as_object_mut()) {
-            record.insert("subject".into(), subject);
+        if let Some(record) = record.as_object_mut() {
+            if let Some(subject) = subject {
+                record.insert("subject".into(), subject);
+            }
+            if let Some(dpop) = self.dpop.as_ref().filter(|d| d.active()) {
+                record.insert("dpopKey".into(), dpop.stored().into());
+            }
         }
         self.remember(None);
         self.store

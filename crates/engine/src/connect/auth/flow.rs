@@ -3,11 +3,14 @@
 //! Client ID Metadata Document, then dynamic registration), PKCE S256, `resource`, the `iss`
 //! check, and the token exchange; plus picking stored credentials back up.
 
+use std::sync::Arc;
+
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
 };
 
 use super::credentials::ServerCredentials;
+use super::http::OAuthHttp;
 use super::loopback::{Listener, Redirect};
 use crate::config::auth::OAuthSettings;
 
@@ -46,6 +49,7 @@ pub(crate) async fn from_store(
     url: &str,
     settings: &OAuthSettings,
     credentials: &ServerCredentials,
+    http: &Arc<OAuthHttp>,
 ) -> Result<Option<AuthorizationManager>, String> {
     let Some(stored) = credentials.stored().await? else {
         return Ok(None);
@@ -53,7 +57,7 @@ pub(crate) async fn from_store(
     if stored.token_response.is_none() {
         return Ok(None);
     }
-    let mut manager = AuthorizationManager::new(url)
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, http.clone())
         .await
         .map_err(|e| words(&e))?;
     manager.set_credential_store(credentials.clone());
@@ -83,9 +87,10 @@ pub(crate) async fn authorize(
     challenge: Option<&str>,
     scopes: Vec<String>,
     ask_user: &Authorize,
+    http: &Arc<OAuthHttp>,
 ) -> Result<AuthorizationManager, String> {
     let listener = Listener::bind(settings.redirect_port.unwrap_or(0)).await?;
-    let mut manager = AuthorizationManager::new(url)
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, http.clone())
         .await
         .map_err(|e| words(&e))?;
     manager.set_credential_store(credentials.clone());
@@ -99,6 +104,7 @@ pub(crate) async fn authorize(
         .get("userinfo_endpoint")
         .and_then(|v| v.as_str())
         .map(String::from);
+    http.bind_if_supported(settings.dpop, &resolution.metadata);
     manager.set_metadata(resolution.metadata);
     let mut request =
         AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(CLIENT_NAME);

@@ -6,9 +6,12 @@
 //! authorise it. Tokens and secrets never appear in a reason.
 
 pub(crate) mod credentials;
+pub(crate) mod dpop;
 pub(crate) mod flow;
 mod hint;
+pub(crate) mod http;
 pub(crate) mod loopback;
+mod machine;
 pub mod store;
 
 use std::sync::Arc;
@@ -18,7 +21,9 @@ use rmcp::transport::auth::AuthorizationManager;
 
 use crate::config::auth::OAuthSettings;
 use credentials::ServerCredentials;
+use dpop::Dpop;
 use hint::{Missing, quote_scope};
+use http::OAuthHttp;
 use store::TokenStore;
 
 /// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
@@ -55,6 +60,8 @@ pub(crate) struct ServerAuth {
     settings: OAuthSettings,
     context: AuthContext,
     credentials: Option<ServerCredentials>,
+    /// Every OAuth request of this server's sign-in goes through it (with its DPoP key).
+    http: Arc<OAuthHttp>,
     state: tokio::sync::Mutex<State>,
     authorizations: AtomicU32,
     /// Until connected, an authorisation is not run inside the timed attempt to connect but
@@ -84,6 +91,8 @@ struct State {
     manager_tried: bool,
     /// Reading the store failed: that, not a missing token, is why there is none.
     store_error: Option<String>,
+    /// A machine grant that was refused is not asked again by this connection.
+    machine_failed: Option<String>,
 }
 
 impl ServerAuth {
@@ -93,10 +102,21 @@ impl ServerAuth {
         settings: OAuthSettings,
         context: AuthContext,
     ) -> Self {
+        // A key is made for every server that may bind its tokens (only used once bound).
+        let dpop = (settings.dpop != Some(false))
+            .then(Dpop::generate)
+            .and_then(Result::ok)
+            .map(Arc::new);
         let credentials = context.store().map(|store| {
-            ServerCredentials::new(store::canonical_url(url), name.to_string(), store)
+            ServerCredentials::new(
+                store::canonical_url(url),
+                name.to_string(),
+                store,
+                dpop.clone(),
+            )
         });
         Self {
+            http: Arc::new(OAuthHttp::new(url, dpop)),
             url: url.to_string(),
             name: name.to_string(),
             settings,
@@ -166,6 +186,10 @@ impl ServerAuth {
             {
                 return Some(token);
             }
+            // A machine's token that expired is asked for again when the server refuses it.
+            if self.settings.grant.is_machine() {
+                return None;
+            }
             self.ensure_manager(&mut state).await;
             state.manager.clone()?
         };
@@ -182,7 +206,7 @@ impl ServerAuth {
         let Some(credentials) = &self.credentials else {
             return;
         };
-        match flow::from_store(&self.url, &self.settings, credentials).await {
+        match flow::from_store(&self.url, &self.settings, credentials, &self.http).await {
             Ok(manager) => state.manager = manager.map(Arc::new),
             Err(e) => state.store_error = Some(format!("could not be used: {e}")),
         }
@@ -215,6 +239,11 @@ impl ServerAuth {
     ) -> Result<String, String> {
         let mut state = self.state.lock().await;
         self.load(&mut state).await;
+        if self.settings.grant.is_machine() {
+            return self
+                .recover_machine(&mut state, challenge, sent, insufficient)
+                .await;
+        }
         self.ensure_manager(&mut state).await;
         if let Some(manager) = state.manager.clone() {
             // Another request of this connection recovered while this one waited.
@@ -314,6 +343,7 @@ impl ServerAuth {
             Some(challenge),
             scopes,
             ask_user,
+            &self.http,
         )
         .await
         .map_err(|reason| self.fail(reason))?;
@@ -325,6 +355,68 @@ impl ServerAuth {
         state.had_stored = true;
         *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(token)
+    }
+
+    /// A machine's sign-in (no person, so nothing is deferred): the grant runs once per refusal,
+    /// at most [`MAX_AUTHORIZATIONS`] times; a refused grant is never asked again.
+    async fn recover_machine(
+        &self,
+        state: &mut State,
+        challenge: &str,
+        sent: Option<&str>,
+        insufficient: Option<&str>,
+    ) -> Result<String, String> {
+        if let Some(reason) = &state.machine_failed {
+            return Err(reason.clone());
+        }
+        // Another request of this connection got a token while this one waited.
+        if let Some(token) = state.stored.as_ref().and_then(fresh_access_token)
+            && Some(token.as_str()) != sent
+            && insufficient.is_none()
+        {
+            return Ok(token);
+        }
+        if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
+            return Err(self.fail(format!(
+                "authorization refused: the server still refuses after {MAX_AUTHORIZATIONS} tokens"
+            )));
+        }
+        let mut scopes = self.settings.scopes.clone();
+        for scope in insufficient.unwrap_or_default().split_whitespace() {
+            if !scopes.iter().any(|s| s == scope) {
+                scopes.push(scope.to_string());
+            }
+        }
+        let granted = machine::grant(
+            &self.url,
+            &self.settings,
+            Some(challenge),
+            &scopes,
+            &self.http,
+        )
+        .await;
+        let stored = match granted {
+            Ok(stored) => stored,
+            Err(reason) => {
+                state.machine_failed = Some(reason.clone());
+                return Err(self.fail(reason));
+            }
+        };
+        let token = fresh_access_token(&stored).unwrap_or_default();
+        if let Some(credentials) = &self.credentials {
+            use rmcp::transport::auth::CredentialStore;
+            // A store that cannot keep it costs only the next run a new grant.
+            let _ = credentials.save(stored.clone()).await;
+        }
+        state.stored = Some(stored);
+        state.had_stored = true;
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(token)
+    }
+
+    /// The DPoP key, when this server's tokens are bound to it.
+    pub(crate) fn bound(&self) -> Option<&Dpop> {
+        self.http.bound()
     }
 
     /// Runs the authorisation a failed attempt to connect left pending, bounded by

@@ -8,7 +8,10 @@
 //!   ([`LostCause`]: an answer over the size bound), so the reason can say it;
 //! - OAuth: each request carries the server's current token, and a 401 or a 403
 //!   `insufficient_scope` is recovered from ([`ServerAuth::recover`]) and the request sent
-//!   again, so a step-up in the middle of a tool call is invisible to the caller.
+//!   again, so a step-up in the middle of a tool call is invisible to the caller;
+//! - DPoP: a bound token goes as `Authorization: DPoP …` with a fresh proof of the request
+//!   (GET and DELETE too), and a 401 `use_dpop_nonce` is answered once with a proof carrying the
+//!   server's nonce, never by signing in again.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -26,6 +29,7 @@ use rmcp::transport::streamable_http_client::{
 use tokio_util::sync::CancellationToken;
 
 use super::LostCause;
+use crate::connect::auth::dpop::{DPOP, DPOP_NONCE, asks_for_nonce};
 use crate::connect::auth::{MAX_AUTHORIZATIONS, ServerAuth};
 
 type Error = StreamableHttpError<reqwest::Error>;
@@ -64,6 +68,71 @@ impl RemoteClient {
         }
     }
 
+    /// The token as a request carries it: a bearer token for rmcp to send, or, for a token
+    /// bound by DPoP, `Authorization: DPoP …` and a fresh proof of `method` to `uri` in the
+    /// headers.
+    fn present(
+        &self,
+        method: &str,
+        uri: &str,
+        token: Option<String>,
+        mut headers: Headers,
+    ) -> (Option<String>, Headers) {
+        let dpop = self.auth.as_ref().and_then(|auth| auth.bound());
+        let (Some(dpop), Some(token)) = (dpop, token.as_deref()) else {
+            return (token, headers);
+        };
+        let scheme = HeaderValue::from_str(&format!("DPoP {token}"));
+        let proof = HeaderValue::from_str(&dpop.proof(method, uri, Some(token)));
+        if let (Ok(scheme), Ok(proof)) = (scheme, proof) {
+            headers.insert(reqwest::header::AUTHORIZATION, scheme);
+            headers.insert(HeaderName::from_static(DPOP), proof);
+        }
+        (None, headers)
+    }
+
+    /// The nonce a server's `401 use_dpop_nonce` gave. rmcp keeps only a 401's
+    /// `WWW-Authenticate`, so the nonce is asked for again with a request that cannot act (an
+    /// empty JSON-RPC batch, invalid by definition), whose refusal carries it.
+    async fn learn_nonce(&self, uri: &str, token: Option<&str>) -> Result<(), Error> {
+        let refused = |why: &str| {
+            StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
+                "DPoP proof rejected: {why}"
+            )))
+        };
+        let (Some(dpop), Some(token)) = (self.auth.as_ref().and_then(|a| a.bound()), token) else {
+            return Err(refused(
+                "the server asks for a nonce, but no token is bound",
+            ));
+        };
+        let probe = self
+            .inner
+            .post(uri)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .header(reqwest::header::AUTHORIZATION, format!("DPoP {token}"))
+            .header(DPOP, dpop.proof("POST", uri, Some(token)))
+            .body("[]")
+            .send();
+        let response = self
+            .guard(async { probe.await.map_err(StreamableHttpError::Client) })
+            .await?;
+        match response
+            .headers()
+            .get(DPOP_NONCE)
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(nonce) => {
+                dpop.remember_nonce(uri, nonce);
+                Ok(())
+            }
+            None => Err(refused("the server asks for a nonce and gives none")),
+        }
+    }
+
     /// One request, ended by `cancel`, its lost cause noted.
     async fn guard<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
         let result = tokio::select! {
@@ -79,7 +148,7 @@ impl RemoteClient {
 
     /// `call` with the current token (guarded); a refused token is recovered from and `call`
     /// made again with the fresh one.
-    async fn send<T, F, Fut>(&self, call: F) -> Result<T, Error>
+    async fn send<T, F, Fut>(&self, uri: &str, call: F) -> Result<T, Error>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
@@ -88,10 +157,21 @@ impl RemoteClient {
             return self.guard(call(None)).await;
         };
         let mut token = auth.token().await;
+        let mut nonce_asked = false;
         // Each recovery either authorises (bounded per connection) or fails; the bound here only
         // guards against a server that keeps rejecting fresh tokens.
         for _ in 0..=MAX_AUTHORIZATIONS + 1 {
             let (challenge, insufficient) = match self.guard(call(token.clone())).await {
+                // A nonce is not a reason to sign in again: one more proof, with it.
+                Err(StreamableHttpError::AuthRequired(e))
+                    if !nonce_asked
+                        && auth.bound().is_some()
+                        && asks_for_nonce(&e.www_authenticate_header) =>
+                {
+                    nonce_asked = true;
+                    self.learn_nonce(uri, token.as_deref()).await?;
+                    continue;
+                }
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, None),
                 Err(StreamableHttpError::InsufficientScope(e)) => {
                     let scope = e.required_scope.unwrap_or_default();
@@ -119,6 +199,7 @@ impl RemoteClient {
     /// A POST: sent with [`RemoteClient::send`]; its event stream ends with the connection.
     async fn post<F, Fut>(
         &self,
+        uri: &str,
         message: &ClientJsonRpcMessage,
         call: F,
     ) -> Result<StreamableHttpPostResponse, Error>
@@ -126,7 +207,7 @@ impl RemoteClient {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<StreamableHttpPostResponse, Error>>,
     {
-        match self.send(call).await {
+        match self.send(uri, call).await {
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
                 StreamableHttpPostResponse::Sse(self.until_cancelled(stream), session),
             ),
@@ -195,13 +276,14 @@ impl StreamableHttpClient for RemoteClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&message, |token| {
+        self.post(&uri, &message, |token| {
+            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                token,
-                custom_headers.clone(),
+                bearer,
+                headers,
             )
         })
         .await
@@ -216,13 +298,14 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&message, |token| {
+        self.post(&uri, &message, |token| {
+            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                token,
-                custom_headers.clone(),
+                bearer,
+                headers,
                 max_sse_event_size,
             )
         })
@@ -238,13 +321,14 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&message, |token| {
+        self.post(&uri, &message, |token| {
+            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
                 session_id.clone(),
-                token,
-                custom_headers.clone(),
+                bearer,
+                headers,
                 limits,
             )
         })
@@ -260,9 +344,8 @@ impl StreamableHttpClient for RemoteClient {
     ) -> Result<(), Error> {
         // Closing never asks the user: a session the server no longer accepts is gone anyway.
         let token = self.token().await;
-        let delete = self
-            .inner
-            .delete_session(uri, session_id, token, custom_headers);
+        let (bearer, headers) = self.present("DELETE", &uri, token, custom_headers);
+        let delete = self.inner.delete_session(uri, session_id, bearer, headers);
         self.guard(delete).await
     }
 
@@ -275,9 +358,10 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
     ) -> Result<SseStream, Error> {
         let token = self.token().await;
+        let (bearer, headers) = self.present("GET", &uri, token, custom_headers);
         let get = self
             .inner
-            .get_stream(uri, session_id, last_event_id, token, custom_headers);
+            .get_stream(uri, session_id, last_event_id, bearer, headers);
         self.guard(get).await.map(|s| self.until_cancelled(s))
     }
 
@@ -291,12 +375,13 @@ impl StreamableHttpClient for RemoteClient {
         max_sse_event_size: usize,
     ) -> Result<SseStream, Error> {
         let token = self.token().await;
+        let (bearer, headers) = self.present("GET", &uri, token, custom_headers);
         let get = self.inner.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
-            token,
-            custom_headers,
+            bearer,
+            headers,
             max_sse_event_size,
         );
         self.guard(get).await.map(|s| self.until_cancelled(s))
