@@ -104,7 +104,7 @@ pub(crate) async fn authorize(
         .get("userinfo_endpoint")
         .and_then(|v| v.as_str())
         .map(String::from);
-    http.bind_if_supported(settings.dpop, &resolution.metadata);
+    http.bind_if_supported(settings.dpop, &resolution.metadata, challenge);
     manager.set_metadata(resolution.metadata);
     let mut request =
         AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(CLIENT_NAME);

@@ -168,6 +168,8 @@ pub(crate) struct OAuthHttp {
     policy: Policy,
     pub(crate) dpop: Option<Arc<Dpop>>,
     resource: Mutex<Option<String>>,
+    /// The protected-resource metadata says the server takes DPoP-bound tokens.
+    resource_takes_dpop: std::sync::atomic::AtomicBool,
 }
 
 impl OAuthHttp {
@@ -193,6 +195,7 @@ impl OAuthHttp {
             policy,
             dpop,
             resource: Mutex::new(None),
+            resource_takes_dpop: Default::default(),
         }
     }
 
@@ -209,23 +212,50 @@ impl OAuthHttp {
         self.dpop.as_deref().filter(|d| d.active())
     }
 
-    /// Binds the server's tokens to its key when the entry asks (`dpop: true`), or leaves it
-    /// to the authorisation server (`dpop` absent): bound when its metadata lists ES256 in
-    /// `dpop_signing_alg_values_supported`.
+    /// Keeps what protected-resource metadata says: its `resource`, and whether the server
+    /// takes DPoP-bound tokens (RFC 9449 §5.2 via RFC 9728).
+    fn note_resource_metadata(&self, bytes: &[u8]) {
+        let Ok(prm) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+            return;
+        };
+        if let Some(resource) = prm.get("resource").and_then(|r| r.as_str()) {
+            *self.resource.lock().unwrap_or_else(|e| e.into_inner()) = Some(resource.into());
+        }
+        let takes = prm.get("dpop_bound_access_tokens_required") == Some(&true.into())
+            || prm
+                .get("dpop_signing_alg_values_supported")
+                .and_then(|a| a.as_array())
+                .is_some_and(|a| !a.is_empty());
+        if takes {
+            self.resource_takes_dpop
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// Binds the server's tokens to its key when the entry asks (`dpop: true`), or, with `dpop`
+    /// absent, when both sides take DPoP: the authorisation server lists ES256 in
+    /// `dpop_signing_alg_values_supported`, and the MCP server challenged with the `DPoP`
+    /// scheme or says so in its protected-resource metadata. (An authorisation server that
+    /// offers DPoP says nothing of whether the server takes such tokens.)
     pub(crate) fn bind_if_supported(
         &self,
         wanted: Option<bool>,
         metadata: &rmcp::transport::auth::AuthorizationMetadata,
+        challenge: Option<&str>,
     ) {
         let Some(dpop) = &self.dpop else {
             return;
         };
-        let advertised = metadata
+        let issuer_takes = metadata
             .additional_fields
             .get("dpop_signing_alg_values_supported")
             .and_then(serde_json::Value::as_array)
             .is_some_and(|algs| algs.iter().any(|a| a.as_str() == Some("ES256")));
-        if wanted == Some(true) || (wanted.is_none() && advertised) {
+        let server_takes = challenge.is_some_and(challenges_dpop)
+            || self
+                .resource_takes_dpop
+                .load(std::sync::atomic::Ordering::SeqCst);
+        if wanted == Some(true) || (wanted.is_none() && issuer_takes && server_takes) {
             dpop.activate();
         }
     }
@@ -278,12 +308,7 @@ impl OAuthHttp {
                 continue;
             }
             if status.is_success() && url.path().contains("/.well-known/oauth-protected-resource") {
-                let resource = serde_json::from_slice::<serde_json::Value>(&bytes)
-                    .ok()
-                    .and_then(|v| v.get("resource")?.as_str().map(String::from));
-                if resource.is_some() {
-                    *self.resource.lock().unwrap_or_else(|e| e.into_inner()) = resource;
-                }
+                self.note_resource_metadata(&bytes);
             }
             let mut answer = http::Response::builder().status(status.as_u16());
             for (name, value) in &headers {
@@ -292,6 +317,16 @@ impl OAuthHttp {
             return answer.body(bytes).map_err(|e| e.to_string());
         }
     }
+}
+
+/// A `WWW-Authenticate` with a `DPoP` challenge among its schemes.
+fn challenges_dpop(challenge: &str) -> bool {
+    challenge.split(',').any(|part| {
+        let part = part.trim_start();
+        part.len() >= 4
+            && part[..4].eq_ignore_ascii_case("dpop")
+            && part[4..].chars().next().is_none_or(char::is_whitespace)
+    })
 }
 
 /// The body, at most [`BODY_BYTES`].
@@ -358,5 +393,14 @@ mod tests {
         assert!(!public.allows(ip("::ffff:169.254.169.254")));
         assert!(!public.allows(ip("fe80::1")));
         assert!(!public.allows_url(&reqwest::Url::parse("http://169.254.169.254/latest").unwrap()));
+    }
+
+    #[test]
+    fn a_dpop_challenge_is_told_from_a_bearer_one() {
+        assert!(challenges_dpop("DPoP resource_metadata=\"https://a/prm\""));
+        assert!(challenges_dpop("Bearer realm=\"a\", DPoP algs=\"ES256\""));
+        assert!(challenges_dpop("dpop"));
+        assert!(!challenges_dpop("Bearer resource_metadata=\"https://a/prm\""));
+        assert!(!challenges_dpop("DPoPish x=1"));
     }
 }

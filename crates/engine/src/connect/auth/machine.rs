@@ -55,7 +55,7 @@ pub(crate) async fn grant(
         .await
         .map_err(|e| words(&e))?
         .metadata;
-    http.bind_if_supported(settings.dpop, &metadata);
+    http.bind_if_supported(settings.dpop, &metadata, challenge);
     let issuer = metadata.issuer.clone();
     let resource = http
         .resource()
