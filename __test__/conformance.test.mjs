@@ -80,6 +80,14 @@ test("a client scenario listed as pass that fails shows the checks and the clien
   assert.match(r.stdout, /failed [a-z0-9-]+: /)
 })
 
+test("an auth scenario whose client prints a secret it was given fails, though every check passes", { timeout: 60_000 }, async () => {
+  const leaky = path.join(here, "fixtures", "conformance-leaky-client.mjs")
+  const r = await gate(["--mode", "client", "--era", "2025-11-25", "--scenario", "auth/client-credentials-basic", "--client", leaky], () => {})
+  assert.equal(r.code, 1, r.stdout + r.stderr)
+  assert.match(r.stdout, /^client\s+2025-11-25\s+auth\/client-credentials-basic\s+pass\s+fail\s+\d+\/0\s+REGRESSION$/m)
+  assert.match(r.stdout, /the client printed a token, secret or key/)
+})
+
 test("a client gap that fails stays a gap", { timeout: 60_000 }, async () => {
   const r = await gate(["--mode", "client", "--era", "2026-07-28", "--scenario", "tools_call", "--client", brokenClient], (e) => {
     e.client.tools_call = "gap: pretend the client is broken"

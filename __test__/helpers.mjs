@@ -98,12 +98,12 @@ export function readPid(file) {
 }
 
 /**
- * Runs `node <file>` as a subprocess and resolves with { code, signal, stdout, stderr } once it
+ * Runs `node <file>` (or another Node binary: `node`) as a subprocess and resolves with { code, signal, stdout, stderr } once it
  * has exited. A subprocess still running after `timeout` ms is killed (and reported by `signal`).
  */
-export function runNode(file, { cwd = repoRoot, env = process.env, timeout = 15000, args = [] } = {}) {
+export function runNode(file, { cwd = repoRoot, env = process.env, timeout = 15000, args = [], node = process.execPath } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node, [file, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d))

@@ -6,6 +6,19 @@ import path from "node:path"
 
 export const EXTENSION = "extension"
 
+const here = path.dirname(new URL(import.meta.url).pathname)
+
+/**
+ * The Node that runs the suite's CLI (it needs >= 22): this one if new enough, else the one
+ * scripts/setup-test-deps.sh installs under node22/; `null` when that is missing too.
+ */
+export function suiteNode() {
+  if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath
+  const platform = process.platform === "win32" ? "win" : process.platform
+  const bin = path.join(here, "node22", "node_modules", `node-${platform}-${process.arch}`, "bin", platform === "win" ? "node.exe" : "node")
+  return fs.existsSync(bin) ? bin : null
+}
+
 /** An entry of expected.json for one era: { kind: "pass"|"gap"|"skip"|"skipped-by-suite", reason }. */
 export function entryFor(value, era) {
   const v = typeof value === "object" && value !== null ? value[era] : value

@@ -37,7 +37,7 @@ import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { createRequire } from "node:module"
-import { EXTENSION, failureLines, judgeServer, plan, printTable, readResults, tally, verdict } from "./gate.mjs"
+import { EXTENSION, failureLines, judgeServer, plan, printTable, readResults, suiteNode, tally, verdict } from "./gate.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../..")
@@ -84,14 +84,12 @@ function fail(message) {
 for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => fail(`stopped by ${signal}`))
 
 // The Node that runs the suite's CLI.
-function suiteNode() {
-  if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath
-  const platform = process.platform === "win32" ? "win" : process.platform
-  const pkg = `node-${platform}-${process.arch}`
-  const bin = path.join(here, "node22", "node_modules", pkg, "bin", platform === "win" ? "node.exe" : "node")
-  if (!fs.existsSync(bin)) {
+function nodeForSuite() {
+  const bin = suiteNode()
+  if (bin === null) {
+    const pkg = `node-${process.platform === "win32" ? "win" : process.platform}-${process.arch}`
     fail(
-      `the suite needs Node >= 22 and this is ${process.version}; ${path.relative(root, bin)} is missing ` +
+      `the suite needs Node >= 22 and this is ${process.version}; __test__/conformance/node22/node_modules/${pkg} is missing ` +
         `(bash scripts/setup-test-deps.sh installs it; on a platform without ${pkg}, run with Node 22)`,
     )
   }
@@ -220,7 +218,13 @@ async function runClientScenario(node, cli, planned, outDir) {
   const clientErr = result && fs.existsSync(path.join(result.dir, "stderr.txt")) ? fs.readFileSync(path.join(result.dir, "stderr.txt"), "utf8").trim() : ""
   if (out.code !== 0 && clientErr) detail.push(`client stderr: ${clientErr.split("\n").slice(-3).join(" | ")}`)
   if (out.code !== 0 && /CLIENT TIMED OUT/.test(out.stderr)) detail.push("the client timed out")
-  const outcome = out.code === 0 ? (t.passed > 0 ? "pass" : "no verdict") : "fail"
+  // The auth scenarios hand the client tokens, secrets and keys: none may be in its output.
+  const printed = ["stdout.txt", "stderr.txt"]
+    .map((f) => (result && fs.existsSync(path.join(result.dir, f)) ? fs.readFileSync(path.join(result.dir, f), "utf8") : ""))
+    .join("\n")
+  const leaked = planned.name.startsWith("auth/") && /eyJ[\w-]+\.[\w-]+|conformance-test-secret|PRIVATE KEY/.test(printed)
+  if (leaked) detail.push("the client printed a token, secret or key")
+  const outcome = out.code === 0 && !leaked ? (t.passed > 0 ? "pass" : "no verdict") : "fail"
   return { ...planned, ...t, outcome, detail, resultDir: result?.dir ?? dir }
 }
 
@@ -245,7 +249,7 @@ async function main() {
   setTimeout(() => fail(`the whole run took over ${OVERALL_TIMEOUT_MS / 1000}s`), OVERALL_TIMEOUT_MS).unref()
   expected = JSON.parse(fs.readFileSync(flags.expected, "utf8"))
   const version = expected.suite.replace(/^@modelcontextprotocol\/conformance@/, "")
-  const node = suiteNode()
+  const node = nodeForSuite()
   const cli = suiteCli(version)
   const lists = await listScenarios(node, cli)
   const { runs, problems } = plan(expected, version, lists)

@@ -15,14 +15,19 @@
 // - Clients: `service` (confidential, client_credentials, JWT access tokens), `service-opaque`
 //   (the same, opaque access tokens), `gateway` (confidential, for RFC 7662 introspection),
 //   `toolnexus-cli` (public, native, PKCE; redirect http://127.0.0.1/callback on any port, as
-//   RFC 8252 §7.3 allows a native client). Dynamic registration is open too.
+//   RFC 8252 §7.3 allows a native client), `service-jwt` (client_credentials authenticated by
+//   private_key_jwt: `serviceKeyPem` is its PKCS#8 ES256 key, the IdP holds the public half).
+//   Dynamic registration is open too.
+// - DPoP (RFC 9449) is on, as oidc-provider has it by default: a token request with a proof gets
+//   a token bound to the proof's key (`cnf.jkt`). `dpopNonce: true` makes the token endpoint
+//   demand a nonce (400 use_dpop_nonce with a DPoP-Nonce header) of every proof.
 // - `browse(url)` does what a browser does with an authorisation URL: follows redirects, keeps
 //   cookies, fills the login form (any user) and the consent form, and finally follows the
 //   redirect to the client's loopback redirect URI.
 import http from "node:http"
-import { randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import Provider from "oidc-provider"
-import { SignJWT, exportJWK, generateKeyPair } from "jose"
+import { SignJWT, exportJWK, exportPKCS8, generateKeyPair } from "jose"
 
 /** Every JWS algorithm a key here is made for. */
 const KEY_ALGS = ["ES256", "RS256"]
@@ -46,18 +51,26 @@ const b64url = (obj) => Buffer.from(JSON.stringify(obj)).toString("base64url")
  * - `alg`: the access tokens' JWS algorithm, "ES256" (default) or "RS256".
  * - `ttl`: access-token lifetime in seconds (default 600).
  */
-export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256", ttl = 600 } = {}) {
+export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256", ttl = 600, dpopNonce = false } = {}) {
   if (!KEY_ALGS.includes(alg)) throw new TypeError(`alg must be one of ${KEY_ALGS.join(", ")}`)
   const audiences = new Set(audience === undefined ? [] : [audience].flat())
   const anyLoopback = audience === undefined
   // Newest first: the provider signs with the first key of the access tokens' algorithm.
   const keys = [await makeKey("ES256"), await makeKey("RS256")]
   const foreign = await makeKey(alg, "foreign")
+  // The private_key_jwt client's own key.
+  const serviceKey = await generateKeyPair("ES256", { extractable: true })
+  const serviceKeyPem = await exportPKCS8(serviceKey.privateKey)
+  const serviceJwk = { ...(await exportJWK(serviceKey.publicKey)), alg: "ES256", use: "sig" }
+  const nonceSecret = randomBytes(32)
   const cookieKeys = [randomUUID(), randomUUID()]
   const clientSecrets = { service: `svc-${randomUUID()}`, "service-opaque": `svco-${randomUUID()}`, gateway: `gw-${randomUUID()}` }
   /** Every token minted or issued here (to grep logs and errors for). */
   const minted = []
-  const stats = { tokenRequests: 0, authorizations: 0, registrations: 0, jwksFetches: 0, introspections: 0 }
+  // grants: each token request's grant_type and client authentication method, in order;
+  // proofs: token requests that carried a DPoP proof; nonceChallenges: those answered
+  // 400 use_dpop_nonce.
+  const stats = { tokenRequests: 0, authorizations: 0, registrations: 0, jwksFetches: 0, introspections: 0, grants: [], proofs: 0, nonceChallenges: 0 }
   const errors = []
 
   const server = http.createServer((req, res) => handler(req, res))
@@ -109,6 +122,15 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
           token_endpoint_auth_method: "client_secret_basic",
         },
         {
+          client_id: "service-jwt",
+          grant_types: ["client_credentials"],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: "private_key_jwt",
+          token_endpoint_auth_signing_alg: "ES256",
+          jwks: { keys: [serviceJwk] },
+        },
+        {
           client_id: "toolnexus-cli",
           application_type: "native",
           token_endpoint_auth_method: "none",
@@ -131,6 +153,7 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
       features: {
         devInteractions: { enabled: true },
         clientCredentials: { enabled: true },
+        dPoP: { enabled: true, nonceSecret, requireNonce: () => dpopNonce },
         introspection: { enabled: true },
         registration: { enabled: true },
         revocation: { enabled: true },
@@ -168,6 +191,9 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
       else if (path === "/auth" && ctx.method === "GET") stats.authorizations++
       else if (path === "/token") {
         stats.tokenRequests++
+        stats.grants.push(`${ctx.oidc?.params?.grant_type} ${ctx.oidc?.client?.clientAuthMethod ?? "?"}`)
+        if (ctx.get("dpop")) stats.proofs++
+        if (ctx.body?.error === "use_dpop_nonce") stats.nonceChallenges++
         const body = ctx.body
         if (body && typeof body === "object")
           for (const k of ["access_token", "refresh_token", "id_token"]) if (typeof body[k] === "string") minted.push(body[k])
@@ -297,8 +323,11 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
     },
     /** The client the introspection endpoint takes, for `oauth.introspection`. */
     introspection: { clientId: "gateway", clientSecret: clientSecrets.gateway, endpoint: discovery.introspection_endpoint },
-    /** Secrets of the confidential clients (to grep output for). */
-    secrets: Object.values(clientSecrets),
+    /** Secrets of the confidential clients and the private_key_jwt key (to grep output for). */
+    secrets: [...Object.values(clientSecrets), serviceKeyPem],
+    /** The `service` client's secret, and the `service-jwt` client's PKCS#8 PEM key. */
+    serviceSecret: clientSecrets.service,
+    serviceKeyPem,
     /**
      * A JWT access token signed with one of the IdP's own keys. `claims` go over the defaults
      * (iss: the issuer, aud: the one audience when `audience` was a single string, sub "alice",

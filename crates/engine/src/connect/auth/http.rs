@@ -400,7 +400,9 @@ mod tests {
         assert!(challenges_dpop("DPoP resource_metadata=\"https://a/prm\""));
         assert!(challenges_dpop("Bearer realm=\"a\", DPoP algs=\"ES256\""));
         assert!(challenges_dpop("dpop"));
-        assert!(!challenges_dpop("Bearer resource_metadata=\"https://a/prm\""));
+        assert!(!challenges_dpop(
+            "Bearer resource_metadata=\"https://a/prm\""
+        ));
         assert!(!challenges_dpop("DPoPish x=1"));
     }
 }

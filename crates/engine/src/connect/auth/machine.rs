@@ -143,7 +143,7 @@ async fn client_secret(
     let token = manager
         .exchange_client_credentials(&config)
         .await
-        .map_err(|e| refused("client_credentials", &words(&e)))?;
+        .map_err(|e| refused("client_credentials", server_error(&words(&e))))?;
     serde_json::to_value(token).map_err(|e| e.to_string())
 }
 
@@ -298,6 +298,18 @@ async fn token_request(
         _ => format!("HTTP {}", status.as_u16()),
     };
     Err(refused(grant, &why))
+}
+
+/// The server's own error in rmcp's words for a refused exchange, past rmcp's prefixes.
+fn server_error(text: &str) -> &str {
+    [
+        "Server returned error response: ",
+        "Token exchange failed: ",
+        "Client credentials error: ",
+    ]
+    .iter()
+    .find_map(|prefix| text.rsplit_once(prefix).map(|(_, tail)| tail))
+    .unwrap_or(text)
 }
 
 fn refused(grant: &str, why: &str) -> String {
