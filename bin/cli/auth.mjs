@@ -13,6 +13,8 @@ the system browser (or, with --no-browser, prints its URL and waits), receives t
 on a 127.0.0.1 redirect listener, stores the tokens, and prints who it authorised as.
 Tokens are kept in the user's config directory (on Linux $XDG_CONFIG_HOME/toolnexus,
 else ~/.config/toolnexus), in a file only its owner can read, and refreshed as they expire.
+An entry whose auth signs in as a machine (grant "client_credentials" or "jwt-bearer", or
+enterprise) needs no browser: its grant runs once and its token is stored.
 
 Options:
   --no-browser     print the authorisation URL instead of opening a browser
