@@ -497,6 +497,9 @@ fn consistent(s: &OAuthSettings, field: &str) -> Result<(), Invalid> {
         }
         _ => {}
     }
+    if s.grant == Grant::JwtBearer && s.client_secret.is_some() && s.client_id.is_none() {
+        return refuse("clientSecret", "needs the clientId it authenticates");
+    }
     if let Some(alg) = &s.signing_algorithm
         && !SIGNING_ALGORITHMS.contains(&alg.as_str())
     {

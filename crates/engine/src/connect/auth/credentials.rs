@@ -116,8 +116,13 @@ impl CredentialStore for ServerCredentials {
             if let Some(subject) = subject {
                 record.insert("subject".into(), subject);
             }
-            if let Some(dpop) = self.dpop.as_ref().filter(|d| d.active()) {
-                record.insert("dpopKey".into(), dpop.stored().into());
+            if let Some(key) = self
+                .dpop
+                .as_ref()
+                .filter(|d| d.active())
+                .and_then(|d| d.stored())
+            {
+                record.insert("dpopKey".into(), key.into());
             }
         }
         self.remember(None);

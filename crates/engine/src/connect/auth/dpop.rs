@@ -48,10 +48,11 @@ impl Key {
     }
 }
 
-/// One server's DPoP key and the nonces its servers gave.
+/// One server's DPoP key (made when its tokens are first bound, or taken up from the token
+/// store) and the nonces its servers gave.
+#[derive(Default)]
 pub(crate) struct Dpop {
-    /// Replaced once by the key stored with the server's tokens, if there is one.
-    key: Mutex<Arc<Key>>,
+    key: Mutex<Option<Arc<Key>>>,
     /// Whether this server's tokens are bound to the key (decided by config, by the
     /// authorisation server's metadata, or by a stored key).
     active: AtomicBool,
@@ -65,19 +66,7 @@ impl std::fmt::Debug for Dpop {
 }
 
 impl Dpop {
-    /// A new key, not yet bound to anything.
-    pub(crate) fn generate() -> Result<Self, String> {
-        let document =
-            EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
-                .map_err(|_| "DPoP: could not make a key".to_string())?;
-        Ok(Self {
-            key: Mutex::new(Arc::new(Key::from_pkcs8(document.as_ref().to_vec())?)),
-            active: AtomicBool::new(false),
-            nonces: Default::default(),
-        })
-    }
-
-    fn key(&self) -> Arc<Key> {
+    fn key(&self) -> Option<Arc<Key>> {
         self.key.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -87,28 +76,42 @@ impl Dpop {
         let pkcs8 = STANDARD
             .decode(stored)
             .map_err(|_| "DPoP: the stored key is not base64".to_string())?;
-        *self.key.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(Key::from_pkcs8(pkcs8)?);
-        self.activate();
+        *self.key.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Arc::new(Key::from_pkcs8(pkcs8)?));
+        self.active.store(true, Ordering::SeqCst);
         Ok(())
     }
 
-    /// The key as the token store keeps it.
-    pub(crate) fn stored(&self) -> String {
-        STANDARD.encode(&self.key().pkcs8)
+    /// The key as the token store keeps it, once there is one.
+    pub(crate) fn stored(&self) -> Option<String> {
+        self.key().map(|key| STANDARD.encode(&key.pkcs8))
     }
 
     /// The key's JWK thumbprint (RFC 7638), as a bound token's `cnf.jkt` names it.
     #[cfg(test)]
     pub(crate) fn thumbprint(&self) -> String {
-        URL_SAFE_NO_PAD.encode(Sha256::digest(self.key().jwk.to_string().as_bytes()))
+        let jwk = self.key().map(|k| k.jwk.to_string()).unwrap_or_default();
+        URL_SAFE_NO_PAD.encode(Sha256::digest(jwk.as_bytes()))
     }
 
     pub(crate) fn active(&self) -> bool {
         self.active.load(Ordering::SeqCst)
     }
 
+    /// Binds the server's tokens from now on, to the key it has or a new one (without a key,
+    /// which only a broken random source could cause, tokens stay unbound).
     pub(crate) fn activate(&self) {
-        self.active.store(true, Ordering::SeqCst);
+        let mut key = self.key.lock().unwrap_or_else(|e| e.into_inner());
+        if key.is_none() {
+            *key = EcdsaKeyPair::generate_pkcs8(
+                &ECDSA_P256_SHA256_FIXED_SIGNING,
+                &SystemRandom::new(),
+            )
+            .ok()
+            .and_then(|document| Key::from_pkcs8(document.as_ref().to_vec()).ok())
+            .map(Arc::new);
+        }
+        self.active.store(key.is_some(), Ordering::SeqCst);
     }
 
     /// The authorisation server answered a proof with a plain bearer token: it does not bind.
@@ -138,9 +141,12 @@ impl Dpop {
     }
 
     /// A fresh proof for one request: `method` to `url` (its query and fragment dropped), with
-    /// `ath` when it carries `access_token`, and the origin's nonce when it gave one.
+    /// `ath` when it carries `access_token`, and the origin's nonce when it gave one. Empty
+    /// (refused by any server) only before the key exists, which [`Dpop::active`] rules out.
     pub(crate) fn proof(&self, method: &str, url: &str, access_token: Option<&str>) -> String {
-        let key = self.key();
+        let Some(key) = self.key() else {
+            return String::new();
+        };
         let header = json!({ "typ": "dpop+jwt", "alg": "ES256", "jwk": key.jwk });
         let mut jti = [0u8; 16];
         let _ = getrandom::fill(&mut jti);
@@ -212,7 +218,8 @@ mod tests {
 
     #[test]
     fn a_proof_is_signed_by_its_key_and_names_the_request() {
-        let dpop = Dpop::generate().unwrap();
+        let dpop = Dpop::default();
+        dpop.activate();
         dpop.remember_nonce("https://mcp.example/other", "n-1");
         let proof = dpop.proof("GET", "https://mcp.example/mcp?x=1#f", Some("at"));
         let parts: Vec<&str> = proof.split('.').collect();
@@ -256,11 +263,15 @@ mod tests {
 
     #[test]
     fn a_stored_key_is_the_same_key() {
-        let dpop = Dpop::generate().unwrap();
-        let again = Dpop::generate().unwrap();
+        let dpop = Dpop::default();
+        assert_eq!(dpop.stored(), None, "no key until bound");
+        dpop.activate();
+        let again = Dpop::default();
+        again.activate();
         assert_ne!(dpop.thumbprint(), again.thumbprint());
+        again.deactivate();
         assert!(!again.active());
-        again.restore(&dpop.stored()).unwrap();
+        again.restore(&dpop.stored().unwrap()).unwrap();
         assert_eq!(dpop.thumbprint(), again.thumbprint());
         assert!(again.active());
         assert_eq!(

@@ -60,8 +60,11 @@ pub(crate) struct ServerAuth {
     settings: OAuthSettings,
     context: AuthContext,
     credentials: Option<ServerCredentials>,
-    /// Every OAuth request of this server's sign-in goes through it (with its DPoP key).
-    http: Arc<OAuthHttp>,
+    /// The server's DPoP key (`None` with `dpop: false`).
+    dpop: Option<Arc<Dpop>>,
+    /// Every OAuth request of this server's sign-in goes through it (with the DPoP key); made
+    /// when the server first asks for OAuth.
+    http: std::sync::OnceLock<Arc<OAuthHttp>>,
     state: tokio::sync::Mutex<State>,
     authorizations: AtomicU32,
     /// Until connected, an authorisation is not run inside the timed attempt to connect but
@@ -102,11 +105,7 @@ impl ServerAuth {
         settings: OAuthSettings,
         context: AuthContext,
     ) -> Self {
-        // A key is made for every server that may bind its tokens (only used once bound).
-        let dpop = (settings.dpop != Some(false))
-            .then(Dpop::generate)
-            .and_then(Result::ok)
-            .map(Arc::new);
+        let dpop = (settings.dpop != Some(false)).then(|| Arc::new(Dpop::default()));
         let credentials = context.store().map(|store| {
             ServerCredentials::new(
                 store::canonical_url(url),
@@ -116,7 +115,8 @@ impl ServerAuth {
             )
         });
         Self {
-            http: Arc::new(OAuthHttp::new(url, dpop)),
+            dpop,
+            http: Default::default(),
             url: url.to_string(),
             name: name.to_string(),
             settings,
@@ -206,7 +206,7 @@ impl ServerAuth {
         let Some(credentials) = &self.credentials else {
             return;
         };
-        match flow::from_store(&self.url, &self.settings, credentials, &self.http).await {
+        match flow::from_store(&self.url, &self.settings, credentials, self.http()).await {
             Ok(manager) => state.manager = manager.map(Arc::new),
             Err(e) => state.store_error = Some(format!("could not be used: {e}")),
         }
@@ -343,7 +343,7 @@ impl ServerAuth {
             Some(challenge),
             scopes,
             ask_user,
-            &self.http,
+            self.http(),
         )
         .await
         .map_err(|reason| self.fail(reason))?;
@@ -392,7 +392,7 @@ impl ServerAuth {
             &self.settings,
             Some(challenge),
             &scopes,
-            &self.http,
+            self.http(),
         )
         .await;
         let stored = match granted {
@@ -402,7 +402,8 @@ impl ServerAuth {
                 return Err(self.fail(reason));
             }
         };
-        let token = fresh_access_token(&stored).unwrap_or_default();
+        // A token the server grants for less than the refresh margin is still used once.
+        let token = access_token(&stored).unwrap_or_default();
         if let Some(credentials) = &self.credentials {
             use rmcp::transport::auth::CredentialStore;
             // A store that cannot keep it costs only the next run a new grant.
@@ -416,7 +417,12 @@ impl ServerAuth {
 
     /// The DPoP key, when this server's tokens are bound to it.
     pub(crate) fn bound(&self) -> Option<&Dpop> {
-        self.http.bound()
+        self.dpop.as_deref().filter(|d| d.active())
+    }
+
+    fn http(&self) -> &Arc<OAuthHttp> {
+        self.http
+            .get_or_init(|| Arc::new(OAuthHttp::new(&self.url, self.dpop.clone())))
     }
 
     /// Runs the authorisation a failed attempt to connect left pending, bounded by
@@ -450,6 +456,19 @@ impl ServerAuth {
     }
 }
 
+/// The stored access token, fresh or not.
+fn access_token(stored: &rmcp::transport::auth::StoredCredentials) -> Option<String> {
+    use oauth2::TokenResponse;
+    Some(
+        stored
+            .token_response
+            .as_ref()?
+            .access_token()
+            .secret()
+            .clone(),
+    )
+}
+
 /// Seconds before its expiry at which a token counts as stale (rmcp refreshes in the same
 /// window: 30 s, or half the lifetime of a shorter-lived token).
 const REFRESH_MARGIN_SECS: u64 = 30;
@@ -458,7 +477,7 @@ const REFRESH_MARGIN_SECS: u64 = 30;
 /// counts as fresh, as rmcp takes it).
 fn fresh_access_token(stored: &rmcp::transport::auth::StoredCredentials) -> Option<String> {
     let token = serde_json::to_value(stored.token_response.as_ref()?).ok()?;
-    let access = token.get("access_token")?.as_str()?.to_string();
+    let access = access_token(stored)?;
     let (Some(lifetime), Some(received)) = (
         token.get("expires_in").and_then(|v| v.as_u64()),
         stored.token_received_at,
