@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use super::flow::words;
 use super::http::OAuthHttp;
-use crate::config::auth::{Grant, OAuthSettings};
+use crate::config::auth::{Grant, OAuthSettings, Secret};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
@@ -61,21 +61,28 @@ pub(crate) async fn grant(
         .resource()
         .unwrap_or_else(|| super::store::canonical_url(url));
     let client_id = settings.client_id.clone().unwrap_or_default();
+    let request = TokenRequest {
+        http,
+        metadata: &metadata,
+        settings,
+        scopes,
+        resource: &resource,
+    };
     let token = match settings.grant {
         Grant::ClientCredentials => {
             supports(&metadata, "client_credentials", "client_credentials")?;
             match &settings.private_key {
-                None => client_secret(manager, metadata, settings, scopes, resource).await?,
-                Some(_) => private_key_jwt(http, &metadata, settings, scopes, &resource).await?,
+                None => request.client_secret(manager).await?,
+                Some(_) => request.private_key_jwt().await?,
             }
         }
         Grant::JwtBearer => {
             supports(&metadata, JWT_BEARER, "jwt-bearer")?;
-            jwt_bearer(http, &metadata, settings, scopes, &resource).await?
+            request.jwt_bearer().await?
         }
         Grant::Enterprise => {
             supports(&metadata, JWT_BEARER, "jwt-bearer (for the ID-JAG)")?;
-            enterprise(http, &metadata, settings, scopes, &resource).await?
+            request.enterprise().await?
         }
         Grant::AuthorizationCode => return Err("not a machine grant".into()),
     };
@@ -118,45 +125,168 @@ fn supports(metadata: &AuthorizationMetadata, grant: &str, name: &str) -> Result
     }
 }
 
-async fn client_secret(
-    mut manager: AuthorizationManager,
-    metadata: AuthorizationMetadata,
-    settings: &OAuthSettings,
-    scopes: &[String],
-    resource: String,
-) -> Result<Value, String> {
-    manager.set_metadata(metadata);
-    let config = ClientCredentialsConfig::ClientSecret {
-        client_id: settings.client_id.clone().unwrap_or_default(),
-        client_secret: settings.client_secret.clone().unwrap_or_default(),
-        scopes: scopes.to_vec(),
-        resource: Some(resource),
-    };
-    manager
-        .validate_client_credentials_metadata(&config)
-        .map_err(|_| {
-            "OAuth: the authorization server takes no client secret (client_secret_basic or client_secret_post)".to_string()
-        })?;
-    manager
-        .configure_client_credentials(&config)
-        .map_err(|e| words(&e))?;
-    let token = manager
-        .exchange_client_credentials(&config)
-        .await
-        .map_err(|e| refused("client_credentials", server_error(&words(&e))))?;
-    serde_json::to_value(token).map_err(|e| e.to_string())
+/// What every grant's token request is made of.
+struct TokenRequest<'a> {
+    http: &'a Arc<OAuthHttp>,
+    metadata: &'a AuthorizationMetadata,
+    settings: &'a OAuthSettings,
+    scopes: &'a [String],
+    resource: &'a str,
 }
 
-/// An RFC 7523 §2.2 client assertion: iss = sub = the client, aud = the issuer.
+impl TokenRequest<'_> {
+    /// A grant's form: its own fields, then `resource` and, when asked for, `scope`.
+    fn form(&self, fields: Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+        let mut form = fields;
+        form.push(("resource", self.resource.to_string()));
+        if !self.scopes.is_empty() {
+            form.push(("scope", self.scopes.join(" ")));
+        }
+        form
+    }
+
+    /// A secret of the config, read now; `what` names it in a failure.
+    fn read(secret: Option<&Secret>, what: &str) -> Result<String, String> {
+        secret
+            .ok_or_else(|| format!("OAuth: no {what} is configured"))?
+            .read(what)
+            .map_err(|e| format!("OAuth: {e}"))
+    }
+
+    /// `client_credentials` with a client secret, on rmcp's exchange.
+    async fn client_secret(&self, mut manager: AuthorizationManager) -> Result<Value, String> {
+        manager.set_metadata(self.metadata.clone());
+        let config = ClientCredentialsConfig::ClientSecret {
+            client_id: self.settings.client_id.clone().unwrap_or_default(),
+            client_secret: self.settings.client_secret.clone().unwrap_or_default(),
+            scopes: self.scopes.to_vec(),
+            resource: Some(self.resource.to_string()),
+        };
+        manager
+            .validate_client_credentials_metadata(&config)
+            .map_err(|_| {
+                "OAuth: the authorization server takes no client secret (client_secret_basic or client_secret_post)".to_string()
+            })?;
+        manager
+            .configure_client_credentials(&config)
+            .map_err(|e| words(&e))?;
+        let token = manager
+            .exchange_client_credentials(&config)
+            .await
+            .map_err(|e| refused("client_credentials", server_error(&words(&e))))?;
+        serde_json::to_value(token).map_err(|e| e.to_string())
+    }
+
+    /// `client_credentials` authenticated by an RFC 7523 §2.2 client assertion: iss = sub =
+    /// the client, aud = the issuer, signed with the configured key.
+    async fn private_key_jwt(&self) -> Result<Value, String> {
+        if let Some(methods) = self
+            .metadata
+            .additional_fields
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(Value::as_array)
+            && !methods
+                .iter()
+                .any(|m| m.as_str() == Some("private_key_jwt"))
+        {
+            return Err("OAuth: the authorization server does not take private_key_jwt".into());
+        }
+        let pem = Self::read(self.settings.private_key.as_ref(), "the private key")?;
+        let assertion = client_assertion(&pem, self.settings, self.metadata)
+            .map_err(|e| format!("OAuth: {e}"))?;
+        let form = self.form(vec![
+            ("grant_type", "client_credentials".to_string()),
+            ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_string()),
+            ("client_assertion", assertion),
+        ]);
+        token_request(
+            self.http,
+            &self.metadata.token_endpoint,
+            &form,
+            None,
+            "client_credentials",
+        )
+        .await
+    }
+
+    /// Workload identity (RFC 7523 §2.1): the workload's token as the assertion.
+    async fn jwt_bearer(&self) -> Result<Value, String> {
+        let assertion = Self::read(self.settings.assertion.as_ref(), "the workload token")?;
+        let mut form = self.form(vec![
+            ("grant_type", JWT_BEARER.to_string()),
+            ("assertion", assertion),
+        ]);
+        let basic = match (&self.settings.client_id, &self.settings.client_secret) {
+            (Some(id), Some(secret)) => Some((id.as_str(), secret.as_str())),
+            (Some(id), None) => {
+                form.push(("client_id", id.clone()));
+                None
+            }
+            _ => None,
+        };
+        token_request(
+            self.http,
+            &self.metadata.token_endpoint,
+            &form,
+            basic,
+            "jwt-bearer",
+        )
+        .await
+    }
+
+    /// Enterprise-managed: rmcp's exchange of the ID token for an ID-JAG, then its redemption.
+    async fn enterprise(&self) -> Result<Value, String> {
+        let e = self
+            .settings
+            .enterprise
+            .as_ref()
+            .ok_or("OAuth: no enterprise settings")?;
+        let id_token = Self::read(Some(&e.id_token), "the ID token")?;
+        let basic = |secret: &Option<String>| match secret {
+            Some(s) => {
+                EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(s.clone()))
+            }
+            None => EmaClientAuthentication::None,
+        };
+        let idp = EmaAuthorizationServer::new(
+            e.idp_issuer.clone(),
+            e.idp_token_endpoint.clone(),
+            e.idp_client_id.clone(),
+        )
+        .with_client_authentication(basic(&e.idp_client_secret));
+        let server = EmaAuthorizationServer::new(
+            self.metadata.issuer.clone().unwrap_or_default(),
+            self.metadata.token_endpoint.clone(),
+            self.settings.client_id.clone().unwrap_or_default(),
+        )
+        .with_client_authentication(basic(&self.settings.client_secret));
+        let token = EmaExchangeRequest::new_with_id_token(idp, server, self.resource, &id_token)
+            .with_scopes(self.scopes.iter().cloned())
+            .exchange(self.http.as_ref(), self.http.as_ref())
+            .await
+            .map_err(|e| ema_words(&e))?;
+        let mut answer = json!({
+            "access_token": oauth2::AccessToken::secret(&token.access_token),
+            "token_type": "Bearer",
+        });
+        if let Some(within) = token.expires_in {
+            answer["expires_in"] = within.as_secs().into();
+        }
+        if !token.scopes.is_empty() {
+            let mut granted: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
+            granted.sort_unstable();
+            answer["scope"] = granted.join(" ").into();
+        }
+        Ok(answer)
+    }
+}
+
+/// An RFC 7523 §2.2 client assertion signed with `pem`.
 fn client_assertion(
+    pem: &str,
     settings: &OAuthSettings,
     metadata: &AuthorizationMetadata,
 ) -> Result<String, String> {
-    let pem = settings
-        .private_key
-        .as_ref()
-        .ok_or("no private key")?
-        .read("the private key")?;
     let alg = settings.signing_algorithm.as_deref().unwrap_or("ES256");
     let algorithm: jsonwebtoken::Algorithm = alg
         .parse()
@@ -183,75 +313,6 @@ fn client_assertion(
     });
     jsonwebtoken::encode(&jsonwebtoken::Header::new(algorithm), &claims, &key)
         .map_err(|_| format!("the private key cannot sign {alg}"))
-}
-
-async fn private_key_jwt(
-    http: &OAuthHttp,
-    metadata: &AuthorizationMetadata,
-    settings: &OAuthSettings,
-    scopes: &[String],
-    resource: &str,
-) -> Result<Value, String> {
-    if let Some(methods) = metadata
-        .additional_fields
-        .get("token_endpoint_auth_methods_supported")
-        .and_then(Value::as_array)
-        && !methods
-            .iter()
-            .any(|m| m.as_str() == Some("private_key_jwt"))
-    {
-        return Err("OAuth: the authorization server does not take private_key_jwt".into());
-    }
-    let assertion = client_assertion(settings, metadata).map_err(|e| format!("OAuth: {e}"))?;
-    let mut form = vec![
-        ("grant_type", "client_credentials".to_string()),
-        ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_string()),
-        ("client_assertion", assertion),
-        ("resource", resource.to_string()),
-    ];
-    if !scopes.is_empty() {
-        form.push(("scope", scopes.join(" ")));
-    }
-    token_request(
-        http,
-        &metadata.token_endpoint,
-        &form,
-        None,
-        "client_credentials",
-    )
-    .await
-}
-
-async fn jwt_bearer(
-    http: &OAuthHttp,
-    metadata: &AuthorizationMetadata,
-    settings: &OAuthSettings,
-    scopes: &[String],
-    resource: &str,
-) -> Result<Value, String> {
-    let assertion = settings
-        .assertion
-        .as_ref()
-        .ok_or("no assertion")?
-        .read("the workload token")
-        .map_err(|e| format!("OAuth: {e}"))?;
-    let mut form = vec![
-        ("grant_type", JWT_BEARER.to_string()),
-        ("assertion", assertion),
-        ("resource", resource.to_string()),
-    ];
-    if !scopes.is_empty() {
-        form.push(("scope", scopes.join(" ")));
-    }
-    let basic = match (&settings.client_id, &settings.client_secret) {
-        (Some(id), Some(secret)) => Some((id.as_str(), secret.as_str())),
-        (Some(id), None) => {
-            form.push(("client_id", id.clone()));
-            None
-        }
-        _ => None,
-    };
-    token_request(http, &metadata.token_endpoint, &form, basic, "jwt-bearer").await
 }
 
 /// A form POST to the token endpoint; the token response, or the refusal in words.
@@ -321,57 +382,6 @@ fn form_encode(value: &str) -> String {
     percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC)
         .to_string()
         .replace("%20", "+")
-}
-
-async fn enterprise(
-    http: &Arc<OAuthHttp>,
-    metadata: &AuthorizationMetadata,
-    settings: &OAuthSettings,
-    scopes: &[String],
-    resource: &str,
-) -> Result<Value, String> {
-    let e = settings
-        .enterprise
-        .as_ref()
-        .ok_or("no enterprise settings")?;
-    let id_token = e
-        .id_token
-        .read("the ID token")
-        .map_err(|e| format!("OAuth: {e}"))?;
-    let basic = |secret: &Option<String>| match secret {
-        Some(s) => EmaClientAuthentication::ClientSecretBasic(oauth2::ClientSecret::new(s.clone())),
-        None => EmaClientAuthentication::None,
-    };
-    let idp = EmaAuthorizationServer::new(
-        e.idp_issuer.clone(),
-        e.idp_token_endpoint.clone(),
-        e.idp_client_id.clone(),
-    )
-    .with_client_authentication(basic(&e.idp_client_secret));
-    let server = EmaAuthorizationServer::new(
-        metadata.issuer.clone().unwrap_or_default(),
-        metadata.token_endpoint.clone(),
-        settings.client_id.clone().unwrap_or_default(),
-    )
-    .with_client_authentication(basic(&settings.client_secret));
-    let token = EmaExchangeRequest::new_with_id_token(idp, server, resource, &id_token)
-        .with_scopes(scopes.iter().cloned())
-        .exchange(http.as_ref(), http.as_ref())
-        .await
-        .map_err(|e| ema_words(&e))?;
-    let mut answer = json!({
-        "access_token": oauth2::AccessToken::secret(&token.access_token),
-        "token_type": "Bearer",
-    });
-    if let Some(within) = token.expires_in {
-        answer["expires_in"] = within.as_secs().into();
-    }
-    if !token.scopes.is_empty() {
-        let mut granted: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
-        granted.sort_unstable();
-        answer["scope"] = granted.join(" ").into();
-    }
-    Ok(answer)
 }
 
 /// rmcp's EMA failure, in words naming the server that refused.
