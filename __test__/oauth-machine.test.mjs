@@ -41,6 +41,12 @@ function memoryStore() {
   }
 }
 
+/** The thumbprint of the DPoP key a token store record keeps (its base64 PKCS#8 `dpopKey`). */
+async function storedKey(record) {
+  const jwk = createPrivateKey({ key: Buffer.from(record.dpopKey, "base64"), format: "der", type: "pkcs8" }).export({ format: "jwk" })
+  return calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y })
+}
+
 const entry = (url, auth) => ({ mcpServers: { svc: { type: "http", url, timeout: 10_000, auth } } })
 const text = (result) => result.content.map((c) => c.text).join("")
 
@@ -150,8 +156,7 @@ test("DPoP: every token is bound to the server's one key, kept in the token stor
 
   // The key is in the store with the token, and it is the key the tokens are bound to.
   const [record] = tokenStore.records.values()
-  const jwk = createPrivateKey({ key: Buffer.from(record.dpopKey, "base64"), format: "der", type: "pkcs8" }).export({ format: "jwk" })
-  const thumbprint = await calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y })
+  const thumbprint = await storedKey(record)
   assert.deepEqual([...rs.stats.keys], [thumbprint])
 
   // Another run with the same store: the stored token and its key, no new grant (this
@@ -166,6 +171,32 @@ test("DPoP: every token is bound to the server's one key, kept in the token stor
   assert.deepEqual(rs.stats.refusals.slice(4), ["nonce", "nonce"])
   assert.deepEqual([...rs.stats.keys], [thumbprint])
   assertNoSecret(JSON.stringify([source.errors, again.errors]), [...idp.minted, record.dpopKey], "the results")
+})
+
+test("DPoP with a person's sign-in: the code exchange and the refresh carry proofs of the one key kept in the store", T, async () => {
+  const { idp, rs } = await servers({ refreshTokens: true })
+  rs.requireDpop()
+  const tokenStore = memoryStore()
+  const authorize = async (url) => void (await idp.browse(url, { user: "ada" }))
+  const config = entry(rs.url, { clientId: "toolnexus-cli", scopes: ["tools:read"] })
+  const source = await loadMcp(config, { authorize, tokenStore })
+  try {
+    assert.equal(source.status.svc, "connected", source.errors.svc)
+    assert.equal(text(await source.tools[0].execute({})), "ada")
+    assert.deepEqual(idp.stats.grants, ["authorization_code none"])
+    // The server refuses the token: refreshed with a proof of the same key, never authorised again.
+    rs.revoke()
+    assert.equal(text(await source.tools[0].execute({})), "ada")
+    assert.deepEqual(idp.stats.grants, ["authorization_code none", "refresh_token none"])
+    assert.equal(idp.stats.proofs, 2)
+    assert.equal(idp.stats.authorizations, 1)
+  } finally {
+    await source.close()
+  }
+  assert.ok(rs.stats.requests.every((r) => r.endsWith(" DPoP")), rs.stats.requests.join())
+  const [record] = tokenStore.records.values()
+  assert.deepEqual([...rs.stats.keys], [await storedKey(record)])
+  assertNoSecret(JSON.stringify(source.errors), idp.minted, "the results")
 })
 
 test("dpop: false sends bearer tokens, and a bound-only server refuses them in words", T, async () => {

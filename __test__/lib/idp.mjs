@@ -20,7 +20,8 @@
 //   Dynamic registration is open too.
 // - DPoP (RFC 9449) is on, as oidc-provider has it by default: a token request with a proof gets
 //   a token bound to the proof's key (`cnf.jkt`). `dpopNonce: true` makes the token endpoint
-//   demand a nonce (400 use_dpop_nonce with a DPoP-Nonce header) of every proof.
+//   demand a nonce (400 use_dpop_nonce with a DPoP-Nonce header) of every proof. A public
+//   client's refresh token is bound to the key too.
 // - `browse(url)` does what a browser does with an authorisation URL: follows redirects, keeps
 //   cookies, fills the login form (any user) and the consent form, and finally follows the
 //   redirect to the client's loopback redirect URI.
@@ -51,7 +52,7 @@ const b64url = (obj) => Buffer.from(JSON.stringify(obj)).toString("base64url")
  * - `alg`: the access tokens' JWS algorithm, "ES256" (default) or "RS256".
  * - `ttl`: access-token lifetime in seconds (default 600).
  */
-export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256", ttl = 600, dpopNonce = false } = {}) {
+export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256", ttl = 600, dpopNonce = false, refreshTokens = false } = {}) {
   if (!KEY_ALGS.includes(alg)) throw new TypeError(`alg must be one of ${KEY_ALGS.join(", ")}`)
   const audiences = new Set(audience === undefined ? [] : [audience].flat())
   const anyLoopback = audience === undefined
@@ -146,6 +147,9 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
       claims: { openid: ["sub"], email: ["email"] },
       scopes: ["openid", "offline_access", "email", ...scopes],
       pkce: { required: () => true },
+      // `refreshTokens: true`: every client allowed the grant gets one (else only with
+      // offline_access and a consent prompt, which an MCP client does not ask for).
+      ...(refreshTokens ? { issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token") } : {}),
       ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 3600 },
       // A client-credentials token has no end user: its subject is the client (as the JWT format
       // does), so an introspection answer names one too.
