@@ -199,19 +199,37 @@ test("DPoP with a person's sign-in: the code exchange and the refresh carry proo
   assertNoSecret(JSON.stringify(source.errors), idp.minted, "the results")
 })
 
-test("dpop: false sends bearer tokens, and a bound-only server refuses them in words", T, async () => {
+test("DPoP, refused: a server that keeps asking for a nonce fails the request in words, never signing in again; private_key_jwt makes a new assertion for the nonce retry", T, async () => {
+  const { idp, rs } = await servers({ dpopNonce: true })
+  rs.requireDpop()
+  rs.requireNonce({ rotate: true })
+  const keyFile = tmpFile("service.pem")
+  fs.writeFileSync(keyFile, idp.serviceKeyPem, { mode: 0o600 })
+  const config = entry(rs.url, { grant: "client_credentials", clientId: "service-jwt", privateKeyFile: keyFile })
+  const listed = await listMcpTools(config, { tokenStore: memoryStore() })
+  assert.equal(listed.status.svc, "failed")
+  assert.equal(listed.errors.svc, "DPoP proof rejected: the server keeps asking for a nonce")
+  // One grant: the authorisation server's nonce retry carried a new client assertion (a reused
+  // one is refused), and the server's refusals asked for no new token.
+  assert.deepEqual(idp.stats.grants, ["client_credentials private_key_jwt", "client_credentials private_key_jwt"])
+  assert.equal(idp.stats.nonceChallenges, 1)
+  assert.deepEqual(rs.stats.refusals, ["none", "nonce", "nonce", "nonce"])
+  assert.deepEqual(rs.stats.requests, [])
+})
+
+test("dpop: false sends bearer tokens although both sides take DPoP", T, async () => {
   const { idp, rs } = await servers()
   rs.requireDpop()
   process.env.TN_SVC_SECRET = idp.serviceSecret
   const config = entry(rs.url, { grant: "client_credentials", clientId: "service", clientSecret: "${TN_SVC_SECRET}", dpop: false })
   const listed = await listMcpTools(config, { tokenStore: memoryStore() })
-  // The fixture takes unbound tokens as Bearer: this one was never bound.
+  // The fixture takes unbound tokens as Bearer wherever DPoP is offered: this one was never bound.
   assert.equal(listed.status.svc, "connected", listed.errors.svc)
   assert.equal(idp.stats.proofs, 0)
   assert.ok(rs.stats.requests.every((r) => r.endsWith(" Bearer")))
 })
 
-test("jwt-bearer (workload identity): a server without the grant, and a workload token file that is missing, fail in words with no token request", T, async () => {
+test("jwt-bearer (workload identity) at an authorization server without the grant: refused in words before any token request", T, async () => {
   const { idp, rs } = await servers()
   const gone = path.join(tmpDir(), "token")
   const missing = await listMcpTools(entry(rs.url, { grant: "jwt-bearer", assertionFile: gone }), { tokenStore: memoryStore() })

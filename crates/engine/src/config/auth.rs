@@ -497,6 +497,15 @@ fn consistent(s: &OAuthSettings, field: &str) -> Result<(), Invalid> {
         }
         _ => {}
     }
+    if s.signing_algorithm.is_some() && s.private_key.is_none() {
+        return refuse("signingAlgorithm", "is only for a privateKey");
+    }
+    if s.grant == Grant::Enterprise && s.dpop == Some(true) {
+        return refuse(
+            "dpop",
+            "cannot be true with enterprise: its exchange takes bearer tokens only",
+        );
+    }
     if s.grant == Grant::JwtBearer && s.client_secret.is_some() && s.client_id.is_none() {
         return refuse("clientSecret", "needs the clientId it authenticates");
     }

@@ -63,11 +63,20 @@ impl ServerCredentials {
             .get("credentials")
             .cloned()
             .and_then(|c| serde_json::from_value(c).ok());
-        if let (Some(dpop), Some(key)) =
-            (&self.dpop, record.get("dpopKey").and_then(|k| k.as_str()))
-            && credentials.is_some()
-        {
-            dpop.restore(key)?;
+        // A token bound to a key is used only with that key: taken up with it, and never sent
+        // without it (with `dpop: false`, such a record counts as absent).
+        let bound = credentials
+            .as_ref()
+            .and_then(|c| c.token_response.as_ref())
+            .is_some_and(super::dpop::bound_token);
+        if let (true, Some(key)) = (bound, record.get("dpopKey").and_then(|k| k.as_str())) {
+            match &self.dpop {
+                Some(dpop) => dpop.restore(key)?,
+                None => {
+                    self.remember(Some(None));
+                    return Ok(None);
+                }
+            }
         }
         self.remember(Some(credentials.clone()));
         Ok(credentials)
@@ -116,12 +125,11 @@ impl CredentialStore for ServerCredentials {
             if let Some(subject) = subject {
                 record.insert("subject".into(), subject);
             }
-            if let Some(key) = self
-                .dpop
+            let bound = credentials
+                .token_response
                 .as_ref()
-                .filter(|d| d.active())
-                .and_then(|d| d.stored())
-            {
+                .is_some_and(super::dpop::bound_token);
+            if let (true, Some(key)) = (bound, self.dpop.as_ref().and_then(|d| d.stored())) {
                 record.insert("dpopKey".into(), key.into());
             }
         }

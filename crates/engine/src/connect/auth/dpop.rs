@@ -142,14 +142,17 @@ impl Dpop {
 
     /// A fresh proof for one request: `method` to `url` (its query and fragment dropped), with
     /// `ath` when it carries `access_token`, and the origin's nonce when it gave one. Empty
-    /// (refused by any server) only before the key exists, which [`Dpop::active`] rules out.
+    /// (refused by any server) before the key exists, which [`Dpop::active`] rules out, or
+    /// without a random source for its `jti`.
     pub(crate) fn proof(&self, method: &str, url: &str, access_token: Option<&str>) -> String {
         let Some(key) = self.key() else {
             return String::new();
         };
         let header = json!({ "typ": "dpop+jwt", "alg": "ES256", "jwk": key.jwk });
         let mut jti = [0u8; 16];
-        let _ = getrandom::fill(&mut jti);
+        if getrandom::fill(&mut jti).is_err() {
+            return String::new();
+        }
         let iat = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -188,6 +191,8 @@ fn htu(url: &str) -> String {
         Ok(mut u) => {
             u.set_query(None);
             u.set_fragment(None);
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
             u.to_string()
         }
         Err(_) => url.split(['?', '#']).next().unwrap_or(url).to_string(),
@@ -201,6 +206,19 @@ fn origin(url: &str) -> Option<String> {
             .origin()
             .ascii_serialization(),
     )
+}
+
+/// A token response whose token is bound (`token_type: DPoP`); an authorisation server that
+/// answers a proof with a bearer token did not bind it (RFC 9449 §5).
+pub(crate) fn bound_token(response: &rmcp::transport::auth::OAuthTokenResponse) -> bool {
+    serde_json::to_value(response)
+        .ok()
+        .and_then(|v| {
+            v.get("token_type")?
+                .as_str()
+                .map(|t| t.eq_ignore_ascii_case("dpop"))
+        })
+        .unwrap_or(false)
 }
 
 /// A challenge (`WWW-Authenticate`) or token error asking for a DPoP nonce.
@@ -221,7 +239,7 @@ mod tests {
         let dpop = Dpop::default();
         dpop.activate();
         dpop.remember_nonce("https://mcp.example/other", "n-1");
-        let proof = dpop.proof("GET", "https://mcp.example/mcp?x=1#f", Some("at"));
+        let proof = dpop.proof("GET", "https://user:pw@mcp.example/mcp?x=1#f", Some("at"));
         let parts: Vec<&str> = proof.split('.').collect();
         let (header, claims) = (decode(parts[0]), decode(parts[1]));
         assert_eq!(header["typ"], "dpop+jwt");

@@ -10,8 +10,8 @@ use rmcp::transport::auth::{
 };
 
 use super::credentials::ServerCredentials;
-use super::http::OAuthHttp;
 use super::loopback::{Listener, Redirect};
+use super::oauth_http::OAuthHttp;
 use crate::config::auth::OAuthSettings;
 
 /// The app's `authorize(url)`: show, open or fetch the authorisation URL. Settles when it has.

@@ -25,7 +25,7 @@ use rmcp::transport::auth::{
 use serde_json::{Value, json};
 
 use super::flow::words;
-use super::http::OAuthHttp;
+use super::oauth_http::OAuthHttp;
 use crate::config::auth::{Grant, OAuthSettings, Secret};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -55,7 +55,10 @@ pub(crate) async fn grant(
         .await
         .map_err(|e| words(&e))?
         .metadata;
-    http.bind_if_supported(settings.dpop, &metadata, challenge);
+    // rmcp's enterprise exchange takes only bearer tokens, and a proof must not go to the IdP.
+    if settings.grant != Grant::Enterprise {
+        http.bind_if_supported(settings.dpop, &metadata, challenge);
+    }
     let issuer = metadata.issuer.clone();
     let resource = http
         .resource()
@@ -125,6 +128,8 @@ fn supports(metadata: &AuthorizationMetadata, grant: &str, name: &str) -> Result
     }
 }
 
+type Form = Vec<(&'static str, String)>;
+
 /// What every grant's token request is made of.
 struct TokenRequest<'a> {
     http: &'a Arc<OAuthHttp>,
@@ -136,7 +141,7 @@ struct TokenRequest<'a> {
 
 impl TokenRequest<'_> {
     /// A grant's form: its own fields, then `resource` and, when asked for, `scope`.
-    fn form(&self, fields: Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+    fn form(&self, fields: Vec<(&'static str, String)>) -> Form {
         let mut form = fields;
         form.push(("resource", self.resource.to_string()));
         if !self.scopes.is_empty() {
@@ -170,10 +175,16 @@ impl TokenRequest<'_> {
         manager
             .configure_client_credentials(&config)
             .map_err(|e| words(&e))?;
-        let token = manager
-            .exchange_client_credentials(&config)
-            .await
-            .map_err(|e| refused("client_credentials", server_error(&words(&e))))?;
+        let token =
+            manager
+                .exchange_client_credentials(&config)
+                .await
+                .map_err(|e| match words(&e) {
+                    text if text.contains("Request failed") => {
+                        "OAuth: the token request to the authorization server failed".to_string()
+                    }
+                    text => refused("client_credentials", server_error(&text)),
+                })?;
         serde_json::to_value(token).map_err(|e| e.to_string())
     }
 
@@ -192,13 +203,16 @@ impl TokenRequest<'_> {
             return Err("OAuth: the authorization server does not take private_key_jwt".into());
         }
         let pem = Self::read(self.settings.private_key.as_ref(), "the private key")?;
-        let assertion = client_assertion(&pem, self.settings, self.metadata)
-            .map_err(|e| format!("OAuth: {e}"))?;
-        let form = self.form(vec![
-            ("grant_type", "client_credentials".to_string()),
-            ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_string()),
-            ("client_assertion", assertion),
-        ]);
+        // A new assertion (a new jti) for each request, the nonce retry's too.
+        let form = || {
+            let assertion = client_assertion(&pem, self.settings, self.metadata)
+                .map_err(|e| format!("OAuth: {e}"))?;
+            Ok(self.form(vec![
+                ("grant_type", "client_credentials".to_string()),
+                ("client_assertion_type", CLIENT_ASSERTION_TYPE.to_string()),
+                ("client_assertion", assertion),
+            ]))
+        };
         token_request(
             self.http,
             &self.metadata.token_endpoint,
@@ -212,18 +226,20 @@ impl TokenRequest<'_> {
     /// Workload identity (RFC 7523 §2.1): the workload's token as the assertion.
     async fn jwt_bearer(&self) -> Result<Value, String> {
         let assertion = Self::read(self.settings.assertion.as_ref(), "the workload token")?;
-        let mut form = self.form(vec![
+        let mut fields = vec![
             ("grant_type", JWT_BEARER.to_string()),
             ("assertion", assertion),
-        ]);
+        ];
         let basic = match (&self.settings.client_id, &self.settings.client_secret) {
             (Some(id), Some(secret)) => Some((id.as_str(), secret.as_str())),
             (Some(id), None) => {
-                form.push(("client_id", id.clone()));
+                fields.push(("client_id", id.clone()));
                 None
             }
             _ => None,
         };
+        let form = self.form(fields);
+        let form = || Ok(form.clone());
         token_request(
             self.http,
             &self.metadata.token_endpoint,
@@ -319,15 +335,10 @@ fn client_assertion(
 async fn token_request(
     http: &OAuthHttp,
     endpoint: &str,
-    form: &[(&str, String)],
+    form: &(dyn Fn() -> Result<Form, String> + Sync),
     basic: Option<(&str, &str)>,
     grant: &str,
 ) -> Result<Value, String> {
-    let body = form
-        .iter()
-        .map(|(k, v)| format!("{k}={}", form_encode(v)))
-        .collect::<Vec<_>>()
-        .join("&");
     let mut request = http::Request::post(endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json");
@@ -338,11 +349,20 @@ async fn token_request(
         let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
         request = request.header("authorization", format!("Basic {encoded}"));
     }
-    let request = request
-        .body(body.into_bytes())
-        .map_err(|_| "OAuth: the token endpoint is not a valid URL".to_string())?;
+    let (parts, ()) = request
+        .body(())
+        .map_err(|_| "OAuth: the token endpoint is not a valid URL".to_string())?
+        .into_parts();
+    let body = || {
+        Ok(form()?
+            .iter()
+            .map(|(k, v)| format!("{k}={}", form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&")
+            .into_bytes())
+    };
     let response = http
-        .send(request, false, crate::bounds::OAUTH_REQUEST_TIMEOUT)
+        .send_with(parts, &body, false, crate::bounds::OAUTH_REQUEST_TIMEOUT)
         .await
         .map_err(|e| format!("OAuth: {e}"))?;
     let status = response.status();

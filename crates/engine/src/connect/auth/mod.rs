@@ -9,9 +9,9 @@ pub(crate) mod credentials;
 pub(crate) mod dpop;
 pub(crate) mod flow;
 mod hint;
-pub(crate) mod http;
 pub(crate) mod loopback;
 mod machine;
+pub(crate) mod oauth_http;
 pub mod store;
 
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use crate::config::auth::OAuthSettings;
 use credentials::ServerCredentials;
 use dpop::Dpop;
 use hint::{Missing, quote_scope};
-use http::OAuthHttp;
+use oauth_http::OAuthHttp;
 use store::TokenStore;
 
 /// Authorisations one connection may run (the first and step-ups alike) before it gives up on a
@@ -351,6 +351,13 @@ impl ServerAuth {
             .get_access_token()
             .await
             .map_err(|e| self.fail(flow::words(&e)))?;
+        // An authorisation server that answered the proof with a bearer token did not bind it.
+        if let (Some(dpop), Ok((_, Some(response)))) =
+            (&self.dpop, authorized.get_credentials().await)
+            && !dpop::bound_token(&response)
+        {
+            dpop.deactivate();
+        }
         state.manager = Some(Arc::new(authorized));
         state.had_stored = true;
         *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;

@@ -94,20 +94,24 @@ impl RemoteClient {
     /// The nonce a server's `401 use_dpop_nonce` gave. rmcp keeps only a 401's
     /// `WWW-Authenticate`, so the nonce is asked for again with a request that cannot act (an
     /// empty JSON-RPC batch, invalid by definition), whose refusal carries it.
-    async fn learn_nonce(&self, uri: &str, token: Option<&str>) -> Result<(), Error> {
-        let refused = |why: &str| {
-            StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
-                "DPoP proof rejected: {why}"
-            )))
-        };
+    async fn learn_nonce(&self, target: &Target<'_>, token: Option<&str>) -> Result<(), Error> {
+        let refused = dpop_refused;
         let (Some(dpop), Some(token)) = (self.auth.as_ref().and_then(|a| a.bound()), token) else {
             return Err(refused(
                 "the server asks for a nonce, but no token is bound",
             ));
         };
-        let probe = self
-            .inner
-            .post(uri)
+        let uri = target.uri;
+        let mut probe = self.inner.post(uri);
+        // The entry's own headers (an API key, a gateway's routing) and the session, as the
+        // refused request had them.
+        for (name, value) in target.headers {
+            probe = probe.header(name, value);
+        }
+        if let Some(session) = target.session {
+            probe = probe.header("mcp-session-id", session);
+        }
+        let probe = probe
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(
                 reqwest::header::ACCEPT,
@@ -148,7 +152,7 @@ impl RemoteClient {
 
     /// `call` with the current token (guarded); a refused token is recovered from and `call`
     /// made again with the fresh one.
-    async fn send<T, F, Fut>(&self, uri: &str, call: F) -> Result<T, Error>
+    async fn send<T, F, Fut>(&self, target: &Target<'_>, call: F) -> Result<T, Error>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
@@ -162,15 +166,22 @@ impl RemoteClient {
         // guards against a server that keeps rejecting fresh tokens.
         for _ in 0..=MAX_AUTHORIZATIONS + 1 {
             let (challenge, insufficient) = match self.guard(call(token.clone())).await {
-                // A nonce is not a reason to sign in again: one more proof, with it.
-                Err(StreamableHttpError::AuthRequired(e))
-                    if !nonce_asked
-                        && auth.bound().is_some()
-                        && asks_for_nonce(&e.www_authenticate_header) =>
-                {
-                    nonce_asked = true;
-                    self.learn_nonce(uri, token.as_deref()).await?;
-                    continue;
+                // A nonce is not a reason to sign in again: one more proof, with it; a server
+                // that asks again, or refuses the proof, fails the request in words.
+                Err(StreamableHttpError::AuthRequired(e)) if auth.bound().is_some() => {
+                    let challenge = &e.www_authenticate_header;
+                    if challenge.contains("invalid_dpop_proof") {
+                        return Err(dpop_refused("the server refused the proof"));
+                    }
+                    if asks_for_nonce(challenge) {
+                        if nonce_asked {
+                            return Err(dpop_refused("the server keeps asking for a nonce"));
+                        }
+                        nonce_asked = true;
+                        self.learn_nonce(target, token.as_deref()).await?;
+                        continue;
+                    }
+                    (e.www_authenticate_header, None)
                 }
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, None),
                 Err(StreamableHttpError::InsufficientScope(e)) => {
@@ -199,7 +210,7 @@ impl RemoteClient {
     /// A POST: sent with [`RemoteClient::send`]; its event stream ends with the connection.
     async fn post<F, Fut>(
         &self,
-        uri: &str,
+        target: &Target<'_>,
         message: &ClientJsonRpcMessage,
         call: F,
     ) -> Result<StreamableHttpPostResponse, Error>
@@ -207,7 +218,7 @@ impl RemoteClient {
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<StreamableHttpPostResponse, Error>>,
     {
-        match self.send(uri, call).await {
+        match self.send(target, call).await {
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
                 StreamableHttpPostResponse::Sse(self.until_cancelled(stream), session),
             ),
@@ -240,6 +251,19 @@ impl RemoteClient {
             });
         Box::pin(stream.take_until(self.cancel.clone().cancelled_owned()))
     }
+}
+
+/// What one request is sent to, for the nonce probe.
+struct Target<'a> {
+    uri: &'a str,
+    headers: &'a Headers,
+    session: Option<&'a str>,
+}
+
+fn dpop_refused(why: &str) -> Error {
+    StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
+        "DPoP proof rejected: {why}"
+    )))
 }
 
 /// A tool call whose authorisation could not be recovered gets that reason as its JSON-RPC
@@ -276,7 +300,12 @@ impl StreamableHttpClient for RemoteClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&uri, &message, |token| {
+        let target = Target {
+            uri: &uri,
+            headers: &custom_headers,
+            session: session_id.as_deref(),
+        };
+        self.post(&target, &message, |token| {
             let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message(
                 uri.clone(),
@@ -298,7 +327,12 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&uri, &message, |token| {
+        let target = Target {
+            uri: &uri,
+            headers: &custom_headers,
+            session: session_id.as_deref(),
+        };
+        self.post(&target, &message, |token| {
             let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
@@ -321,7 +355,12 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        self.post(&uri, &message, |token| {
+        let target = Target {
+            uri: &uri,
+            headers: &custom_headers,
+            session: session_id.as_deref(),
+        };
+        self.post(&target, &message, |token| {
             let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
             self.inner.post_message_with_response_limits(
                 uri.clone(),

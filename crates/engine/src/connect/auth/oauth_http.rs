@@ -7,11 +7,12 @@
 //! - the address policy rmcp's own client applies to discovered URLs: a host may resolve to a
 //!   loopback or private address only when the server's URL names one of that class, and
 //!   link-local and other reserved addresses (cloud metadata services) are never reached;
-//! - the `resource` of the protected-resource metadata it fetched, which the machine grants ask
+//! - the `resource` of the protected-resource metadata it fetched (wherever the challenge
+//!   pointed), which the machine grants ask
 //!   for (rmcp keeps its own copy private);
 //! - response bodies bounded.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +22,9 @@ use rmcp::transport::auth::{
 };
 
 use super::dpop::{DPOP, DPOP_NONCE, Dpop, asks_for_nonce};
+
+/// Redirects an OAuth request follows (rmcp's limit).
+const MAX_REDIRECTS: usize = 10;
 
 /// An OAuth answer (metadata, a token) is at most this long.
 const BODY_BYTES: usize = 1024 * 1024;
@@ -43,43 +47,77 @@ enum Class {
     Blocked,
 }
 
+/// The IPv4 address an IPv6 address carries (mapped, compatible, NAT64 `64:ff9b::/96`, 6to4),
+/// as rmcp reads it.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let [a, b, c, d, e, f, g, h] = v6.segments();
+    let low = Ipv4Addr::from((u32::from(g) << 16) | u32::from(h));
+    match [a, b, c, d, e, f] {
+        [0, 0, 0, 0, 0, 0xffff] | [0x64, 0xff9b, 0, 0, 0, 0] => Some(low),
+        [0, 0, 0, 0, 0, 0] if !v6.is_loopback() && !v6.is_unspecified() => Some(low),
+        [0x2002, ..] => Some(Ipv4Addr::from((u32::from(b) << 16) | u32::from(c))),
+        _ => None,
+    }
+}
+
+/// rmcp's classes (its `metadata_resolver::AddressClass`, which it keeps private): an address
+/// is public unless rmcp disallows it for metadata, then loopback, private, or blocked.
 fn class(ip: IpAddr) -> Class {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => embedded_ipv4(v6).map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     };
     match ip {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();
-            if v4.is_loopback() {
-                Class::Loopback
-            } else if v4.is_private() || (a == 100 && (64..=127).contains(&b)) {
-                Class::Private
-            } else if v4.is_link_local()
-                || v4.is_unspecified()
+            let shared = a == 100 && (64..=127).contains(&b);
+            let disallowed = v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
                 || v4.is_broadcast()
+                || v4.is_unspecified()
                 || v4.is_multicast()
                 || a == 0
-                || a >= 240
-            {
-                Class::Blocked
-            } else {
+                || shared
+                || (a == 198 && matches!(b, 18 | 19));
+            if !disallowed {
                 Class::Public
+            } else if v4.is_loopback() {
+                Class::Loopback
+            } else if v4.is_private() || shared {
+                Class::Private
+            } else {
+                Class::Blocked
             }
         }
         IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
-            if v6.is_loopback() {
-                Class::Loopback
-            } else if first & 0xfe00 == 0xfc00 {
-                Class::Private
-            } else if v6.is_unspecified() || v6.is_multicast() || first & 0xffc0 == 0xfe80 {
-                Class::Blocked
-            } else {
+            let segments = v6.segments();
+            let unique_local = segments[0] & 0xfe00 == 0xfc00;
+            let disallowed = v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || segments[0] & 0xffc0 == 0xfe80
+                || unique_local
+                // Teredo, local-use NAT64.
+                || segments[..2] == [0x2001, 0]
+                || segments[..3] == [0x64, 0xff9b, 1];
+            if !disallowed {
                 Class::Public
+            } else if v6.is_loopback() {
+                Class::Loopback
+            } else if unique_local {
+                Class::Private
+            } else {
+                Class::Blocked
             }
         }
     }
+}
+
+/// `localhost` and its subdomains, as rmcp counts them loopback.
+fn is_localhost(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost" || host.ends_with(".localhost")
 }
 
 /// Which address classes a server's OAuth requests may reach.
@@ -95,7 +133,7 @@ impl Policy {
         let base_ip = host_ip(base);
         let classes = match (base_ip, base.host_str()) {
             (Some(ip), _) => vec![class(ip)],
-            (None, Some(host)) if host.eq_ignore_ascii_case("localhost") => vec![Class::Loopback],
+            (None, Some(host)) if is_localhost(host) => vec![Class::Loopback],
             _ => Vec::new(),
         };
         let proxies = PROXY_VARS
@@ -121,10 +159,13 @@ impl Policy {
     }
 
     fn allows(&self, ip: IpAddr) -> bool {
+        if self.base_ip == Some(ip) {
+            return true;
+        }
         match class(ip) {
             Class::Public => true,
             Class::Blocked => false,
-            other => self.classes.contains(&other) || self.base_ip == Some(ip),
+            other => self.classes.contains(&other),
         }
     }
 
@@ -189,8 +230,22 @@ impl OAuthHttp {
                 // check still applies.
                 .unwrap_or_default()
         };
+        // Every hop of a redirect is checked too: the resolver never sees an address literal.
+        let hops = policy.clone();
+        let follow = reqwest::redirect::Policy::custom(move |attempt| {
+            if !hops.allows_url(attempt.url()) {
+                let host = attempt.url().host_str().unwrap_or("?").to_string();
+                attempt.error(format!(
+                    "a redirect to {host} is not an address this server may reach"
+                ))
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else {
+                attempt.follow()
+            }
+        });
         Self {
-            follow: build(reqwest::redirect::Policy::limited(5)),
+            follow: build(follow),
             stop: build(reqwest::redirect::Policy::none()),
             policy,
             dpop,
@@ -207,17 +262,17 @@ impl OAuthHttp {
             .clone()
     }
 
-    /// The DPoP key, when this server's tokens are bound to it.
-    pub(crate) fn bound(&self) -> Option<&Dpop> {
-        self.dpop.as_deref().filter(|d| d.active())
-    }
-
     /// Keeps what protected-resource metadata says: its `resource`, and whether the server
     /// takes DPoP-bound tokens (RFC 9449 §5.2 via RFC 9728).
     fn note_resource_metadata(&self, bytes: &[u8]) {
+        // Protected-resource metadata names its authorisation servers (at a well-known path,
+        // or wherever the challenge's `resource_metadata` pointed).
         let Ok(prm) = serde_json::from_slice::<serde_json::Value>(bytes) else {
             return;
         };
+        if prm.get("authorization_servers").is_none() && prm.get("authorization_server").is_none() {
+            return;
+        }
         if let Some(resource) = prm.get("resource").and_then(|r| r.as_str()) {
             *self.resource.lock().unwrap_or_else(|e| e.into_inner()) = Some(resource.into());
         }
@@ -261,13 +316,26 @@ impl OAuthHttp {
     }
 
     /// Sends one request (a token request gets its DPoP proof, and one nonce retry).
-    pub(crate) async fn send(
+    async fn send(
         &self,
         request: http::Request<Vec<u8>>,
         follow: bool,
         timeout: Duration,
     ) -> Result<http::Response<Vec<u8>>, String> {
         let (parts, body) = request.into_parts();
+        self.send_with(parts, &|| Ok(body.clone()), follow, timeout)
+            .await
+    }
+
+    /// The same, with a body made again for a nonce retry (a client assertion is never sent
+    /// twice).
+    pub(crate) async fn send_with(
+        &self,
+        parts: http::request::Parts,
+        make_body: &(dyn Fn() -> Result<Vec<u8>, String> + Sync),
+        follow: bool,
+        timeout: Duration,
+    ) -> Result<http::Response<Vec<u8>>, String> {
         let url = reqwest::Url::parse(&parts.uri.to_string()).map_err(|e| e.to_string())?;
         if !self.policy.allows_url(&url) {
             return Err(format!(
@@ -275,17 +343,18 @@ impl OAuthHttp {
                 url.host_str().unwrap_or("?")
             ));
         }
-        let token_request = parts.method == http::Method::POST
-            && String::from_utf8_lossy(&body).contains("grant_type=");
         let client = if follow { &self.follow } else { &self.stop };
         let mut retried = false;
         loop {
+            let body = make_body()?;
+            let token_request = parts.method == http::Method::POST
+                && String::from_utf8_lossy(&body).contains("grant_type=");
             let mut builder = client
                 .request(parts.method.clone(), url.clone())
                 .headers(parts.headers.clone())
                 .timeout(timeout)
-                .body(body.clone());
-            let dpop = self.bound().filter(|_| token_request);
+                .body(body);
+            let dpop = self.dpop.as_deref().filter(|d| d.active() && token_request);
             if let Some(dpop) = dpop {
                 builder =
                     builder.header(DPOP, dpop.proof(parts.method.as_str(), url.as_str(), None));
@@ -307,7 +376,7 @@ impl OAuthHttp {
                 retried = true;
                 continue;
             }
-            if status.is_success() && url.path().contains("/.well-known/oauth-protected-resource") {
+            if status.is_success() {
                 self.note_resource_metadata(&bytes);
             }
             let mut answer = http::Response::builder().status(status.as_u16());
@@ -352,6 +421,16 @@ fn error_words(e: &reqwest::Error) -> String {
         .and_then(|u| u.host_str())
         .unwrap_or("the server")
         .to_string();
+    if e.is_redirect() {
+        // The redirect policy's own words are the innermost cause.
+        let mut why = String::from("too many redirects");
+        let mut cause = std::error::Error::source(e);
+        while let Some(inner) = cause {
+            why = inner.to_string();
+            cause = inner.source();
+        }
+        return format!("{host} redirected the request: {why}");
+    }
     if e.is_timeout() {
         format!("{host} did not answer in time")
     } else if e.is_connect() {
@@ -392,6 +471,24 @@ mod tests {
         assert!(!local.allows(ip("169.254.169.254")));
         assert!(!public.allows(ip("::ffff:169.254.169.254")));
         assert!(!public.allows(ip("fe80::1")));
+        // IPv4 carried in IPv6 (NAT64, 6to4, compatible), Teredo, the benchmarking range.
+        for blocked in [
+            "64:ff9b::a9fe:a9fe",
+            "2002:a9fe:a9fe::1",
+            "::169.254.169.254",
+            "2001:0::1",
+            "64:ff9b:1::1",
+            "198.18.0.1",
+        ] {
+            assert!(!public.allows(ip(blocked)), "{blocked}");
+        }
+        assert!(
+            !public.allows(ip("64:ff9b::7f00:1")),
+            "loopback through NAT64"
+        );
+        assert!(local.allows(ip("64:ff9b::7f00:1")));
+        let named = Policy::new(&reqwest::Url::parse("http://mcp.localhost./mcp").unwrap());
+        assert!(named.allows(ip("127.0.0.1")));
         assert!(!public.allows_url(&reqwest::Url::parse("http://169.254.169.254/latest").unwrap()));
     }
 
@@ -404,5 +501,40 @@ mod tests {
             "Bearer resource_metadata=\"https://a/prm\""
         ));
         assert!(!challenges_dpop("DPoPish x=1"));
+    }
+
+    /// A server on 127.0.0.1 that answers every request with a redirect to `location`.
+    async fn redirecting(location: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        format!("http://127.0.0.1:{port}")
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_checked_hop_by_hop() {
+        let base = redirecting("http://169.254.169.254/latest/meta-data").await;
+        let http = OAuthHttp::new(&format!("{base}/mcp"), None);
+        let request = http::Request::get(format!("{base}/.well-known/oauth-authorization-server"))
+            .body(Vec::new())
+            .unwrap();
+        let refused = http
+            .send(request, true, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused,
+            "127.0.0.1 redirected the request: a redirect to 169.254.169.254 is not an address this server may reach"
+        );
     }
 }
