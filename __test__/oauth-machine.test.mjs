@@ -20,6 +20,7 @@ import { suiteNode } from "./conformance/gate.mjs"
 import { startProtectedServer } from "./fixtures/protected-server.mjs"
 
 const defer = deferredCleanup(afterEach)
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 const T = { timeout: 60_000 }
 
 async function servers(idpOptions) {
@@ -229,12 +230,39 @@ test("dpop: false sends bearer tokens although both sides take DPoP", T, async (
   assert.ok(rs.stats.requests.every((r) => r.endsWith(" Bearer")))
 })
 
-test("jwt-bearer (workload identity) at an authorization server without the grant: refused in words before any token request", T, async () => {
+test("jwt-bearer (workload identity): the token file is read again at each sign-in, so a rotated token is used; a refused assertion fails once, in words; a missing file asks nothing", T, async () => {
   const { idp, rs } = await servers()
-  const gone = path.join(tmpDir(), "token")
-  const missing = await listMcpTools(entry(rs.url, { grant: "jwt-bearer", assertionFile: gone }), { tokenStore: memoryStore() })
-  assert.equal(missing.errors.svc, "OAuth: the authorization server does not support jwt-bearer")
-  assert.equal(idp.stats.tokenRequests, 0)
+  const tokenFile = tmpFile("mcp-token")
+  fs.writeFileSync(tokenFile, `${await idp.workloadSign({ sub: "runner-1" })}\n`)
+  const config = entry(rs.url, { grant: "jwt-bearer", clientId: "workload", assertionFile: tokenFile })
+  const source = await loadMcp(config, { tokenStore: memoryStore() })
+  try {
+    assert.equal(source.status.svc, "connected", source.errors.svc)
+    assert.deepEqual(idp.stats.grants, [`${JWT_BEARER} none`])
+    assert.deepEqual(idp.stats.assertions, ["runner-1"])
+    // The platform rotates the token; the server refuses the old access token: the new file's
+    // token is the assertion of the next grant.
+    fs.writeFileSync(tokenFile, await idp.workloadSign({ sub: "runner-2" }))
+    rs.revoke()
+    assert.equal(text(await source.tools[0].execute({})), "workload")
+    assert.deepEqual(idp.stats.assertions, ["runner-1", "runner-2"])
+  } finally {
+    await source.close()
+  }
+
+  // An expired assertion: refused, in the server's words, and not asked again.
+  fs.writeFileSync(tokenFile, await idp.workloadSign({ exp: Math.floor(Date.now() / 1000) - 60 }))
+  const refused = await listMcpTools(config, { tokenStore: memoryStore() })
+  assert.equal(refused.status.svc, "failed")
+  assert.match(refused.errors.svc, /^OAuth: the authorization server refused the jwt-bearer grant: invalid_grant: /)
+  assert.equal(idp.stats.grants.length, 3)
+
+  // No file: refused before any request to the authorization server.
+  fs.rmSync(tokenFile)
+  const missing = await listMcpTools(config, { tokenStore: memoryStore() })
+  assert.equal(missing.errors.svc, `OAuth: the workload token file ${tokenFile} is missing`)
+  assert.equal(idp.stats.tokenRequests, 3)
+  assertNoSecret(JSON.stringify([source.errors, refused, missing]), idp.minted, "the results")
 })
 
 test("config: a machine grant's fields are checked, and parseMcpConfig gives them back", () => {

@@ -17,6 +17,8 @@
 //   `toolnexus-cli` (public, native, PKCE; redirect http://127.0.0.1/callback on any port, as
 //   RFC 8252 §7.3 allows a native client), `service-jwt` (client_credentials authenticated by
 //   private_key_jwt: `serviceKeyPem` is its PKCS#8 ES256 key, the IdP holds the public half).
+//   `workload` (public, the jwt-bearer grant of workload identity, RFC 7523 §2.1: an assertion
+//   signed by `workloadSign(claims)`'s key, issuer `workloadIssuer`, audience this issuer).
 //   Dynamic registration is open too.
 // - DPoP (RFC 9449) is on, as oidc-provider has it by default: a token request with a proof gets
 //   a token bound to the proof's key (`cnf.jkt`). `dpopNonce: true` makes the token endpoint
@@ -27,8 +29,10 @@
 //   redirect to the client's loopback redirect URI.
 import http from "node:http"
 import { randomBytes, randomUUID } from "node:crypto"
-import Provider from "oidc-provider"
-import { SignJWT, exportJWK, exportPKCS8, generateKeyPair } from "jose"
+import Provider, { errors as oidcErrors } from "oidc-provider"
+import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, jwtVerify } from "jose"
+
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 /** Every JWS algorithm a key here is made for. */
 const KEY_ALGS = ["ES256", "RS256"]
@@ -64,6 +68,10 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
   const serviceKeyPem = await exportPKCS8(serviceKey.privateKey)
   const serviceJwk = { ...(await exportJWK(serviceKey.publicKey)), alg: "ES256", use: "sig" }
   const nonceSecret = randomBytes(32)
+  // The workload identity provider (a Kubernetes cluster, a CI system) whose tokens the
+  // jwt-bearer grant takes.
+  const workloadKey = await generateKeyPair("ES256", { extractable: true })
+  const workloadIssuer = "https://cluster.example/workloads"
   const cookieKeys = [randomUUID(), randomUUID()]
   const clientSecrets = { service: `svc-${randomUUID()}`, "service-opaque": `svco-${randomUUID()}`, gateway: `gw-${randomUUID()}` }
   /** Every token minted or issued here (to grep logs and errors for). */
@@ -71,7 +79,8 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
   // grants: each token request's grant_type and client authentication method, in order;
   // proofs: token requests that carried a DPoP proof; nonceChallenges: those answered
   // 400 use_dpop_nonce.
-  const stats = { tokenRequests: 0, authorizations: 0, registrations: 0, jwksFetches: 0, introspections: 0, grants: [], proofs: 0, nonceChallenges: 0 }
+  // assertions: the `sub` of each workload assertion the jwt-bearer grant accepted.
+  const stats = { tokenRequests: 0, authorizations: 0, registrations: 0, jwksFetches: 0, introspections: 0, grants: [], proofs: 0, nonceChallenges: 0, assertions: [] }
   const errors = []
 
   const server = http.createServer((req, res) => handler(req, res))
@@ -132,6 +141,13 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
           jwks: { keys: [serviceJwk] },
         },
         {
+          client_id: "workload",
+          token_endpoint_auth_method: "none",
+          grant_types: [JWT_BEARER],
+          response_types: [],
+          redirect_uris: [],
+        },
+        {
           client_id: "toolnexus-cli",
           application_type: "native",
           token_endpoint_auth_method: "none",
@@ -166,7 +182,7 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
           defaultResource: () => undefined,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx, indicator, client) => {
-            if (!resourceAllowed(indicator)) throw new Provider.errors.InvalidTarget(`not a resource of this server: ${indicator}`)
+            if (!resourceAllowed(indicator)) throw new oidcErrors.InvalidTarget(`not a resource of this server: ${indicator}`)
             const opaque = client?.clientId === "service-opaque"
             return {
               scope: scopes.join(" "),
@@ -184,6 +200,29 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
   let provider
   function build() {
     const p = new Provider(issuer, configuration())
+    // oidc-provider has no jwt-bearer grant: this one verifies the workload's assertion (its
+    // issuer's key, audience this issuer, not expired) and issues a token for the client, as
+    // client_credentials would.
+    p.registerGrantType(
+      JWT_BEARER,
+      async (ctx) => {
+        const { assertion, resource, scope } = ctx.oidc.params
+        let claims
+        try {
+          ;({ payload: claims } = await jwtVerify(assertion ?? "", workloadKey.publicKey, { issuer: workloadIssuer, audience: issuer }))
+        } catch (e) {
+          throw new oidcErrors.InvalidGrant(`the assertion is not valid: ${e.code ?? e.message}`)
+        }
+        stats.assertions.push(claims.sub)
+        const token = new ctx.oidc.provider.ClientCredentials({ client: ctx.oidc.client, scope: scope || undefined })
+        if (resource) {
+          const info = configuration().features.resourceIndicators.getResourceServerInfo(ctx, resource, ctx.oidc.client)
+          token.resourceServer = new ctx.oidc.provider.ResourceServer(resource, info)
+        }
+        ctx.body = { access_token: await token.save(), token_type: "Bearer", expires_in: token.expiration, scope: token.scope }
+      },
+      ["assertion", "resource", "scope"],
+    )
     p.on("server_error", (_ctx, err) => errors.push(err))
     // Counts, and keeps every token the token endpoint hands out.
     p.use(async (ctx, next) => {
@@ -329,6 +368,15 @@ export async function startIdp({ audience, scopes = ["tools:read"], alg = "ES256
     introspection: { clientId: "gateway", clientSecret: clientSecrets.gateway, endpoint: discovery.introspection_endpoint },
     /** Secrets of the confidential clients and the private_key_jwt key (to grep output for). */
     secrets: [...Object.values(clientSecrets), serviceKeyPem],
+    /** A workload's token for the jwt-bearer grant: `claims` over { iss, aud: this issuer, sub, iat, exp }. */
+    async workloadSign(claims = {}) {
+      const now = Math.floor(Date.now() / 1000)
+      const token = await new SignJWT({ iss: workloadIssuer, aud: issuer, sub: "system:serviceaccount:agents:runner", iat: now, exp: now + 600, ...claims })
+        .setProtectedHeader({ alg: "ES256", typ: "JWT" })
+        .sign(workloadKey.privateKey)
+      minted.push(token)
+      return token
+    },
     /** The `service` client's secret, and the `service-jwt` client's PKCS#8 PEM key. */
     serviceSecret: clientSecrets.service,
     serviceKeyPem,
