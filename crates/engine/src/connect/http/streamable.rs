@@ -150,13 +150,18 @@ impl RemoteClient {
         result
     }
 
-    /// `call` with the current token (guarded); a refused token is recovered from and `call`
-    /// made again with the fresh one.
+    /// `call` with the current token as the request carries it ([`RemoteClient::present`]) and
+    /// the target's headers (guarded); a refused token is recovered from and `call` made again
+    /// with the fresh one.
     async fn send<T, F, Fut>(&self, target: &Target<'_>, call: F) -> Result<T, Error>
     where
-        F: Fn(Option<String>) -> Fut,
+        F: Fn(Option<String>, Headers) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
+        let call = |token: Option<String>| {
+            let (bearer, headers) = self.present("POST", target.uri, token, target.headers.clone());
+            call(bearer, headers)
+        };
         let Some(auth) = &self.auth else {
             return self.guard(call(None)).await;
         };
@@ -210,15 +215,15 @@ impl RemoteClient {
     /// A POST: sent with [`RemoteClient::send`]; its event stream ends with the connection.
     async fn post<F, Fut>(
         &self,
-        target: &Target<'_>,
+        target: Target<'_>,
         message: &ClientJsonRpcMessage,
         call: F,
     ) -> Result<StreamableHttpPostResponse, Error>
     where
-        F: Fn(Option<String>) -> Fut,
+        F: Fn(Option<String>, Headers) -> Fut,
         Fut: Future<Output = Result<StreamableHttpPostResponse, Error>>,
     {
-        match self.send(target, call).await {
+        match self.send(&target, call).await {
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
                 StreamableHttpPostResponse::Sse(self.until_cancelled(stream), session),
             ),
@@ -253,11 +258,22 @@ impl RemoteClient {
     }
 }
 
-/// What one request is sent to, for the nonce probe.
+/// What one POST is sent to: its URI, the entry's headers and the session (the nonce probe
+/// carries them too).
 struct Target<'a> {
     uri: &'a str,
     headers: &'a Headers,
     session: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    fn new(uri: &'a str, headers: &'a Headers, session: Option<&'a str>) -> Self {
+        Self {
+            uri,
+            headers,
+            session,
+        }
+    }
 }
 
 fn dpop_refused(why: &str) -> Error {
@@ -300,13 +316,8 @@ impl StreamableHttpClient for RemoteClient {
         _auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let target = Target {
-            uri: &uri,
-            headers: &custom_headers,
-            session: session_id.as_deref(),
-        };
-        self.post(&target, &message, |token| {
-            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
+        let target = Target::new(&uri, &custom_headers, session_id.as_deref());
+        self.post(target, &message, |bearer, headers| {
             self.inner.post_message(
                 uri.clone(),
                 message.clone(),
@@ -327,13 +338,8 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let target = Target {
-            uri: &uri,
-            headers: &custom_headers,
-            session: session_id.as_deref(),
-        };
-        self.post(&target, &message, |token| {
-            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
+        let target = Target::new(&uri, &custom_headers, session_id.as_deref());
+        self.post(target, &message, |bearer, headers| {
             self.inner.post_message_with_max_sse_event_size(
                 uri.clone(),
                 message.clone(),
@@ -355,13 +361,8 @@ impl StreamableHttpClient for RemoteClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let target = Target {
-            uri: &uri,
-            headers: &custom_headers,
-            session: session_id.as_deref(),
-        };
-        self.post(&target, &message, |token| {
-            let (bearer, headers) = self.present("POST", &uri, token, custom_headers.clone());
+        let target = Target::new(&uri, &custom_headers, session_id.as_deref());
+        self.post(target, &message, |bearer, headers| {
             self.inner.post_message_with_response_limits(
                 uri.clone(),
                 message.clone(),
