@@ -226,7 +226,7 @@ export interface CallOptions {
 }
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, hooks?: NativeHooks): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -402,6 +402,15 @@ export interface NativeAuth {
 export interface NativeCacheHints {
   ttlMs?: number
   scope?: 'public' | 'private'
+}
+
+/**
+ * lib/hooks.js's hooks (internal): `before(call)` resolves `null`, `{ deny }` or
+ * `{ arguments }`; `after(call)` resolves `null` or `{ result }`.
+ */
+export interface NativeHooks {
+  before?: (call: unknown) => Promise<unknown>
+  after?: (call: unknown) => Promise<unknown>
 }
 
 export interface NativeIntrospection {

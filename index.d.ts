@@ -879,6 +879,47 @@ export interface CacheHints {
   scope?: "public" | "private"
 }
 
+/** What a policy hook is told of every served call (see `CallHooks`). */
+interface HookedCallCommon {
+  /** The MCP server it is relayed to, when it is relayed (a gateway's tool, resource or prompt). */
+  server?: string
+  /** Who called, when served with `auth`. Never holds the token. */
+  principal?: Principal
+  /** The request's `_meta` (progress token, trace context, ...), when it has one. */
+  meta?: Record<string, unknown>
+}
+
+/** A served `tools/call`, `resources/read` or `prompts/get`, as `beforeCall` sees it. */
+export type HookedCall =
+  | (HookedCallCommon & { kind: "tool"; tool: string; arguments: Record<string, unknown> })
+  | (HookedCallCommon & { kind: "resource"; uri: string; arguments: Record<string, never> })
+  | (HookedCallCommon & { kind: "prompt"; prompt: string; arguments: Record<string, string> })
+
+/** A served call and what it answered, as `afterCall` sees it. */
+export type HookedResult =
+  | (Extract<HookedCall, { kind: "tool" }> & { result: McpCallToolResult })
+  | (Extract<HookedCall, { kind: "resource" }> & { result: ReadResourceResult })
+  | (Extract<HookedCall, { kind: "prompt" }> & { result: GetPromptResult })
+
+/** What `beforeCall` may answer: nothing to go on, a refusal in words, or other arguments. */
+export type BeforeCallVerdict = void | undefined | null | { deny: string } | { arguments: Record<string, unknown> }
+
+/**
+ * Policy on every served and relayed call: `beforeCall` runs before a tool call, resource read
+ * or prompt get starts (before a task is made, before the upstream or `run` sees anything);
+ * `afterCall` sees its result. A refusal reaches the caller in its words: a tool error for a
+ * tool call, a JSON-RPC error (-32600) for a read or get. Rewritten tool arguments are checked
+ * against the tool's schema again. A hook that throws, answers something else, or has not
+ * answered within 10 s fails that call in words (a tool error, or -32603); the server goes on.
+ */
+export interface CallHooks {
+  beforeCall?(call: HookedCall): BeforeCallVerdict | Promise<BeforeCallVerdict>
+  /** Its answer replaces the result (a result of the same kind); nothing keeps it. */
+  afterCall?(
+    call: HookedResult,
+  ): McpCallToolResult | ReadResourceResult | GetPromptResult | void | undefined | null | Promise<McpCallToolResult | ReadResourceResult | GetPromptResult | void | undefined | null>
+}
+
 /** Options of `buildMcpServer`: `initialize`'s server identity and the exposed subset. */
 export interface McpServerOptions {
   /** Defaults to `"toolnexus"`. */
@@ -898,6 +939,8 @@ export interface McpServerOptions {
    * Checked at once: a skill that breaks a rule throws, naming it and the rule.
    */
   skills?: string | SkillDefinition[]
+  /** Policy hooks on its calls (a toolkit's `serve(addr, { mcp: { hooks } })` overrides the toolkit's `hooks`). */
+  hooks?: CallHooks
 }
 
 /** What `defineSkill` takes. */
@@ -978,6 +1021,8 @@ export interface ToolkitOptions {
   skills?: string | SkillDefinition[]
   /** Adds the `load_skill` tool (see `loadSkillTool`) to the toolkit's tools: its servers' skills and its own. */
   loadSkillTool?: boolean
+  /** Policy hooks on every call its served endpoints answer (see `CallHooks`). */
+  hooks?: CallHooks
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */

@@ -21,7 +21,9 @@ async function toolnexus() {
     inputSchema: { type: "object", properties: { message: { type: "string" } } },
     run: echo,
   })
-  const toolkit = await tn.createToolkit({ mcpConfig: { up: { command: upstream } }, extraTools: [tool] })
+  // BENCH_HOOKS=before: one beforeCall hook that lets every call through, for a hook's cost.
+  const hooks = process.env.BENCH_HOOKS === "before" ? { beforeCall: () => undefined } : undefined
+  const toolkit = await tn.createToolkit({ mcpConfig: { up: { command: upstream } }, extraTools: [tool], ...(hooks ? { hooks } : {}) })
   if (!toolkit.get("up_echo")) throw new Error(JSON.stringify(toolkit.mcpErrors()))
   // BENCH_SERVE_METRICS=1: /metrics served (durations kept for it), for telemetry's cost.
   const handle = await toolkit.serve("127.0.0.1:0", process.env.BENCH_SERVE_METRICS === "1" ? { metrics: true } : {})

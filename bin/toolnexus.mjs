@@ -114,6 +114,7 @@ const COMMANDS = {
       "access-log": { type: "boolean" },
       metrics: { type: "boolean" },
       skills: { type: "string" },
+      hooks: { type: "string" },
       "log-calls": { type: "boolean" },
       "state-key-file": { type: "string" },
       "state-key-env": { type: "string", multiple: true },

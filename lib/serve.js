@@ -6,6 +6,7 @@
 const binding = require("../binding.js")
 const { exposedMcpTools, THROWN } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
+const { nativeHooks } = require("./hooks.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { serveToolCall } = require("./telemetry.js")
 
@@ -154,9 +155,10 @@ function servedTools(tools) {
  * @param {unknown} onCall
  * @param {{ limit: number, always: string[] }} [search]  served searched instead of listed (`toolSearch`)
  * @param {import("../binding").NativeSkills} [skills]  skills served too (prepared by lib/skills.js)
+ * @param {import("../binding").NativeHooks} [hooks]  policy hooks (prepared by lib/hooks.js)
  * @returns {NativeService}
  */
-function serviceFor(tools, cfg, onCall, search, skills) {
+function serviceFor(tools, cfg, onCall, search, skills, hooks) {
   if (onCall !== undefined && typeof onCall !== "function") {
     throw new TypeError("toolnexus: onCall must be a function")
   }
@@ -177,6 +179,7 @@ function serviceFor(tools, cfg, onCall, search, skills) {
     /** @type {((call: CallRecord) => void) | undefined} */ (onCall),
     search,
     skills,
+    hooks,
   )
 }
 
@@ -197,7 +200,8 @@ function buildMcpServer(tools, cfg, onCall) {
   const { resources, prompts, cache, skills } = cfg ?? {}
   const own = servedSurface(resources, prompts, runContext, ["cfg.resources", "cfg.prompts"])
   const hints = cacheHints(cache, "cfg.")
-  const service = serviceFor(tools, cfg ?? {}, onCall, undefined, require("./skills.js").nativeSkills(skills, "cfg.skills"))
+  const hooks = nativeHooks(cfg?.hooks, "cfg.hooks")
+  const service = serviceFor(tools, cfg ?? {}, onCall, undefined, require("./skills.js").nativeSkills(skills, "cfg.skills"), hooks)
   emitWarnings(service.setSurface(own, [], hints).warnings)
   serving(resources, service, true)
   /** @type {any} */

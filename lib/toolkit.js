@@ -11,6 +11,7 @@ const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./serve-options.js")
 const { searcher, toolSearchOption } = require("./search.js")
+const { nativeHooks } = require("./hooks.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */
@@ -34,6 +35,8 @@ async function createToolkit(opts) {
   // Skills served beside the tools (a folder, or defineSkill's), checked once, here.
   const skillsLib = require("./skills.js")
   const skills = skillsLib.nativeSkills(opts?.skills, "skills")
+  // Policy hooks of every endpoint (one may set its own: serve's mcp.hooks), checked once.
+  const hooks = nativeHooks(opts?.hooks, "hooks")
   if (opts?.loadSkillTool !== undefined && typeof opts.loadSkillTool !== "boolean") {
     throw new TypeError("toolnexus: loadSkillTool must be a boolean")
   }
@@ -200,6 +203,11 @@ async function createToolkit(opts) {
     await Promise.all(retired.map((source) => source.close()))
     return { added, removed, restarted }
   }
+  /**
+   * The hooks of an endpoint served with `cfg` (serve's `mcp`): its own, else the toolkit's.
+   * @param {McpServerOptions} cfg
+   */
+  const endpointHooks = (cfg) => (cfg.hooks === undefined ? hooks : nativeHooks(cfg.hooks, "mcp.hooks"))
   /** @type {Promise<unknown>} */
   let reloading = Promise.resolve()
   /** @type {Toolkit} */
@@ -236,7 +244,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall, search, skills)
+      const service = serviceFor(tools, cfg, onCall, search, skills, endpointHooks(cfg))
       const options = serveOptions(serveOpts ?? {})
       // /readyz: ready when every server that is not disabled is connected.
       options.ready = () => {
@@ -263,7 +271,7 @@ async function createToolkit(opts) {
       const { mcp, onCall } = serveOpts ?? {}
       const cfg = mcp ?? {}
       const cache = cacheHints(cfg.cache, "mcp.")
-      const service = serviceFor(tools, cfg, onCall, search, skills)
+      const service = serviceFor(tools, cfg, onCall, search, skills, endpointHooks(cfg))
       /** @type {Served} */
       const entry = { service, cfg, cache }
       setSurface(entry)

@@ -1,7 +1,9 @@
-// `toolnexus serve`'s flags for auth, the state key and tool search, read and checked as
+// `toolnexus serve`'s flags for auth, the state key, tool search and policy hooks, read and checked as
 // toolkit.serve and createToolkit check them, so a mistake is exit 2 before any server starts.
 import fs from "node:fs"
 import { createRequire } from "node:module"
+import path from "node:path"
+import { pathToFileURL } from "node:url"
 import { ArgumentError, UsageError, messageOf } from "./inventory.mjs"
 
 const AUTH_FLAGS = ["auth-token-env", "auth-token-file", "auth-file", "oauth-issuer", "oauth-audience", "oauth-scopes", "oauth-jwks-uri"]
@@ -224,4 +226,31 @@ export function toolSearchFromFlags(values) {
     if (option.always.length === 0) throw new ArgumentError("toolnexus serve: --tool-search-always must name at least one tool")
   }
   return Object.keys(option).length === 0 ? true : option
+}
+
+/**
+ * createToolkit's `hooks` from --hooks FILE: the module's `beforeCall` and `afterCall` exports,
+ * or its default export's (undefined without the flag). A module that does not load, or has
+ * neither hook, is a usage error.
+ * @param {string | undefined} file
+ */
+export async function hooksFromFlag(file) {
+  if (file === undefined) return undefined
+  let module
+  try {
+    module = await import(pathToFileURL(path.resolve(file)).href)
+  } catch (err) {
+    throw new ArgumentError(`toolnexus serve: --hooks ${file}: cannot load it: ${messageOf(err)}`)
+  }
+  const from = typeof module.beforeCall === "function" || typeof module.afterCall === "function" ? module : module.default ?? {}
+  const hooks = {}
+  for (const name of ["beforeCall", "afterCall"]) {
+    if (from[name] === undefined) continue
+    if (typeof from[name] !== "function") throw new ArgumentError(`toolnexus serve: --hooks ${file}: ${name} must be a function`)
+    hooks[name] = from[name]
+  }
+  if (Object.keys(hooks).length === 0) {
+    throw new ArgumentError(`toolnexus serve: --hooks ${file} exports neither beforeCall nor afterCall`)
+  }
+  return hooks
 }

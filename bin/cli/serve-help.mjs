@@ -9,7 +9,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--metrics] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
-                       [--skills DIR]
+                       [--skills DIR] [--hooks FILE]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -84,6 +84,11 @@ Options:
                     a skill that breaks a rule (frontmatter, name, symlink, over 512 files or
                     16 MiB) stops the start, named. Files that change are served as they are
                     now (looked at, at most once a second)
+  --hooks FILE      policy hooks from the JavaScript module FILE: its beforeCall and
+                    afterCall exports (or its default export's), run on every tool call,
+                    resource read and prompt get. beforeCall may refuse a call
+                    ({ deny: "reason" }) or rewrite its arguments ({ arguments }); afterCall
+                    may replace the result (see docs/gateway.md)
   --state-key-file PATH
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a

@@ -5,7 +5,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { configLocations, resolveServers } from "./discover.mjs"
 import { messageOf, tn } from "./inventory.mjs"
-import { authFromFlags, stateKeyFromFlags, toolSearchFromFlags } from "./serve-flags.mjs"
+import { authFromFlags, hooksFromFlag, stateKeyFromFlags, toolSearchFromFlags } from "./serve-flags.mjs"
 import { MARK } from "./term.mjs"
 
 export { SERVE_HELP } from "./serve-help.mjs"
@@ -59,6 +59,7 @@ export async function serve({ positionals, values }) {
   const { auth, accessLog } = authFromFlags(values)
   const { stateKey, replicaUrl } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
+  const hooks = await hooksFromFlag(values.hooks)
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -93,7 +94,7 @@ export async function serve({ positionals, values }) {
   let toolkit
   try {
     const skills = values.skills === undefined ? undefined : path.resolve(values.skills)
-    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills })
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills, hooks })
   } catch (err) {
     if (stopping) return 0
     const message = messageOf(err)

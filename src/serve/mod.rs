@@ -3,6 +3,7 @@
 //! to its client go through `context`.
 
 mod context;
+mod hooks;
 mod http;
 pub mod skills;
 mod surface;
@@ -26,8 +27,10 @@ pub use tools::tool_result_from_mcp;
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(
-    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills"
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, hooks?: NativeHooks"
 )]
+// Positional, as lib/serve.js's internal `serviceFor` passes them.
+#[allow(clippy::too_many_arguments)]
 pub fn create_service(
     env: &Env,
     tools: Vec<tools::NativeTool>,
@@ -36,6 +39,7 @@ pub fn create_service(
     on_call: Option<Function<Value, ()>>,
     search: Option<NativeSearchMode>,
     skills: Option<&skills::NativeSkills>,
+    hooks: Option<hooks::NativeHooks>,
 ) -> Result<NativeService> {
     let served = served_tools(env, tools)?;
     let on_call = match on_call {
@@ -66,6 +70,7 @@ pub fn create_service(
             always: mode.always,
         }))
         .skills(skills.map(|s| s.skills.clone()))
+        .hooks(hooks.map(hooks::call_hooks).transpose()?)
         .build();
     Ok(NativeService {
         server,

@@ -218,6 +218,9 @@ pub(crate) const AUTH_MAX_CLOCK_SKEW: Duration = Duration::from_secs(600);
 /// An app's token check (`auth.tokens` as a function) that has not answered by then fails the
 /// request (500), so a stalled backend cannot hold connections for ever.
 pub const AUTH_VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
+/// A policy hook (`beforeCall`, `afterCall`) that has not answered by then fails its call in
+/// words, so a stalled policy cannot hold calls for ever.
+pub const HOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 // the JavaScript boundary
 

@@ -69,6 +69,10 @@ impl ToolCaller for Relayed {
         true
     }
 
+    fn upstream(&self) -> Option<String> {
+        Some(self.0.server.name.clone())
+    }
+
     fn call(
         &self,
         arguments: Map<String, Value>,

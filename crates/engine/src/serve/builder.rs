@@ -13,6 +13,7 @@ pub struct Builder {
     identity: ServerIdentity,
     tools: Vec<ServedTool>,
     on_call: Option<OnCall>,
+    call_hooks: Option<Arc<dyn super::hooks::CallHooks>>,
     input_limits: Option<rounds::Limits>,
     task_limits: Option<tasks::Limits>,
     search: Option<search::SearchMode>,
@@ -31,6 +32,7 @@ impl ToolServer {
             identity,
             tools,
             on_call: None,
+            call_hooks: None,
             input_limits: None,
             task_limits: None,
             search: None,
@@ -43,6 +45,12 @@ impl Builder {
     /// Hears each finished `tools/call`.
     pub fn on_call(mut self, on_call: Option<OnCall>) -> Self {
         self.on_call = on_call;
+        self
+    }
+
+    /// Asks these hooks before and after each tool call, resource read and prompt get.
+    pub fn hooks(mut self, hooks: Option<Arc<dyn super::hooks::CallHooks>>) -> Self {
+        self.call_hooks = hooks;
         self
     }
 
@@ -82,6 +90,7 @@ impl Builder {
                 subs: Default::default(),
                 changes: Default::default(),
                 on_call: self.on_call,
+                call_hooks: self.call_hooks,
                 parking: Arc::new(
                     self.input_limits
                         .map_or_else(rounds::Parking::default, rounds::Parking::new),

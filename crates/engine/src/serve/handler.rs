@@ -23,6 +23,7 @@ use super::{ToolServer, changes};
 
 mod call;
 mod observed;
+mod policy;
 
 use crate::telemetry::{Named, Op};
 use observed::observed;
@@ -137,6 +138,15 @@ impl ServerHandler for ToolServer {
         let (op, context) = Op::server("resources/read", Named::Resource(&request.uri), context);
         observed(op, async move {
             if let Some(read) = self.skill_file(&request.uri, &context) {
+                // The server's own skill file: its policy may refuse the read too.
+                let subject = super::rounds::Subject {
+                    kind: super::rounds::SubjectKind::Resource,
+                    name: request.uri.clone(),
+                    source: "own".into(),
+                };
+                self.before_call(&subject, None, &Default::default(), &context)
+                    .await
+                    .map_err(|stopped| stopped.error())?;
                 return Ok(read.into());
             }
             if !self.surface_now().caps.resources {

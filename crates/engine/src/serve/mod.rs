@@ -15,6 +15,7 @@ pub(crate) mod caller;
 mod changes;
 pub mod context;
 mod handler;
+pub mod hooks;
 pub mod http;
 mod input;
 pub(crate) mod rounds;
@@ -116,6 +117,8 @@ struct Inner {
     /// Who to tell when the tools change.
     changes: changes::ToolChanges,
     on_call: Option<OnCall>,
+    /// The application's policy hooks, when it set some.
+    call_hooks: Option<Arc<dyn hooks::CallHooks>>,
     /// 2026-07-28 runs waiting for the retry that brings their input.
     parking: Arc<rounds::Parking>,
     /// Searched instead of listed (`toolSearch`), when set.

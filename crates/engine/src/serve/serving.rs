@@ -230,7 +230,11 @@ impl ToolServer {
                 name: uri.clone(),
                 source,
             };
-            let mut run = self.start(subject, caller, arguments, context);
+            // A read's hook may refuse it, not rewrite it (what it reads is its URI).
+            self.before_call(&subject, Some(&*caller), &arguments, &context)
+                .await
+                .map_err(|stopped| stopped.error())?;
+            let mut run = self.start(subject, caller, (arguments, None), context);
             if let Some(resume) = &again {
                 resume.apply(&mut run);
             }
@@ -316,7 +320,26 @@ impl ToolServer {
                 name: name.clone(),
                 source,
             };
-            let mut run = self.start(subject, caller, arguments, context);
+            let (arguments, made_with) = match self
+                .before_call(&subject, Some(&*caller), &arguments, &context)
+                .await
+            {
+                Ok(None) => (arguments, None),
+                Ok(Some(rewritten)) => {
+                    if let Some((arg, _)) = rewritten.iter().find(|(_, v)| !v.is_string()) {
+                        return Err(ErrorData::internal_error(
+                            format!(
+                                "beforeCall hook failed: the argument {arg:?} it gave for \
+                                 prompt {name:?} is not a string"
+                            ),
+                            None,
+                        ));
+                    }
+                    (rewritten, Some(arguments))
+                }
+                Err(stopped) => return Err(stopped.error()),
+            };
+            let mut run = self.start(subject, caller, (arguments, made_with.as_ref()), context);
             if let Some(resume) = &again {
                 resume.apply(&mut run);
             }

@@ -33,6 +33,11 @@ pub trait ToolCaller: Send + Sync + 'static {
     fn defers_task(&self) -> bool {
         false
     }
+
+    /// The upstream server a relayed tool's calls go to (what a policy hook is told).
+    fn upstream(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Closures over the arguments alone are callers, which keeps tests and adapters short.

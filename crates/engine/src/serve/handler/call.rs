@@ -74,17 +74,31 @@ impl ToolServer {
         if let Err(problems) = set.check(index, &arguments) {
             // A mismatch is the caller's to fix, so it is a result the model can read; OnCall
             // hears of it as a failed call.
-            self.record(
-                &subject,
-                started,
-                true,
-                crate::serve::caller::principal_of(&context),
-            );
-            return Ok(CallToolResponse::Complete(text_result(
-                format!("Invalid arguments for tool {}: {problems}", tool.name),
-                true,
-            )));
+            let why = format!("Invalid arguments for tool {}: {problems}", tool.name);
+            return Ok(self.stopped(&subject, started, why, &context));
         }
+        // The application's policy, before anything of the call starts (a task included).
+        let (arguments, made_with) = match self
+            .before_call(&subject, Some(&*tool.caller), &arguments, &context)
+            .await
+        {
+            Ok(None) => (arguments, None),
+            Ok(Some(rewritten)) => {
+                if let Err(problems) = set.check(index, &rewritten) {
+                    let why = format!(
+                        "beforeCall hook failed: the arguments it gave do not fit tool {}'s \
+                         schema: {problems}",
+                        tool.name
+                    );
+                    return Ok(self.stopped(&subject, started, why, &context));
+                }
+                (rewritten, Some(arguments))
+            }
+            Err(stopped) => {
+                return Ok(self.stopped(&subject, started, stopped.message(), &context));
+            }
+        };
+        let arguments = (arguments, made_with.as_ref());
         let as_task = match task_calls::support(&set, &tool.name) {
             None => false,
             Some(support) if input::is_modern(&context) => {
@@ -174,5 +188,19 @@ impl ToolServer {
             resume.apply(&mut run);
         }
         self.drive(run, responses).await
+    }
+
+    /// A call that does not run (`why`), as the tool error the model reads; OnCall hears of
+    /// it as a failed call.
+    fn stopped(
+        &self,
+        subject: &rounds::Subject,
+        started: std::time::Instant,
+        why: String,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let principal = crate::serve::caller::principal_of(context);
+        self.record(subject, started, true, principal);
+        CallToolResponse::Complete(text_result(why, true))
     }
 }

@@ -66,16 +66,19 @@ pub(crate) enum Driven {
 /// How a served call runs: started on its own task, driven until it finishes or waits on input.
 impl ToolServer {
     /// Starts a run on its own task, so a panicking caller (synchronously or while polled)
-    /// costs one result, not the connection; dropping the guard aborts it.
+    /// costs one result, not the connection; dropping the guard aborts it. `made_with` is
+    /// what the client asked with, when a hook rewrote it into `arguments` (its retry repeats
+    /// what it asked).
     pub(in crate::serve) fn start(
         &self,
         subject: Subject,
         caller: Arc<dyn ToolCaller>,
-        arguments: Map<String, Value>,
+        (arguments, made_with): (Map<String, Value>, Option<&Map<String, Value>>),
         request: RequestContext<RoleServer>,
     ) -> Running {
         let digest = (input::is_modern(&request) && seal::key_of(&request).is_some())
-            .then(|| call_digest(subject.kind, &subject.name, &arguments));
+            .then(|| call_digest(subject.kind, &subject.name, made_with.unwrap_or(&arguments)));
+        let caller = self.after_call(&subject, caller, &request);
         let (ctx, asks) = CallContext::new(request, self.log_level.clone());
         let run_ctx = ctx.clone();
         let task = AbortOnDrop(tokio::spawn(async move {

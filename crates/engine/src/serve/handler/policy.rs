@@ -1,0 +1,56 @@
+//! The application's policy hooks (see [`crate::serve::hooks`]) as the handler asks them, for
+//! a tool call, a read and a get alike.
+
+use std::sync::Arc;
+
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+
+use crate::serve::ToolServer;
+use crate::serve::hooks::{After, Stopped, before, described, server_of};
+use crate::serve::rounds::Subject;
+use crate::serve::tool::ToolCaller;
+
+/// The hooks as the handler asks them.
+impl ToolServer {
+    /// `beforeCall` on a call of `subject` (run by `caller`) about to start with `arguments`:
+    /// the arguments to start it with instead, or why it does not go on. Without a hook, at
+    /// once.
+    pub(crate) async fn before_call(
+        &self,
+        subject: &Subject,
+        caller: Option<&dyn ToolCaller>,
+        arguments: &Map<String, Value>,
+        request: &RequestContext<RoleServer>,
+    ) -> Result<Option<Map<String, Value>>, Stopped> {
+        let Some(hooks) = self.shared.call_hooks.as_ref().filter(|h| h.has_before()) else {
+            return Ok(None);
+        };
+        let call = described(subject, server_of(subject, caller), arguments, request);
+        before(&**hooks, call).await
+    }
+
+    /// `caller`, answering through `afterCall` when there is one.
+    pub(crate) fn after_call(
+        &self,
+        subject: &Subject,
+        caller: Arc<dyn ToolCaller>,
+        request: &RequestContext<RoleServer>,
+    ) -> Arc<dyn ToolCaller> {
+        let Some(hooks) = self.shared.call_hooks.as_ref().filter(|h| h.has_after()) else {
+            return caller;
+        };
+        let call = described(
+            subject,
+            server_of(subject, Some(&*caller)),
+            &Map::new(),
+            request,
+        );
+        Arc::new(After {
+            inner: caller,
+            hooks: hooks.clone(),
+            kind: subject.kind,
+            call,
+        })
+    }
+}
