@@ -295,6 +295,8 @@ export interface HttpServeOptions {
   replicaUrl?: string
   /** Serve Prometheus text at `/metrics`. */
   metrics?: boolean
+  /** Rate and concurrency limits, as lib/serve-options.js checked them. */
+  limits?: NativeLimits
 }
 
 /** One tool to index (internal): a loadMcp tool's handle, or an own tool's fields. */
@@ -419,6 +421,19 @@ export interface NativeIntrospection {
   endpoint?: string
 }
 
+export interface NativeLimit {
+  callsPerMinute?: number
+  burst?: number
+  concurrent?: number
+}
+
+/** `opts.limits` as lib/serve-options.js normalises it. */
+export interface NativeLimits {
+  caller?: NativeLimit
+  overall?: NativeLimit
+  tools?: Array<NativeToolLimit>
+}
+
 export interface NativeOAuth {
   issuer: string
   audience?: string
@@ -512,6 +527,12 @@ export interface NativeTool {
   execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
   /** `abort(id)` fires the AbortSignal of the call with this id. */
   abort: (id: number) => void
+}
+
+/** The limit of the tools a glob names. */
+export interface NativeToolLimit {
+  glob: string
+  limit: NativeLimit
 }
 
 /**

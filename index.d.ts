@@ -1178,6 +1178,19 @@ export interface AccessLogEntry {
   spanId?: string
 }
 
+/** One limit: a token bucket (`callsPerMinute`, refilled steadily; `burst`, its size, default `callsPerMinute`) and at most `concurrent` calls at once. */
+export interface Limit {
+  callsPerMinute?: number
+  burst?: number
+  concurrent?: number
+}
+
+/** `serve`'s `limits`: each caller's (the fields at the top), the endpoint's and each tool's. */
+export interface RateLimits extends Limit {
+  overall?: Limit
+  tools?: Record<string, Limit>
+}
+
 export interface ServeOptions {
   /**
    * The served identity, exposed tools and caching hints. A toolkit serves its MCP servers' and
@@ -1231,6 +1244,17 @@ export interface ServeOptions {
    * `/mcp`. Default: no `/metrics`.
    */
   metrics?: boolean
+  /**
+   * Rate and concurrency limits. The fields at the top limit each caller (its principal, or
+   * without auth its address); `overall` the endpoint as a whole; `tools` each tool a name or
+   * glob names (`"github_*"`: the first that matches), all callers together. A request over a
+   * caller's or the overall limit is answered HTTP 429 with `Retry-After` and a JSON-RPC error
+   * saying which limit and when to retry; a call over its tool's limit is a tool error in those
+   * words. A concurrency slot is held until the answer is sent (a task's until it ends).
+   * Callers not seen for 10 minutes are forgotten; at most 100 000 are kept, newcomers past
+   * that share one bucket. Refusals show in the access log.
+   */
+  limits?: RateLimits
   /**
    * The secret replicas of one endpoint share, so that any replica serves any request behind a
    * round-robin load balancer even when a tool's `run` asks for input (`ctx.elicit`,

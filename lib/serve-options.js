@@ -138,6 +138,65 @@ function serveOptions(o) {
     stateKey,
     replicaUrl,
     metrics: metricsOption(o.metrics),
+    limits: limitsOption(o.limits),
+  }
+}
+
+const LIMIT_FIELDS = ["callsPerMinute", "burst", "concurrent"]
+
+/**
+ * One limit (`callsPerMinute`, `burst`, `concurrent`), checked; `where` names it in messages.
+ * @param {unknown} value
+ * @param {string} where
+ * @param {string[]} [more]  other fields allowed beside it (read by the caller)
+ */
+function limitOption(value, where, more = []) {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError(`toolnexus: ${where} must be an object like { callsPerMinute, burst, concurrent }`)
+  }
+  const o = /** @type {Record<string, unknown>} */ (value)
+  for (const key of Object.keys(o)) {
+    if (!LIMIT_FIELDS.includes(key) && !more.includes(key)) {
+      throw new TypeError(`toolnexus: ${where}.${key} is not a limit (they are ${[...LIMIT_FIELDS, ...more].join(", ")})`)
+    }
+  }
+  const callsPerMinute = boundedNumber(`${where}.callsPerMinute`, o.callsPerMinute, "a number of calls from 0.001 to 1e9", 0.001, 1e9, false)
+  const burst = boundedNumber(`${where}.burst`, o.burst, "a whole number of calls from 1 to 1e9", 1, 1e9, true)
+  const concurrent = boundedNumber(`${where}.concurrent`, o.concurrent, "a whole number of calls from 1 to 1e6", 1, 1e6, true)
+  if (burst !== undefined && callsPerMinute === undefined) {
+    throw new TypeError(`toolnexus: ${where}.burst needs callsPerMinute (the rate its bucket refills at)`)
+  }
+  return { callsPerMinute, burst, concurrent }
+}
+
+/** Whether a checked limit limits anything. */
+const limits = (/** @type {{ callsPerMinute?: number, concurrent?: number }} */ l) => l.callsPerMinute !== undefined || l.concurrent !== undefined
+
+/**
+ * `limits`: each caller's (the fields at its top), the endpoint's (`overall`) and each tool's
+ * (`tools`, by name or glob), checked and normalised for the native server.
+ * @param {unknown} value
+ */
+function limitsOption(value) {
+  if (value === undefined || value === null) return undefined
+  const caller = limitOption(value, "limits", ["overall", "tools"])
+  const o = /** @type {Record<string, unknown>} */ (value)
+  const overall = o.overall === undefined ? undefined : limitOption(o.overall, "limits.overall")
+  /** @type {{ glob: string, limit: ReturnType<typeof limitOption> }[]} */
+  const tools = []
+  if (o.tools !== undefined) {
+    if (typeof o.tools !== "object" || o.tools === null || Array.isArray(o.tools)) {
+      throw new TypeError("toolnexus: limits.tools must be an object of limits by tool name (or glob)")
+    }
+    for (const [glob, limit] of Object.entries(o.tools)) {
+      if (glob === "") throw new TypeError("toolnexus: limits.tools has an empty tool name")
+      tools.push({ glob, limit: limitOption(limit, `limits.tools[${JSON.stringify(glob)}]`) })
+    }
+  }
+  return {
+    caller: limits(caller) ? caller : undefined,
+    overall: overall && limits(overall) ? overall : undefined,
+    tools: tools.filter((t) => limits(t.limit)),
   }
 }
 

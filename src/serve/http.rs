@@ -45,6 +45,51 @@ pub struct HttpServeOptions<'a> {
     pub replica_url: Option<String>,
     /// Serve Prometheus text at `/metrics`.
     pub metrics: Option<bool>,
+    /// Rate and concurrency limits, as lib/serve-options.js checked them.
+    pub limits: Option<NativeLimits>,
+}
+
+/// `opts.limits` as lib/serve-options.js normalises it.
+#[napi(object)]
+pub struct NativeLimits {
+    pub caller: Option<NativeLimit>,
+    pub overall: Option<NativeLimit>,
+    pub tools: Option<Vec<NativeToolLimit>>,
+}
+
+#[napi(object)]
+pub struct NativeLimit {
+    pub calls_per_minute: Option<f64>,
+    pub burst: Option<f64>,
+    pub concurrent: Option<u32>,
+}
+
+/// The limit of the tools a glob names.
+#[napi(object)]
+pub struct NativeToolLimit {
+    pub glob: String,
+    pub limit: NativeLimit,
+}
+
+fn limit_of(limit: NativeLimit) -> serve::rate::Limit {
+    serve::rate::Limit {
+        per_minute: limit.calls_per_minute,
+        burst: limit.burst,
+        concurrent: limit.concurrent,
+    }
+}
+
+fn limits_of(limits: NativeLimits) -> serve::rate::RateLimits {
+    serve::rate::RateLimits {
+        caller: limits.caller.map(limit_of),
+        overall: limits.overall.map(limit_of),
+        tools: limits
+            .tools
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| (t.glob, limit_of(t.limit)))
+            .collect(),
+    }
 }
 
 /// `opts.auth` as lib/options.js normalises it.
@@ -253,6 +298,7 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         },
         replica_url: o.replica_url,
         metrics: o.metrics.unwrap_or(false),
+        limits: o.limits.map(limits_of),
     })
 }
 

@@ -218,6 +218,10 @@ pub(crate) const AUTH_MAX_CLOCK_SKEW: Duration = Duration::from_secs(600);
 /// An app's token check (`auth.tokens` as a function) that has not answered by then fails the
 /// request (500), so a stalled backend cannot hold connections for ever.
 pub const AUTH_VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Rate limits keep at most this many callers' buckets; newcomers past it share one.
+pub(crate) const SERVE_LIMIT_MAX_CALLERS: usize = 100_000;
+/// A caller not seen for this long is forgotten (its bucket would be full again anyway).
+pub(crate) const SERVE_LIMIT_FORGET_AFTER: Duration = Duration::from_secs(10 * 60);
 /// A policy hook (`beforeCall`, `afterCall`) that has not answered by then fails its call in
 /// words, so a stalled policy cannot hold calls for ever.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(10);

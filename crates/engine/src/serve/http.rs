@@ -78,6 +78,8 @@ pub struct ServeOptions {
     /// Serve the operation and session durations as Prometheus text at `/metrics` (behind the
     /// same auth as `/mcp`).
     pub metrics: bool,
+    /// Rate and concurrency limits (see [`crate::serve::rate`]); None: unlimited.
+    pub limits: Option<crate::serve::rate::RateLimits>,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -264,6 +266,11 @@ pub async fn serve_http(
         state_key: options.state_key.clone(),
         portable,
         server: server.clone(),
+        limiter: options
+            .limits
+            .take()
+            .filter(|limits| !limits.is_empty())
+            .map(crate::serve::rate::Limiter::new),
     });
     let task = tokio::spawn(async move {
         accept_loop(listener, front, rx, &stopping).await;

@@ -18,6 +18,7 @@ mod handler;
 pub mod hooks;
 pub mod http;
 mod input;
+pub mod rate;
 pub(crate) mod rounds;
 pub mod seal;
 pub mod search;

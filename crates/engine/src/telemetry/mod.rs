@@ -29,4 +29,4 @@ pub use op::PeerAttributes;
 pub(crate) use op::{Named, Op, PeerAddr, SpanCx, TraceSlot, session_ended};
 pub(crate) use propagate::{incoming, inject};
 pub use state::{flush, metrics_text, tracing};
-pub(crate) use state::{serve_metrics, start};
+pub(crate) use state::{limit_refused, serve_metrics, start};

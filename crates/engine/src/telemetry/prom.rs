@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use prometheus_client::encoding::prometheus_text;
-use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
@@ -20,6 +20,8 @@ type Labels = Vec<(String, String)>;
 type Durations = Family<Labels, Histogram, fn() -> Histogram>;
 
 struct Prom {
+    /// Requests and calls refused by a rate or concurrency limit, by limit (and tool).
+    refused: Family<Labels, Counter>,
     server: Durations,
     client: Durations,
     server_session: Durations,
@@ -42,6 +44,7 @@ pub(super) fn on() -> bool {
 /// From now on, keep the durations `/metrics` renders.
 pub(super) fn enable() {
     PROM.get_or_init(|| Prom {
+        refused: Family::default(),
         server: Family::new_with_constructor(histogram),
         client: Family::new_with_constructor(histogram),
         server_session: Family::new_with_constructor(histogram),
@@ -72,6 +75,17 @@ pub(super) fn session(server: bool, seconds: f64, attributes: &[(&'static str, S
             &prom.client_session
         };
         family.get_or_create(&labels(attributes)).observe(seconds);
+    }
+}
+
+/// A request or call refused by the `limit` (`caller`, `overall`, `tool`) of `tool`, if any.
+pub(super) fn refused(limit: &'static str, tool: Option<&str>) {
+    if let Some(prom) = PROM.get() {
+        let mut labels = vec![("limit".to_string(), limit.to_string())];
+        if let Some(tool) = tool {
+            labels.push(("gen_ai_tool_name".to_string(), tool.to_string()));
+        }
+        prom.refused.get_or_create(&labels).inc();
     }
 }
 
@@ -110,6 +124,11 @@ pub(super) fn render(dropped: u64) -> String {
                 family.clone(),
             );
         }
+        registry.register(
+            "toolnexus_limit_refusals",
+            "Requests and tool calls refused by a rate or concurrency limit",
+            prom.refused.clone(),
+        );
     }
     registry.register(
         "toolnexus_telemetry_dropped_spans",

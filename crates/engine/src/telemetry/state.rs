@@ -53,6 +53,11 @@ pub(crate) fn serve_metrics() {
     super::prom::enable();
 }
 
+/// Counts a request or call refused by a rate or concurrency limit, for `/metrics`.
+pub(crate) fn limit_refused(limit: &'static str, tool: Option<&str>) {
+    super::prom::refused(limit, tool);
+}
+
 /// Everything recorded for `/metrics`, in the Prometheus text format (version 0.0.4), with
 /// the spans dropped on the way to a collector.
 pub fn metrics_text() -> String {

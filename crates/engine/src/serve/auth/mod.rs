@@ -32,6 +32,7 @@ use subtle::ConstantTimeEq;
 
 pub(crate) use denial::Denial;
 pub use issuer::{Introspection, OAuthOptions};
+pub(crate) use policy::glob_matches;
 pub use policy::{AccessPolicy, Kind};
 pub use principal::Principal;
 

@@ -1,6 +1,8 @@
 //! `tools/call` as the handler answers it: search's two tools, the caller's sight, the
 //! arguments' check, a parked run resumed, and the call run plainly or as a task of either era.
 
+use std::sync::Arc;
+
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RequestContext, RoleServer};
@@ -77,6 +79,27 @@ impl ToolServer {
             let why = format!("Invalid arguments for tool {}: {problems}", tool.name);
             return Ok(self.stopped(&subject, started, why, &context));
         }
+        // The tool's rate and concurrency limit (served over HTTP with `limits`): its place
+        // is held by the run, so a task holds it until it ends.
+        let mut caller = tool.caller.clone();
+        if let Some(limiter) =
+            crate::serve::caller::from_front::<Arc<crate::serve::rate::Limiter>>(&context)
+        {
+            match limiter.admit_tool(&tool.name) {
+                Ok(None) => {}
+                Ok(Some(permit)) => {
+                    caller = Arc::new(crate::serve::rate::Held {
+                        inner: caller,
+                        permit: std::sync::Mutex::new(Some(permit)),
+                    });
+                }
+                Err(refusal) => {
+                    crate::telemetry::limit_refused(refusal.limit, Some(&tool.name));
+                    let why = format!("Too many calls: {}", refusal.message);
+                    return Ok(self.stopped(&subject, started, why, &context));
+                }
+            }
+        }
         // The application's policy, before anything of the call starts (a task included).
         let (arguments, made_with) = match self
             .before_call(&subject, Some(&*tool.caller), &arguments, &context)
@@ -126,8 +149,7 @@ impl ToolServer {
                         }
                         let life = self.shared.tasks.ttl_for(ttl);
                         let context = ToolServer::task_context(context, life);
-                        let run =
-                            self.start(subject, tool.caller.clone(), arguments, context.clone());
+                        let run = self.start(subject, caller.clone(), arguments, context.clone());
                         return Ok(CallToolResponse::Complete(
                             match self.run_as_task(run, ttl, &context) {
                                 Ok(task) => {
@@ -163,7 +185,7 @@ impl ToolServer {
         if as_task && tool.caller.defers_task() {
             // The run asks what it needs as an ordinary call, then goes on as a task when it
             // says so (`ctx.startTask()`; see `escalate`).
-            let mut run = self.start(subject, tool.caller.clone(), arguments, context);
+            let mut run = self.start(subject, caller.clone(), arguments, context);
             if let Some(resume) = &again {
                 resume.apply(&mut run);
             }
@@ -176,14 +198,14 @@ impl ToolServer {
             }
             let life = self.shared.tasks.ttl_for(None);
             let context = ToolServer::task_context(context, life);
-            let mut run = self.start(subject, tool.caller.clone(), arguments, context.clone());
+            let mut run = self.start(subject, caller.clone(), arguments, context.clone());
             if let Some(resume) = &again {
                 resume.apply(&mut run);
             }
             run.answer(&responses);
             return self.answer_with_task(run, &context);
         }
-        let mut run = self.start(subject, tool.caller.clone(), arguments, context);
+        let mut run = self.start(subject, caller.clone(), arguments, context);
         if let Some(resume) = &again {
             resume.apply(&mut run);
         }

@@ -121,9 +121,28 @@ async fn serve_connection(
                     }
                     reply
                 }
-                Admission::Mcp(caller) => {
+                Admission::Mcp(caller) => 'mcp: {
                     if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
                         entry.principal = Some(caller.principal.subject.clone());
+                    }
+                    if let Some(limiter) = &front.limiter {
+                        if limiter.limits_requests() && parts.method == http::Method::POST {
+                            // Each caller by its principal, or without auth by its address.
+                            let key = caller
+                                .as_ref()
+                                .map_or_else(|| peer.ip().to_string(), |c| c.principal.key());
+                            match limiter.admit(&key) {
+                                Ok(permit) => busy.hold(permit),
+                                Err(refusal) => {
+                                    crate::telemetry::limit_refused(refusal.limit, None);
+                                    if let Some(entry) = entry.as_mut() {
+                                        entry.error = Some(refusal.message.clone());
+                                    }
+                                    break 'mcp super::gate::too_many(&refusal);
+                                }
+                            }
+                        }
+                        parts.extensions.insert(limiter.clone());
                     }
                     if let Some(caller) = caller {
                         parts.extensions.insert(caller);

@@ -55,6 +55,8 @@ pub(super) struct Front {
     pub(super) portable: Option<Arc<portable::Portable>>,
     /// What a 2026-07-28 `tools/list` answer gets its tools' `execution` from.
     pub(super) server: ToolServer,
+    /// The endpoint's rate and concurrency limits, when it has some.
+    pub(super) limiter: Option<Arc<crate::serve::rate::Limiter>>,
 }
 
 impl Front {

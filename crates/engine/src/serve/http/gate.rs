@@ -179,3 +179,18 @@ pub(crate) fn not_found() -> Response<Body> {
     );
     reply
 }
+
+/// A request over a rate or concurrency limit: 429 with `Retry-After`, and a JSON-RPC error
+/// in words saying which limit and when to retry.
+pub(crate) fn too_many(refusal: &crate::serve::rate::Refusal) -> Response<Body> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32000, "message": format!("Too many requests: {}", refusal.message) },
+    });
+    let mut reply = json_reply(StatusCode::TOO_MANY_REQUESTS, &body);
+    if let Ok(value) = http::HeaderValue::from_str(&refusal.retry_after.to_string()) {
+        reply.headers_mut().insert(http::header::RETRY_AFTER, value);
+    }
+    reply
+}

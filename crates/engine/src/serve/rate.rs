@@ -1,0 +1,437 @@
+//! Rate and concurrency limits of a served endpoint (`serve(addr, { limits })`): token buckets
+//! and in-flight counts for each caller (its principal, or without auth its address), for the
+//! whole endpoint, and for each limited tool.
+//!
+//! A caller's or the endpoint's limit is checked on every MCP request (a POST) before it
+//! reaches rmcp: over it, the request is answered 429 with `Retry-After`. A tool's limit is
+//! checked when a call of it starts: over it, the call is a tool error saying which limit and
+//! when to retry. A request holds its slot of each concurrency limit until its answer has been
+//! sent. Callers are kept in a bounded table: one not seen for [`FORGET_AFTER`] (or whose
+//! bucket is full again, with nothing in flight) is forgotten, and past [`MAX_CALLERS`] the
+//! newcomers share one bucket, so a flood of addresses costs bounded memory and is still
+//! limited.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::context::CallContext;
+use super::tool::ToolCaller;
+
+use crate::bounds::{
+    SERVE_LIMIT_FORGET_AFTER as FORGET_AFTER, SERVE_LIMIT_MAX_CALLERS as MAX_CALLERS,
+};
+
+/// One limit: a token bucket of `burst` calls refilled at `per_minute`, and at most
+/// `concurrent` in flight. Each part is optional.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limit {
+    pub per_minute: Option<f64>,
+    /// The bucket's size (default: `per_minute`, at least 1).
+    pub burst: Option<f64>,
+    pub concurrent: Option<u32>,
+}
+
+impl Limit {
+    fn capacity(&self) -> f64 {
+        self.burst
+            .or(self.per_minute)
+            .map_or(f64::INFINITY, |c| c.max(1.0))
+    }
+
+    fn describe_rate(&self) -> String {
+        let per_minute = self.per_minute.unwrap_or_default();
+        let calls = if per_minute == 1.0 { "call" } else { "calls" };
+        match self.burst {
+            Some(burst) => format!("{per_minute} {calls} a minute (bursts of {burst})"),
+            None => format!("{per_minute} {calls} a minute"),
+        }
+    }
+}
+
+/// An endpoint's limits.
+#[derive(Debug, Clone, Default)]
+pub struct RateLimits {
+    /// For each caller: its principal, or without auth its address.
+    pub caller: Option<Limit>,
+    /// For the endpoint as a whole.
+    pub overall: Option<Limit>,
+    /// For each tool whose name matches the glob (the first that matches), all callers
+    /// together.
+    pub tools: Vec<(String, Limit)>,
+}
+
+impl RateLimits {
+    pub fn is_empty(&self) -> bool {
+        self.caller.is_none() && self.overall.is_none() && self.tools.is_empty()
+    }
+}
+
+/// Which limit refused, and when to come back.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    /// Which limit: `caller`, `overall` or `tool`.
+    pub(crate) limit: &'static str,
+    pub(crate) message: String,
+    /// Whole seconds, at least 1 (the `Retry-After` header).
+    pub(crate) retry_after: u64,
+}
+
+#[derive(Debug)]
+struct Slot {
+    tokens: f64,
+    at: Instant,
+    inflight: u32,
+}
+
+impl Slot {
+    fn new(limit: &Limit, now: Instant) -> Self {
+        Slot {
+            tokens: limit.capacity(),
+            at: now,
+            inflight: 0,
+        }
+    }
+
+    fn refill(&mut self, limit: &Limit, now: Instant) {
+        if let Some(per_minute) = limit.per_minute {
+            let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+            self.tokens = (self.tokens + elapsed * per_minute / 60.0).min(limit.capacity());
+        }
+        self.at = now;
+    }
+
+    /// Why a call cannot start now (None: it can), `whose` naming the limit.
+    fn refusal(&self, limit: &Limit, (which, whose): (&'static str, &str)) -> Option<Refusal> {
+        if let Some(most) = limit.concurrent
+            && self.inflight >= most
+        {
+            let calls = if most == 1 { "call" } else { "calls" };
+            return Some(Refusal {
+                limit: which,
+                message: format!(
+                    "{whose} allows {most} {calls} at once; retry when one has finished"
+                ),
+                retry_after: 1,
+            });
+        }
+        if limit.per_minute.is_some() && self.tokens < 1.0 {
+            let per_second = limit.per_minute.unwrap_or_default() / 60.0;
+            let wait = if per_second > 0.0 {
+                (1.0 - self.tokens) / per_second
+            } else {
+                f64::INFINITY
+            };
+            let retry_after = wait.ceil().clamp(1.0, 86_400.0) as u64;
+            return Some(Refusal {
+                limit: which,
+                message: format!(
+                    "{whose} allows {}; retry in {retry_after} s",
+                    limit.describe_rate()
+                ),
+                retry_after,
+            });
+        }
+        None
+    }
+
+    fn take(&mut self, limit: &Limit) {
+        if limit.per_minute.is_some() {
+            self.tokens -= 1.0;
+        }
+        self.inflight += 1;
+    }
+
+    /// Whether forgetting it changes nothing (a full bucket, nothing in flight).
+    fn is_fresh(&self, limit: &Limit) -> bool {
+        self.inflight == 0 && self.tokens >= limit.capacity()
+    }
+}
+
+/// Slots by key, bounded (see the module's doc).
+#[derive(Default)]
+struct Table {
+    slots: HashMap<String, (Slot, Instant)>,
+    /// Keys added since the last sweep.
+    added: usize,
+}
+
+/// How many new keys between two sweeps of the forgotten ones.
+const SWEEP_EVERY: usize = 4096;
+
+/// Where newcomers go once the table is full.
+const OVERFLOW: &str = "\u{0}overflow";
+
+impl Table {
+    fn slot(&mut self, key: &str, limit: &Limit, now: Instant) -> &mut Slot {
+        let new = !self.slots.contains_key(key);
+        if new && (self.slots.len() >= MAX_CALLERS || self.added >= SWEEP_EVERY) {
+            self.added = 0;
+            self.slots.retain(|_, (slot, seen)| {
+                slot.refill(limit, now);
+                slot.inflight > 0
+                    || (now.saturating_duration_since(*seen) < FORGET_AFTER
+                        && !slot.is_fresh(limit))
+            });
+        }
+        let key = if self.slots.contains_key(key) || self.slots.len() < MAX_CALLERS {
+            key
+        } else {
+            OVERFLOW
+        };
+        if new {
+            self.added += 1;
+        }
+        let (slot, seen) = self
+            .slots
+            .entry(key.to_string())
+            .or_insert_with(|| (Slot::new(limit, now), now));
+        *seen = now;
+        slot.refill(limit, now);
+        slot
+    }
+
+    fn release(&mut self, key: &str) {
+        let key = if self.slots.contains_key(key) {
+            key
+        } else {
+            OVERFLOW
+        };
+        if let Some((slot, _)) = self.slots.get_mut(key) {
+            slot.inflight = slot.inflight.saturating_sub(1);
+        }
+    }
+}
+
+/// An endpoint's limits and their state.
+pub(crate) struct Limiter {
+    limits: RateLimits,
+    callers: Mutex<Table>,
+    overall: Mutex<Option<Slot>>,
+    tools: Mutex<Table>,
+}
+
+/// A request's or call's place in the concurrency limits it counts against; released on drop.
+pub(crate) struct Permit {
+    limiter: Arc<Limiter>,
+    caller: Option<String>,
+    overall: bool,
+    tool: Option<String>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let limiter = &self.limiter;
+        if let Some(key) = &self.caller {
+            lock(&limiter.callers).release(key);
+        }
+        if self.overall
+            && let Some(slot) = lock(&limiter.overall).as_mut()
+        {
+            slot.inflight = slot.inflight.saturating_sub(1);
+        }
+        if let Some(tool) = &self.tool {
+            lock(&limiter.tools).release(tool);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Limiter {
+    pub(crate) fn new(limits: RateLimits) -> Arc<Self> {
+        Arc::new(Limiter {
+            limits,
+            callers: Mutex::default(),
+            overall: Mutex::default(),
+            tools: Mutex::default(),
+        })
+    }
+
+    /// Whether requests are limited at all (else only tool calls may be).
+    pub(crate) fn limits_requests(&self) -> bool {
+        self.limits.caller.is_some() || self.limits.overall.is_some()
+    }
+
+    /// Lets a request of `caller` in (holding its slots until the permit drops), or says which
+    /// limit refused it.
+    pub(crate) fn admit(self: &Arc<Self>, caller: &str) -> Result<Permit, Refusal> {
+        let now = Instant::now();
+        let mut callers = lock(&self.callers);
+        let mut overall = lock(&self.overall);
+        if let Some(limit) = &self.limits.caller {
+            let slot = callers.slot(caller, limit, now);
+            if let Some(refusal) = slot.refusal(limit, ("caller", "the limit for each caller")) {
+                return Err(refusal);
+            }
+        }
+        if let Some(limit) = &self.limits.overall {
+            let slot = overall.get_or_insert_with(|| Slot::new(limit, now));
+            slot.refill(limit, now);
+            if let Some(refusal) = slot.refusal(limit, ("overall", "the server's overall limit")) {
+                return Err(refusal);
+            }
+            slot.take(limit);
+        }
+        if let Some(limit) = &self.limits.caller {
+            callers.slot(caller, limit, now).take(limit);
+        }
+        Ok(Permit {
+            limiter: self.clone(),
+            caller: self.limits.caller.as_ref().map(|_| caller.to_string()),
+            overall: self.limits.overall.is_some(),
+            tool: None,
+        })
+    }
+
+    /// Lets a call of `tool` start (None when no limit names it), or says which limit refused.
+    pub(crate) fn admit_tool(self: &Arc<Self>, tool: &str) -> Result<Option<Permit>, Refusal> {
+        let Some((_, limit)) = self
+            .limits
+            .tools
+            .iter()
+            .find(|(glob, _)| super::auth::glob_matches(glob, tool))
+        else {
+            return Ok(None);
+        };
+        let now = Instant::now();
+        let mut tools = lock(&self.tools);
+        let slot = tools.slot(tool, limit, now);
+        if let Some(refusal) = slot.refusal(limit, ("tool", &format!("the limit of tool {tool}"))) {
+            return Err(refusal);
+        }
+        slot.take(limit);
+        Ok(Some(Permit {
+            limiter: self.clone(),
+            caller: None,
+            overall: false,
+            tool: Some(tool.to_string()),
+        }))
+    }
+}
+
+/// A call's caller that holds its place in a tool's concurrency limit until its run ends
+/// (answered, or as a task, finished).
+pub(crate) struct Held {
+    pub(crate) inner: Arc<dyn ToolCaller>,
+    pub(crate) permit: Mutex<Option<Permit>>,
+}
+
+impl ToolCaller for Held {
+    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
+        let permit = lock(&self.permit).take();
+        let run = self.inner.call(arguments, ctx);
+        async move {
+            let _permit = permit;
+            run.await
+        }
+        .boxed()
+    }
+
+    fn runs_plainly(&self) -> bool {
+        self.inner.runs_plainly()
+    }
+
+    fn defers_task(&self) -> bool {
+        self.inner.defers_task()
+    }
+
+    fn upstream(&self) -> Option<String> {
+        self.inner.upstream()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limiter(caller: Limit) -> Arc<Limiter> {
+        Limiter::new(RateLimits {
+            caller: Some(caller),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_burst_is_let_through_then_refused_with_when_to_retry() {
+        let limits = limiter(Limit {
+            per_minute: Some(6.0),
+            burst: Some(2.0),
+            concurrent: None,
+        });
+        let _a = limits.admit("alice").unwrap();
+        let _b = limits.admit("alice").unwrap();
+        let refused = limits.admit("alice").err().unwrap();
+        assert_eq!(
+            refused,
+            Refusal {
+                limit: "caller",
+                message: "the limit for each caller allows 6 calls a minute (bursts of 2); \
+                          retry in 10 s"
+                    .into(),
+                retry_after: 10,
+            }
+        );
+        // Another caller has a bucket of its own.
+        assert!(limits.admit("bob").is_ok());
+    }
+
+    #[test]
+    fn concurrency_is_held_until_the_permit_drops() {
+        let limits = limiter(Limit {
+            concurrent: Some(1),
+            ..Default::default()
+        });
+        let first = limits.admit("alice").unwrap();
+        let refused = limits.admit("alice").err().unwrap();
+        assert_eq!(
+            refused.message,
+            "the limit for each caller allows 1 call at once; retry when one has finished"
+        );
+        drop(first);
+        assert!(limits.admit("alice").is_ok());
+    }
+
+    #[test]
+    fn callers_are_bounded_in_memory_and_the_overflow_is_still_limited() {
+        let limits = limiter(Limit {
+            per_minute: Some(1.0),
+            ..Default::default()
+        });
+        for n in 0..MAX_CALLERS {
+            drop(limits.admit(&format!("caller-{n}")).unwrap());
+        }
+        // The table is full of recent, emptied buckets: newcomers share one.
+        assert!(limits.admit("newcomer-1").is_ok());
+        assert!(limits.admit("newcomer-2").is_err());
+        assert!(lock(&limits.callers).slots.len() <= MAX_CALLERS + 1);
+    }
+
+    #[test]
+    fn a_tool_limit_applies_to_the_tools_its_glob_names() {
+        let limits = Limiter::new(RateLimits {
+            tools: vec![(
+                "up_*".into(),
+                Limit {
+                    per_minute: Some(60.0),
+                    burst: Some(1.0),
+                    concurrent: None,
+                },
+            )],
+            ..Default::default()
+        });
+        assert!(limits.admit_tool("other").unwrap().is_none());
+        assert!(limits.admit_tool("up_add").unwrap().is_some());
+        assert_eq!(
+            limits.admit_tool("up_add").err().unwrap().message,
+            "the limit of tool up_add allows 60 calls a minute (bursts of 1); retry in 1 s"
+        );
+        assert!(limits.admit_tool("up_echo").unwrap().is_some());
+    }
+}
