@@ -184,10 +184,11 @@ export declare class ToolIndex {
 export declare class ToolkitNamer {
   constructor()
   /**
-   * `{ names, warnings }` for the tools whose handles are `refs` (`undefined` for a tool
-   * that did not come from loadMcp, which gets `null`); warnings are for new names only.
+   * `{ names, origins, warnings }` for the tools whose handles are `refs` (`undefined` for a
+   * tool that did not come from loadMcp, which gets `null`): each one's name, the server and
+   * name it came from; warnings are for new names only.
    */
-  name(refs: unknown[]): { names: Array<string | null>; warnings: string[] }
+  name(refs: unknown[]): { names: Array<string | null>; origins: Array<{ server: string; tool: string } | null>; warnings: string[] }
 }
 
 /** Maps the agent's `Answer` to an MCP `ElicitResult`. */
@@ -224,6 +225,12 @@ export interface CallOptions {
    */
   trace?: Record<string, string>
 }
+
+/**
+ * Problems of `values` (a curation's preset or defaults) as arguments of a tool whose input
+ * schema is `schema`, in words; null when they fit (internal, for lib/curation.js).
+ */
+export declare function checkToolValues(schema: unknown, values: Record<string, unknown>): string | null
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
 export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, hooks?: NativeHooks): NativeService
@@ -406,6 +413,14 @@ export interface NativeCacheHints {
   scope?: 'public' | 'private'
 }
 
+/** What curation changes of a loadMcp tool (lib/curation.js checked it). */
+export interface NativeCuration {
+  title?: string
+  description?: string
+  preset?: Record<string, unknown>
+  defaults?: Record<string, unknown>
+}
+
 /**
  * lib/hooks.js's hooks (internal): `before(call)` resolves `null`, `{ deny }` or
  * `{ arguments }`; `after(call)` resolves `null` or `{ result }`.
@@ -527,6 +542,8 @@ export interface NativeTool {
   execute: (call: { id: number; args: Record<string, unknown> }) => Promise<unknown>
   /** `abort(id)` fires the AbortSignal of the call with this id. */
   abort: (id: number) => void
+  /** A loadMcp tool as curated (lib/curation.js): what its listing and calls change. */
+  curation?: NativeCuration
 }
 
 /** The limit of the tools a glob names. */

@@ -991,6 +991,28 @@ export interface McpServer {
   resourceUpdated(uri: string): void
 }
 
+/** How one tool is curated (`curation.tools`, by its name as `toolnexus list` shows it). */
+export interface ToolCuration {
+  /** Its name from now on, everywhere (listing, calls, `call_tool`, search, tasks, hooks, scopes). */
+  rename?: string
+  title?: string
+  description?: string
+  /** Neither listed nor callable. */
+  hide?: boolean
+  /** Set on every call and gone from the advertised schema: the caller cannot change them. */
+  preset?: Record<string, unknown>
+  /** Filled in when the caller leaves them out (listed with their `default`, no longer required). */
+  defaults?: Record<string, unknown>
+}
+
+/** `createToolkit`'s `curation` (and `toolnexus serve --tools-config`'s file). */
+export interface Curation {
+  /** By the tool's name as `toolnexus list` shows it (before any rename). */
+  tools?: Record<string, ToolCuration>
+  /** By server: its tools named `<prefix>_<tool>`, or with `prefix: false` just `<tool>`. A tool's `rename` wins. */
+  servers?: Record<string, { prefix: string | false }>
+}
+
 /** Options of `createToolkit`. */
 export interface ToolkitOptions {
   /** An mcp.json (path, JSON text or object) whose servers are loaded with `loadMcp`. */
@@ -1023,6 +1045,13 @@ export interface ToolkitOptions {
   loadSkillTool?: boolean
   /** Policy hooks on every call its served endpoints answer (see `CallHooks`). */
   hooks?: CallHooks
+  /**
+   * What the toolkit's tools are called and how they take their arguments, for the agent
+   * (`tools()`, `execute`) and every served endpoint alike (see `Curation`). Checked once its
+   * servers are connected: a tool no server has, a preset or default that does not fit its
+   * tool's schema, or two tools under one name throw, in words.
+   */
+  curation?: Curation
   signal?: AbortSignal
   waitFor?: (request: ElicitationRequest) => Promise<Answer>
   /** As for `listMcpTools`: how servers that ask for OAuth are authorised. */

@@ -115,6 +115,7 @@ const COMMANDS = {
       metrics: { type: "boolean" },
       skills: { type: "string" },
       hooks: { type: "string" },
+      "tools-config": { type: "string" },
       "log-calls": { type: "boolean" },
       "state-key-file": { type: "string" },
       "state-key-env": { type: "string", multiple: true },

@@ -7,6 +7,7 @@ const binding = require("../binding.js")
 const { exposedMcpTools, THROWN } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
 const { nativeHooks } = require("./hooks.js")
+const { CURATION } = require("./curation.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { serveToolCall } = require("./telemetry.js")
 
@@ -128,6 +129,7 @@ function servedTools(tools) {
       _meta: anyTool._meta,
       deferTask: anyTool.deferTask === true,
       mcp: anyTool[MCP_TOOL_REF],
+      curation: anyTool[CURATION],
       /** @param {{ id: number, args: Record<string, unknown>, principal?: import("../index").Principal, trace?: Record<string, string>, spanned?: boolean }} call */
       async execute(call) {
         const controller = new AbortController()

@@ -12,6 +12,7 @@ const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./serve-options.js")
 const { searcher, toolSearchOption } = require("./search.js")
 const { nativeHooks } = require("./hooks.js")
+const { curate, curationOption } = require("./curation.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */
@@ -35,6 +36,9 @@ async function createToolkit(opts) {
   // Skills served beside the tools (a folder, or defineSkill's), checked once, here.
   const skillsLib = require("./skills.js")
   const skills = skillsLib.nativeSkills(opts?.skills, "skills")
+  // Renames, descriptions, hidden tools, preset and default arguments (checked once the
+  // servers are connected).
+  const curation = curationOption(opts?.curation, "curation")
   // Policy hooks of every endpoint (one may set its own: serve's mcp.hooks), checked once.
   const hooks = nativeHooks(opts?.hooks, "hooks")
   if (opts?.loadSkillTool !== undefined && typeof opts.loadSkillTool !== "boolean") {
@@ -69,18 +73,33 @@ async function createToolkit(opts) {
   const allSkills = () => [...[...sources.values()].flatMap((source) => source.skills), ...skillsLib.ownSkills(skills)]
   // `load_skill`, when asked for: a model loads any of them by name.
   const skillTool = opts?.loadSkillTool ? skillsLib.loadSkillTool(allSkills) : undefined
-  /** @param {boolean} warn */
-  const rebuild = (warn) => {
-    tools = []
-    byName = new Map()
+  /**
+   * @param {boolean} warn
+   * @param {boolean} [strict]  a curation problem throws (at start) instead of being warned of
+   */
+  const rebuild = (warn, strict = false) => {
     const mcpTools = [...sources.values()].flatMap((source) => source.tools)
-    const { names, warnings } = namer.name(mcpTools.map((tool) => /** @type {any} */ (tool)[MCP_TOOL_REF]))
+    const { names, origins, warnings } = namer.name(mcpTools.map((tool) => /** @type {any} */ (tool)[MCP_TOOL_REF]))
+    /** @type {Map<Tool, { server: string, tool: string }>} */
+    const originOf = new Map()
     mcpTools.forEach((tool, i) => {
       const name = names[i]
       if (name !== null && name !== undefined) tool.name = name
+      const origin = origins[i]
+      if (origin) originOf.set(tool, origin)
     })
     if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
-    const all = [...mcpTools, ...extraTools, ...(skillTool ? [skillTool] : [])]
+    let all = [...mcpTools, ...extraTools, ...(skillTool ? [skillTool] : [])]
+    if (curation) {
+      const statuses = Object.assign({}, ...[...sources.values()].map((source) => source.status))
+      const unconnected = Object.keys(specs).filter((name) => statuses[name] !== "connected")
+      const curated = curate(all, (tool) => originOf.get(tool) ?? null, curation, unconnected)
+      if (strict && curated.problems.length > 0) throw new Error(`toolnexus: ${curated.problems.join("; ")}`)
+      if (warn) for (const problem of curated.problems) process.emitWarning(`toolnexus: ${problem}`, "ToolnexusWarning")
+      all = curated.tools
+    }
+    tools = []
+    byName = new Map()
     const firsts = binding.firstOfName(all.map((tool) => tool.name))
     for (const [i, tool] of all.entries()) {
       if (!firsts[i]) {
@@ -162,7 +181,15 @@ async function createToolkit(opts) {
   }
 
   inOrder(await load(Object.keys(specs)))
-  rebuild(true)
+  try {
+    for (const server of curation?.prefixes.keys() ?? []) {
+      if (!(server in specs)) throw new Error(`toolnexus: curation.servers.${server}: the config has no server of that name`)
+    }
+    rebuild(true, true)
+  } catch (error) {
+    await Promise.all([...sources.values()].map((source) => source.close()))
+    throw error
+  }
 
   /** @param {"status" | "errors"} key */
   const merged = (key) => Object.assign({}, ...[...sources.values()].map((source) => source[key]))

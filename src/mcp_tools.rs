@@ -339,11 +339,12 @@ impl ToolkitNamer {
         }
     }
 
-    /// `{ names, warnings }` for the tools whose handles are `refs` (`undefined` for a tool
-    /// that did not come from loadMcp, which gets `null`); warnings are for new names only.
+    /// `{ names, origins, warnings }` for the tools whose handles are `refs` (`undefined` for a
+    /// tool that did not come from loadMcp, which gets `null`): each one's name, the server and
+    /// name it came from; warnings are for new names only.
     #[napi(
         ts_args_type = "refs: unknown[]",
-        ts_return_type = "{ names: Array<string | null>; warnings: string[] }"
+        ts_return_type = "{ names: Array<string | null>; origins: Array<{ server: string; tool: string } | null>; warnings: string[] }"
     )]
     pub fn name<'env>(
         &self,
@@ -369,7 +370,16 @@ impl ToolkitNamer {
             .iter()
             .map(|p| p.as_ref().and_then(|_| names.next()))
             .collect();
-        let json = json!({ "names": names, "warnings": warnings }).to_string();
+        let origins: Vec<Value> = pairs
+            .iter()
+            .map(|p| {
+                p.as_ref().map_or(
+                    Value::Null,
+                    |(server, tool)| json!({ "server": server, "tool": tool }),
+                )
+            })
+            .collect();
+        let json = json!({ "names": names, "origins": origins, "warnings": warnings }).to_string();
         convert::parse_json(env, &json)
     }
 }

@@ -254,3 +254,25 @@ export async function hooksFromFlag(file) {
   }
   return hooks
 }
+
+/**
+ * createToolkit's `curation` from --tools-config FILE (undefined without the flag), checked as
+ * createToolkit checks it: an unreadable file, bad JSON or a malformed curation is a usage error.
+ * @param {string | undefined} file
+ */
+export function curationFromFlag(file) {
+  if (file === undefined) return undefined
+  let curation
+  try {
+    curation = JSON.parse(readFlagFile("--tools-config", file))
+  } catch (err) {
+    if (err instanceof UsageError) throw err
+    throw new ArgumentError(`toolnexus serve: --tools-config ${file} is not JSON: ${messageOf(err)}`)
+  }
+  try {
+    createRequire(import.meta.url)("../../lib/curation.js").curationOption(curation, "curation")
+  } catch (err) {
+    throw new ArgumentError(`toolnexus serve: --tools-config ${file}: ${messageOf(err).replace(/^toolnexus: curation\.?/, "")}`)
+  }
+  return curation
+}

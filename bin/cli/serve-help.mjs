@@ -9,7 +9,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--metrics] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
-                       [--skills DIR] [--hooks FILE]
+                       [--skills DIR] [--hooks FILE] [--tools-config FILE]
 
 Connects to every enabled server of <config> (without it, of the client configs
 \`toolnexus configs\` finds) and serves the union of their tools as one MCP server:
@@ -89,6 +89,13 @@ Options:
                     resource read and prompt get. beforeCall may refuse a call
                     ({ deny: "reason" }) or rewrite its arguments ({ arguments }); afterCall
                     may replace the result (see docs/gateway.md)
+  --tools-config FILE
+                    curate the served tools from the JSON file FILE: { "servers": { <server>:
+                    { "prefix": "gh" | false } }, "tools": { <tool as listed>: { "rename",
+                    "title", "description", "hide", "preset": {…}, "defaults": {…} } } }.
+                    A preset argument is gone from the advertised schema and set on every
+                    call. A tool no server has, a preset that does not fit its schema or two
+                    tools under one name stop the start, in words
   --state-key-file PATH
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a

@@ -5,7 +5,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { configLocations, resolveServers } from "./discover.mjs"
 import { messageOf, tn } from "./inventory.mjs"
-import { authFromFlags, hooksFromFlag, stateKeyFromFlags, toolSearchFromFlags } from "./serve-flags.mjs"
+import { authFromFlags, curationFromFlag, hooksFromFlag, stateKeyFromFlags, toolSearchFromFlags } from "./serve-flags.mjs"
 import { MARK } from "./term.mjs"
 
 export { SERVE_HELP } from "./serve-help.mjs"
@@ -60,6 +60,7 @@ export async function serve({ positionals, values }) {
   const { stateKey, replicaUrl } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
   const hooks = await hooksFromFlag(values.hooks)
+  const curation = curationFromFlag(values["tools-config"])
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -94,12 +95,13 @@ export async function serve({ positionals, values }) {
   let toolkit
   try {
     const skills = values.skills === undefined ? undefined : path.resolve(values.skills)
-    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills, hooks })
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills, hooks, curation })
   } catch (err) {
     if (stopping) return 0
     const message = messageOf(err)
     // A refused skill names itself; anything else is the config's.
-    log(message.startsWith("toolnexus: skills: ") ? message : `toolnexus: cannot load ${config ?? "the client configs"}: ${message}`)
+    const own = message.startsWith("toolnexus: skills: ") || message.startsWith("toolnexus: curation")
+    log(own ? message.replace(/^toolnexus: curation/, "toolnexus: --tools-config") : `toolnexus: cannot load ${config ?? "the client configs"}: ${message}`)
     return 1
   }
 

@@ -170,6 +170,50 @@ pub struct NativeTool<'a> {
     /// `abort(id)` fires the AbortSignal of the call with this id.
     #[napi(ts_type = "(id: number) => void")]
     pub abort: Function<'a, f64, ()>,
+    /// A loadMcp tool as curated (lib/curation.js): what its listing and calls change.
+    pub curation: Option<NativeCuration<'a>>,
+}
+
+/// What curation changes of a loadMcp tool (lib/curation.js checked it).
+#[napi(object, object_to_js = false)]
+pub struct NativeCuration<'a> {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub preset: Option<Unknown<'a>>,
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub defaults: Option<Unknown<'a>>,
+}
+
+fn curation_of(env: &Env, about: &str, c: NativeCuration) -> Result<serve::curate::Curation> {
+    let object = |value: Option<Unknown>, key: &str| -> Result<Map<String, Value>> {
+        match value {
+            Some(value) => match crate::convert::json_value(env, value, about, key)? {
+                Value::Object(map) => Ok(map),
+                Value::Null => Ok(Map::new()),
+                _ => Err(Error::from_reason(format!(
+                    "toolnexus: {about}: curation {key} must be an object"
+                ))),
+            },
+            None => Ok(Map::new()),
+        }
+    };
+    Ok(serve::curate::Curation {
+        title: c.title,
+        description: c.description,
+        preset: object(c.preset, "preset")?,
+        defaults: object(c.defaults, "defaults")?,
+    })
+}
+
+/// Problems of `values` (a curation's preset or defaults) as arguments of a tool whose input
+/// schema is `schema`, in words; null when they fit (internal, for lib/curation.js).
+#[napi(ts_args_type = "schema: unknown, values: Record<string, unknown>")]
+pub fn check_tool_values(schema: JsonValue, values: JsonValue) -> Option<String> {
+    let (Value::Object(schema), Value::Object(values)) = (schema.0, values.0) else {
+        return Some("they must be an object of arguments".into());
+    };
+    serve::curate::check_values(&schema, &values).err()
 }
 
 /// Each tool of lib/serve.js's `servedTools` array, as served.
@@ -196,6 +240,7 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
         defer_task,
         execute,
         abort,
+        curation,
     } = tool;
     let about = format!("tool {name:?}");
     let mut extras = Map::new();
@@ -203,8 +248,15 @@ fn served_tool(env: &Env, tool: NativeTool) -> Result<ServedTool> {
     let mut input_schema = Value::Null;
     // A loadMcp tool is relayed by the gateway, served as its server listed it.
     if let Some(handle) = mcp {
-        return engine::gateway::tool::relayed((*handle).clone(), (name, description), source)
-            .map_err(Error::from_reason);
+        let served = engine::gateway::tool::relayed((*handle).clone(), (name, description), source)
+            .map_err(Error::from_reason)?;
+        return match curation {
+            Some(curation) => Ok(serve::curate::curated(
+                served,
+                &curation_of(env, &about, curation)?,
+            )),
+            None => Ok(served),
+        };
     }
     let caller: Arc<dyn ToolCaller> = {
         if let Some(schema) = schema {

@@ -14,6 +14,7 @@ mod builder;
 pub(crate) mod caller;
 mod changes;
 pub mod context;
+pub mod curate;
 mod handler;
 pub mod hooks;
 pub mod http;

@@ -77,7 +77,7 @@ fn refers(schema: &Value) -> bool {
 }
 
 /// The schema with only the `properties` the arguments name (the others would check nothing).
-fn cut_to(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Value {
+pub(crate) fn cut_to(schema: &Map<String, Value>, arguments: &Map<String, Value>) -> Value {
     let cut = schema
         .iter()
         .map(|(key, value)| match (key.as_str(), value.as_object()) {
