@@ -60,6 +60,11 @@ export declare class NativeService {
    */
   bridge(send: (message: unknown) => void): NativeBridge
   /**
+   * Serves `other` at `/mcp/<name>` beside this one when this one next serves HTTP, with
+   * `auth` (absent: this one's) and `limits` (lib/serve-options.js checked both).
+   */
+  addEndpoint(name: string, other: NativeService, auth?: NativeAuth | undefined | null, limits?: NativeLimits | undefined | null): void
+  /**
    * Serves this process's stdin/stdout; resolves at end of input, or on close() once the
    * calls already in flight have been answered.
    */

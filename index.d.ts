@@ -1220,6 +1220,15 @@ export interface RateLimits extends Limit {
   tools?: Record<string, Limit>
 }
 
+/** One audience's endpoint (`serve`'s `endpoints`). */
+export interface AudienceEndpoint {
+  servers?: string[]
+  tools?: string[]
+  auth?: ServeAuth | "none"
+  hooks?: CallHooks
+  limits?: RateLimits
+}
+
 export interface ServeOptions {
   /**
    * The served identity, exposed tools and caching hints. A toolkit serves its MCP servers' and
@@ -1285,6 +1294,15 @@ export interface ServeOptions {
    */
   limits?: RateLimits
   /**
+   * Other audiences on the same listener, each an MCP endpoint at `/mcp/<name>` (`/mcp` stays
+   * the whole set): the tools of `servers` (by name) and/or those `tools` names (a name or a
+   * glob such as `"github_*"`, against the curated names), with its own sessions, listing and
+   * `list_changed`. Its `auth` (default: the main endpoint's), `hooks` (default: the main
+   * endpoint's) and `limits` (default: none) are its own. Its resources and prompts are those of
+   * its `servers` (all, without them) and the toolkit's own.
+   */
+  endpoints?: Record<string, AudienceEndpoint>
+  /**
    * The secret replicas of one endpoint share, so that any replica serves any request behind a
    * round-robin load balancer even when a tool's `run` asks for input (`ctx.elicit`,
    * `ctx.sample`): a 2026-07-28 input-required result's `requestState` is sealed with it, and a
@@ -1309,6 +1327,8 @@ export interface ServeOptions {
 export interface ServeHandle {
   /** `http://127.0.0.1:PORT`, without a trailing slash. */
   url: string
+  /** Each endpoint of `endpoints`: its MCP URL (`<url>/mcp/<name>`). */
+  endpoints: Record<string, string>
   /** Stops accepting and waits for in-flight requests. */
   stop(): Promise<void>
   /** Same as `stop()`. */

@@ -16,6 +16,8 @@ const { MCP_TOOL_REF } = require("./source.js")
 
 /** The key of a curated loadMcp tool's changes, for the native server (not enumerable). */
 const CURATION = "__toolnexusCuration"
+/** The key of a toolkit's loadMcp tool's server and original name (not enumerable). */
+const ORIGIN = "__toolnexusOrigin"
 const TOOL_FIELDS = ["rename", "title", "description", "hide", "preset", "defaults"]
 /** A tool name as MCP allows it (SEP-986). */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
@@ -173,6 +175,8 @@ function curatedTool(tool, name, entry, problems) {
       return tool.execute(merged, ctx)
     }
   }
+  const origin = /** @type {any} */ (tool)[ORIGIN]
+  if (origin) Object.defineProperty(curated, ORIGIN, { value: origin, configurable: true, writable: true })
   const ref = /** @type {any} */ (tool)[MCP_TOOL_REF]
   if (ref) {
     // A loadMcp tool is relayed natively: the native server applies the same changes.
@@ -212,4 +216,4 @@ function advertisedSchema(schema, preset, defaults) {
   return out
 }
 
-module.exports = { CURATION, curate, curationOption }
+module.exports = { CURATION, ORIGIN, curate, curationOption }

@@ -12,14 +12,15 @@ const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./serve-options.js")
 const { searcher, toolSearchOption } = require("./search.js")
 const { nativeHooks } = require("./hooks.js")
-const { curate, curationOption } = require("./curation.js")
+const { curate, curationOption, ORIGIN } = require("./curation.js")
+const { endpointsOption } = require("./endpoints.js")
 
 /** @typedef {import("../index").Tool} Tool */
 /** @typedef {import("../index").Toolkit} Toolkit */
 /** @typedef {import("../index").ToolkitOptions} ToolkitOptions */
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").McpServerOptions} McpServerOptions */
-/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, cache?: import("../index").CacheHints, handle?: import("../binding").HttpServer }} Served */
+/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, cache?: import("../index").CacheHints, handle?: import("../binding").HttpServer, pick?: (tools: Tool[]) => Tool[], servers?: string[] }} Served */
 
 /**
  * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
@@ -86,7 +87,10 @@ async function createToolkit(opts) {
       const name = names[i]
       if (name !== null && name !== undefined) tool.name = name
       const origin = origins[i]
-      if (origin) originOf.set(tool, origin)
+      if (origin) {
+        originOf.set(tool, origin)
+        Object.defineProperty(tool, ORIGIN, { value: origin, configurable: true, writable: true })
+      }
     })
     if (warn) for (const warning of warnings) process.emitWarning(warning, "ToolnexusWarning")
     let all = [...mcpTools, ...extraTools, ...(skillTool ? [skillTool] : [])]
@@ -118,14 +122,16 @@ async function createToolkit(opts) {
   // A served endpoint's resources, templates and prompts: its servers' (relayed in Rust, in
   // config order) and the toolkit's own; its clients hear of the kinds that changed.
   /** @param {Served} served */
-  const setSurface = ({ service, cache }) => {
-    const upstreams = [...sources.values()].map((source) => /** @type {any} */ (source)[SOURCE_HANDLE].upstream())
+  const setSurface = ({ service, cache, servers }) => {
+    const upstreams = [...sources.entries()]
+      .filter(([name]) => servers === undefined || servers.includes(name))
+      .map(([, source]) => /** @type {any} */ (source)[SOURCE_HANDLE].upstream())
     emitWarnings(service.setSurface(own, upstreams, cache).warnings)
   }
   // Served endpoints and the app hear of every change to the tool set.
   const announce = () => {
     for (const served of services) {
-      served.service.setTools(servedTools(exposedMcpTools(tools, served.cfg)))
+      served.service.setTools(servedTools(exposedOf(served)))
       setSurface(served)
     }
     if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
@@ -235,6 +241,14 @@ async function createToolkit(opts) {
    * @param {McpServerOptions} cfg
    */
   const endpointHooks = (cfg) => (cfg.hooks === undefined ? hooks : nativeHooks(cfg.hooks, "mcp.hooks"))
+  /**
+   * The tools an endpoint serves: its `mcp.tools`, narrowed by its audience's choice.
+   * @param {Served} served
+   */
+  const exposedOf = (served) => {
+    const exposed = exposedMcpTools(tools, served.cfg)
+    return served.pick ? served.pick(exposed) : exposed
+  }
   /** @type {Promise<unknown>} */
   let reloading = Promise.resolve()
   /** @type {Toolkit} */
@@ -273,6 +287,20 @@ async function createToolkit(opts) {
       const cache = cacheHints(cfg.cache, "mcp.")
       const service = serviceFor(tools, cfg, onCall, search, skills, endpointHooks(cfg))
       const options = serveOptions(serveOpts ?? {})
+      // Other audiences on the same listener, each at /mcp/<name> with its own tools,
+      // sessions, auth, hooks and limits.
+      /** @type {Served[]} */
+      const named = []
+      for (const endpoint of endpointsOption(serveOpts?.endpoints, Object.keys(specs))) {
+        const hooksOf = endpoint.hooks === undefined ? endpointHooks(cfg) : nativeHooks(endpoint.hooks, `endpoints.${endpoint.name}.hooks`)
+        /** @type {Served} */
+        const entry = { service: /** @type {any} */ (undefined), cfg, cache, pick: endpoint.pick, servers: endpoint.servers }
+        entry.service = serviceFor(endpoint.pick(exposedMcpTools(tools, cfg)), {}, onCall, search, skills, hooksOf)
+        const { auth, limits } = serveOptions({ auth: endpoint.auth, limits: endpoint.limits })
+        service.addEndpoint(endpoint.name, entry.service, auth, limits)
+        named.push(entry)
+        setSurface(entry)
+      }
       // /readyz: ready when every server that is not disabled is connected.
       options.ready = () => {
         const servers = merged("status")
@@ -284,14 +312,21 @@ async function createToolkit(opts) {
       setSurface(entry)
       const handle = await service.serveHttp(String(addr), options)
       entry.handle = handle
-      services.add(entry)
-      serving(extraResources, service, true)
+      for (const served of [entry, ...named]) {
+        services.add(served)
+        serving(extraResources, served.service, true)
+      }
       const stop = async () => {
-        services.delete(entry)
-        serving(extraResources, service, false)
+        for (const served of [entry, ...named]) {
+          services.delete(served)
+          serving(extraResources, served.service, false)
+        }
         await handle.stop()
       }
-      return { url: handle.url, stop, close: stop }
+      /** @type {Record<string, string>} */
+      const endpoints = {}
+      for (const endpoint of endpointsOption(serveOpts?.endpoints, Object.keys(specs))) endpoints[endpoint.name] = `${handle.url}/mcp/${endpoint.name}`
+      return { url: handle.url, endpoints, stop, close: stop }
     },
     // Serves this process's stdin/stdout; resolves when the input ends or the toolkit closes.
     async serveStdio(serveOpts) {

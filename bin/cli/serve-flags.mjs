@@ -256,23 +256,30 @@ export async function hooksFromFlag(file) {
 }
 
 /**
- * createToolkit's `curation` from --tools-config FILE (undefined without the flag), checked as
- * createToolkit checks it: an unreadable file, bad JSON or a malformed curation is a usage error.
+ * What --tools-config FILE says (all undefined without the flag): createToolkit's `curation`
+ * (its `tools` and `servers`), and serve's `endpoints` and `limits`, each checked as they will
+ * be: an unreadable file, bad JSON or a malformed part is a usage error.
  * @param {string | undefined} file
  */
 export function curationFromFlag(file) {
-  if (file === undefined) return undefined
-  let curation
+  if (file === undefined) return {}
+  let parsed
   try {
-    curation = JSON.parse(readFlagFile("--tools-config", file))
+    parsed = JSON.parse(readFlagFile("--tools-config", file))
   } catch (err) {
     if (err instanceof UsageError) throw err
     throw new ArgumentError(`toolnexus serve: --tools-config ${file} is not JSON: ${messageOf(err)}`)
   }
-  try {
-    createRequire(import.meta.url)("../../lib/curation.js").curationOption(curation, "curation")
-  } catch (err) {
-    throw new ArgumentError(`toolnexus serve: --tools-config ${file}: ${messageOf(err).replace(/^toolnexus: curation\.?/, "")}`)
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ArgumentError(`toolnexus serve: --tools-config ${file} must hold an object (tools, servers, endpoints, limits)`)
   }
-  return curation
+  const { endpoints, limits, ...curation } = parsed
+  const require = createRequire(import.meta.url)
+  try {
+    require("../../lib/curation.js").curationOption(curation, "curation")
+    require("../../lib/serve-options.js").serveOptions({ limits })
+  } catch (err) {
+    throw new ArgumentError(`toolnexus serve: --tools-config ${file}: ${messageOf(err).replace(/^toolnexus: (curation\.)?/, "")}`)
+  }
+  return { curation, endpoints, limits }
 }

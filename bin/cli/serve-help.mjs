@@ -95,7 +95,11 @@ Options:
                     "title", "description", "hide", "preset": {…}, "defaults": {…} } } }.
                     A preset argument is gone from the advertised schema and set on every
                     call. A tool no server has, a preset that does not fit its schema or two
-                    tools under one name stop the start, in words
+                    tools under one name stop the start, in words. The file may also hold
+                    "limits" (as serve's limits: { "callsPerMinute", "burst", "concurrent",
+                    "overall", "tools" }) and "endpoints": { <name>: { "servers": [...],
+                    "tools": ["gh_*"] } }, each served at <url>/mcp/<name> (a line each on
+                    stdout) with the same auth and hooks
   --state-key-file PATH
                     the state key replicas share, so that any replica serves any request
                     (with --stateless, behind a load balancer with no affinity) even when a

@@ -60,7 +60,7 @@ export async function serve({ positionals, values }) {
   const { stateKey, replicaUrl } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
   const hooks = await hooksFromFlag(values.hooks)
-  const curation = curationFromFlag(values["tools-config"])
+  const { curation, endpoints, limits } = curationFromFlag(values["tools-config"])
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -149,8 +149,12 @@ export async function serve({ positionals, values }) {
         replicaUrl,
         metrics: values.metrics === true ? true : undefined,
         onCall,
+        endpoints,
+        limits,
       })
-      if (!stopping) process.stdout.write(`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp\n`)
+      const lines = [`toolnexus: serving ${exposed.length} tools at ${handle.url}/mcp`]
+      for (const [name, at] of Object.entries(handle.endpoints ?? {})) lines.push(`toolnexus: endpoint ${name} at ${at}`)
+      if (!stopping) process.stdout.write(`${lines.join("\n")}\n`)
     }
   } catch (err) {
     log(`toolnexus: cannot serve at ${addr}: ${messageOf(err)}`)

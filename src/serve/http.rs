@@ -79,7 +79,7 @@ fn limit_of(limit: NativeLimit) -> serve::rate::Limit {
     }
 }
 
-fn limits_of(limits: NativeLimits) -> serve::rate::RateLimits {
+pub(super) fn limits_of(limits: NativeLimits) -> serve::rate::RateLimits {
     serve::rate::RateLimits {
         caller: limits.caller.map(limit_of),
         overall: limits.overall.map(limit_of),
@@ -204,7 +204,7 @@ fn rules(rules: Option<Vec<NativeScopeRule>>) -> Option<Vec<(String, Vec<String>
 }
 
 /// `opts.auth` for the native server (its functions made callable from the runtime).
-fn auth_of(auth: Option<NativeAuth>) -> Result<serve::http::Auth> {
+pub(super) fn auth_of(auth: Option<NativeAuth>) -> Result<serve::http::Auth> {
     let Some(auth) = auth else {
         return Ok(serve::http::Auth::Unset);
     };
@@ -299,6 +299,7 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         replica_url: o.replica_url,
         metrics: o.metrics.unwrap_or(false),
         limits: o.limits.map(limits_of),
+        endpoints: Vec::new(),
     })
 }
 

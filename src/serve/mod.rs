@@ -75,6 +75,7 @@ pub fn create_service(
     Ok(NativeService {
         server,
         stopped: CancellationToken::new(),
+        endpoints: Mutex::default(),
     })
 }
 
@@ -90,6 +91,8 @@ pub struct NativeSearchMode {
 pub struct NativeService {
     server: ToolServer,
     stopped: CancellationToken,
+    /// Endpoints its next `serveHttp` serves beside it, at `/mcp/<name>` (`addEndpoint`).
+    endpoints: Mutex<Vec<serve::http::NamedEndpoint>>,
 }
 
 #[napi]
@@ -114,6 +117,29 @@ impl NativeService {
         Ok(NativeBridge {
             bridge: Mutex::new(bridge),
         })
+    }
+
+    /// Serves `other` at `/mcp/<name>` beside this one when this one next serves HTTP, with
+    /// `auth` (absent: this one's) and `limits` (lib/serve-options.js checked both).
+    #[napi]
+    pub fn add_endpoint(
+        &self,
+        name: String,
+        other: &NativeService,
+        auth: Option<http::NativeAuth>,
+        limits: Option<http::NativeLimits>,
+    ) -> Result<()> {
+        let endpoint = serve::http::NamedEndpoint {
+            name,
+            server: other.server.clone(),
+            auth: http::auth_of(auth)?,
+            limits: limits.map(http::limits_of),
+        };
+        self.endpoints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(endpoint);
+        Ok(())
     }
 
     /// Serves this process's stdin/stdout; resolves at end of input, or on close() once the
@@ -147,7 +173,9 @@ impl NativeService {
         options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
         let server = self.server.clone();
-        let options = serve_options(options)?;
+        let mut options = serve_options(options)?;
+        options.endpoints =
+            std::mem::take(&mut *self.endpoints.lock().unwrap_or_else(|e| e.into_inner()));
         // Like a Node HTTP server, a running one keeps the process alive until stop().
         let noop =
             env.create_function_from_closure::<(), _, _>("toolnexusKeepAlive", |_| Ok(()))?;

@@ -80,6 +80,20 @@ pub struct ServeOptions {
     pub metrics: bool,
     /// Rate and concurrency limits (see [`crate::serve::rate`]); None: unlimited.
     pub limits: Option<crate::serve::rate::RateLimits>,
+    /// Other endpoints on the same listener, each at `/mcp/<name>`.
+    pub endpoints: Vec<NamedEndpoint>,
+}
+
+/// Another endpoint on the same listener, at `/mcp/<name>`: its own server (a subset of the
+/// tools, its own hooks), sessions, auth and limits; the main endpoint's origin, host and
+/// session settings.
+pub struct NamedEndpoint {
+    /// Its path segment: letters, digits, `-`, `_` and `.`.
+    pub name: String,
+    pub server: ToolServer,
+    /// Who may use it; [`Auth::Unset`]: whoever may use the main endpoint (its guard).
+    pub auth: Auth,
+    pub limits: Option<crate::serve::rate::RateLimits>,
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running (like Node's
@@ -89,8 +103,10 @@ pub struct ServeHandle {
     url: String,
     shutdown: watch::Sender<bool>,
     task: tokio::sync::Mutex<Option<JoinHandle<()>>>,
-    /// Its `subscriptions/listen` streams never finish by themselves, so stopping ends them.
+    /// Its `subscriptions/listen` streams never finish by themselves, so stopping ends them
+    /// (and those of its other endpoints).
     server: ToolServer,
+    others: Vec<ToolServer>,
 }
 
 impl ServeHandle {
@@ -107,8 +123,10 @@ impl ServeHandle {
     /// concurrent second call waits for the first to finish.
     pub async fn stop(&self) {
         let mut task = self.task.lock().await;
-        self.server.end_listeners();
-        self.server.end_parked();
+        for server in std::iter::once(&self.server).chain(&self.others) {
+            server.end_listeners();
+            server.end_parked();
+        }
         self.shutdown.send_replace(true);
         if let Some(task) = task.take() {
             let _ = task.await;
@@ -224,16 +242,101 @@ pub async fn serve_http(
         )),
         Auth::Unset | Auth::Open => None,
     };
-    let mut gate = Gate {
-        guard,
-        ready: options.ready.take(),
-        sessions: None,
-        metrics: options.metrics,
-    };
+    let endpoints = std::mem::take(&mut options.endpoints);
+    if !endpoints.is_empty() && portable.is_some() {
+        return Err(
+            "endpoints are not served with a stateKey yet: serve each audience on its own \
+             port, or without a stateKey"
+                .into(),
+        );
+    }
     crate::telemetry::start();
     if options.metrics {
         crate::telemetry::serve_metrics();
     }
+    let ready = options.ready.take();
+    let access_log = options.access_log.take();
+    let limits = options.limits.take();
+    let mut named = std::collections::HashMap::new();
+    for endpoint in endpoints {
+        let guard = match endpoint.auth {
+            Auth::Required(auth) => Some(Arc::new(
+                crate::serve::auth::Guard::new(*auth, &format!("{url}/mcp/{}", endpoint.name))
+                    .await?,
+            )),
+            Auth::Open => None,
+            Auth::Unset => guard.clone(),
+        };
+        let parts = FrontParts {
+            guard,
+            ready: ready.clone(),
+            access_log: access_log.clone(),
+            limits: endpoint.limits,
+        };
+        let front = front_for(
+            endpoint.server,
+            parts,
+            &options,
+            config.clone(),
+            None,
+            &stopping,
+        );
+        named.insert(endpoint.name, Arc::new(front));
+    }
+    let parts = FrontParts {
+        guard,
+        ready,
+        access_log,
+        limits,
+    };
+    let others = named
+        .values()
+        .map(|front: &Arc<Front>| front.server.clone())
+        .collect();
+    let mut front = front_for(server.clone(), parts, &options, config, portable, &stopping);
+    front.named = named;
+    let front = Arc::new(front);
+    let (shutdown, rx) = watch::channel(false);
+    // The task keeps its own sender so a dropped handle never reads as "shut down".
+    let keep_open = shutdown.clone();
+    let task = tokio::spawn(async move {
+        accept_loop(listener, front, rx, &stopping).await;
+        stopping.cancel();
+        drop(keep_open);
+    });
+    Ok(ServeHandle {
+        addr: local,
+        url,
+        shutdown,
+        task: tokio::sync::Mutex::new(Some(task)),
+        server,
+        others,
+    })
+}
+
+/// What one endpoint's front is made of besides its server and the listener's settings.
+struct FrontParts {
+    guard: Option<Arc<crate::serve::auth::Guard>>,
+    ready: Option<Readiness>,
+    access_log: Option<AccessLog>,
+    limits: Option<crate::serve::rate::RateLimits>,
+}
+
+/// The front of one endpoint: its gate, its sessions (or none, stateless), rmcp's service.
+fn front_for(
+    server: ToolServer,
+    parts: FrontParts,
+    options: &ServeOptions,
+    config: StreamableHttpServerConfig,
+    portable: Option<Arc<portable::Portable>>,
+    stopping: &CancellationToken,
+) -> Front {
+    let mut gate = Gate {
+        guard: parts.guard,
+        ready: parts.ready,
+        sessions: None,
+        metrics: options.metrics,
+    };
     let served = server.clone();
     let endpoint = if options.stateless && portable.is_none() {
         Endpoint::Stateless(StreamableHttpService::new(
@@ -256,34 +359,19 @@ pub async fn serve_http(
             config,
         ))
     };
-    let (shutdown, rx) = watch::channel(false);
-    // The task keeps its own sender so a dropped handle never reads as "shut down".
-    let keep_open = shutdown.clone();
-    let front = Arc::new(Front {
+    Front {
         endpoint,
         gate,
-        access_log: options.access_log.take(),
+        access_log: parts.access_log,
         state_key: options.state_key.clone(),
         portable,
-        server: server.clone(),
-        limiter: options
+        server,
+        limiter: parts
             .limits
-            .take()
             .filter(|limits| !limits.is_empty())
             .map(crate::serve::rate::Limiter::new),
-    });
-    let task = tokio::spawn(async move {
-        accept_loop(listener, front, rx, &stopping).await;
-        stopping.cancel();
-        drop(keep_open);
-    });
-    Ok(ServeHandle {
-        addr: local,
-        url,
-        shutdown,
-        task: tokio::sync::Mutex::new(Some(task)),
-        server,
-    })
+        named: Default::default(),
+    }
 }
 
 fn url_for(addr: SocketAddr) -> String {

@@ -100,6 +100,11 @@ async fn serve_connection(
         }
         async move {
             let (mut parts, body) = req.into_parts();
+            let Some(front) = front.route(&mut parts) else {
+                return Ok::<_, Infallible>(
+                    busy.wrap(super::gate::not_found().map(|b| access_log::Logged::new(b, None))),
+                );
+            };
             parts.extensions.insert(crate::telemetry::PeerAddr(peer));
             let mut entry = front
                 .access_log

@@ -57,6 +57,46 @@ pub(super) struct Front {
     pub(super) server: ToolServer,
     /// The endpoint's rate and concurrency limits, when it has some.
     pub(super) limiter: Option<Arc<crate::serve::rate::Limiter>>,
+    /// The listener's other endpoints (the main one's only), by the name in `/mcp/<name>`.
+    pub(super) named: std::collections::HashMap<String, Arc<Front>>,
+}
+
+const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
+
+impl Front {
+    /// The endpoint a request is for: `/mcp/<name>` (and its protected-resource metadata) is
+    /// that endpoint's, its path made `/mcp` for its gate and rmcp; anything else the main
+    /// one's. None for a name no endpoint has.
+    pub(super) fn route(self: &Arc<Self>, parts: &mut http::request::Parts) -> Option<Arc<Front>> {
+        if self.named.is_empty() {
+            return Some(self.clone());
+        }
+        let path = parts.uri.path();
+        let (rest, metadata) = match path.strip_prefix("/mcp/") {
+            Some(rest) => (rest, false),
+            None => match path
+                .strip_prefix(PRM_PATH)
+                .and_then(|p| p.strip_prefix("/mcp/"))
+            {
+                Some(rest) => (rest, true),
+                None => return Some(self.clone()),
+            },
+        };
+        let front = self.named.get(rest)?.clone();
+        if !metadata {
+            let mut uri = http::uri::Parts::from(parts.uri.clone());
+            let query = parts
+                .uri
+                .query()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default();
+            uri.path_and_query = format!("/mcp{query}").parse().ok();
+            if let Ok(rewritten) = http::Uri::from_parts(uri) {
+                parts.uri = rewritten;
+            }
+        }
+        Some(front)
+    }
 }
 
 impl Front {
