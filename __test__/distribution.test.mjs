@@ -93,7 +93,7 @@ test("the installed packages hold the loader, types and addon, and nothing of th
   const rootFiles = fs.readdirSync(path.join(installed, "toolnexus")).filter((f) => f !== "bin")
   assert.deepEqual(rootFiles.sort(), ["LICENSE", "README.md", "adapters", "binding.d.ts", "binding.js", "index.d.ts", "index.js", "index.mjs", "lib", "package.json"])
   // The package's JavaScript over the binding: modules only (lib/tsconfig.json stays home).
-  assert.deepEqual(fs.readdirSync(path.join(installed, "toolnexus", "lib")).sort(), ["options.js", "results.js", "search.js", "serve-auth.js", "serve-checks.js", "serve-oauth.js", "serve-options.js", "serve.js", "skills.js", "source.js", "surface-results.js", "surface.js", "telemetry.js", "toolkit.js", "tools.js"])
+  assert.deepEqual(fs.readdirSync(path.join(installed, "toolnexus", "lib")).sort(), ["curation.js", "endpoints.js", "hooks.js", "options.js", "results.js", "search.js", "serve-auth.js", "serve-checks.js", "serve-oauth.js", "serve-options.js", "serve.js", "skills.js", "source.js", "surface-results.js", "surface.js", "telemetry.js", "toolkit.js", "tools.js"])
   // The framework adapters (toolnexus/ai-sdk, /langchain, /openai-agents): modules and types only.
   const adapters = fs.readdirSync(path.join(installed, "toolnexus", "adapters")).sort()
   const expected = ["ai-sdk", "langchain", "openai-agents", "shared"].flatMap((m) => [`${m}.d.mts`, `${m}.mjs`]).concat(["naming.mjs", "strict.mjs"])
