@@ -238,7 +238,7 @@ export interface CallOptions {
 export declare function checkToolValues(schema: unknown, values: Record<string, unknown>): string | null
 
 /** The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal). */
-export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, hooks?: NativeHooks): NativeService
+export declare function createService(tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, policy?: NativePolicy): NativeService
 
 /** Where the default store keeps its file. */
 export declare function credentialsPath(): string
@@ -426,15 +426,6 @@ export interface NativeCuration {
   defaults?: Record<string, unknown>
 }
 
-/**
- * lib/hooks.js's hooks (internal): `before(call)` resolves `null`, `{ deny }` or
- * `{ arguments }`; `after(call)` resolves `null` or `{ result }`.
- */
-export interface NativeHooks {
-  before?: (call: unknown) => Promise<unknown>
-  after?: (call: unknown) => Promise<unknown>
-}
-
 export interface NativeIntrospection {
   clientId: string
   clientSecret: string
@@ -462,6 +453,24 @@ export interface NativeOAuth {
   introspection?: NativeIntrospection
   /** Seconds of leeway on `exp`/`nbf`/`iat` (lib/options.js checked 0..600). */
   clockSkew?: number
+}
+
+/**
+ * A served toolkit's policy (internal): lib/hooks.js's hooks (`before(call)` resolves `null`,
+ * `{ deny }` or `{ arguments }`; `after(call)` resolves `null` or `{ result }`) and
+ * lib/curation.js's result limits (`maxResultBytes`, overall; `toolResultBytes`, by glob).
+ */
+export interface NativePolicy {
+  before?: (call: unknown) => Promise<unknown>
+  after?: (call: unknown) => Promise<unknown>
+  maxResultBytes?: number
+  toolResultBytes?: Array<NativeResultLimit>
+}
+
+/** The largest result of the tools a glob names, in bytes. */
+export interface NativeResultLimit {
+  glob: string
+  bytes: number
 }
 
 /** Which names (globs) one scope may see. */

@@ -941,6 +941,21 @@ export interface McpServerOptions {
   skills?: string | SkillDefinition[]
   /** Policy hooks on its calls (a toolkit's `serve(addr, { mcp: { hooks } })` overrides the toolkit's `hooks`). */
   hooks?: CallHooks
+  /** How large its tools' results may be (a toolkit's `serve(addr, { mcp: { resultLimits } })` overrides the toolkit's). */
+  resultLimits?: ResultLimits
+}
+
+/**
+ * The largest tool results, in bytes of their content and structured content as JSON (256 to
+ * 2^31): `maxBytes` for every tool, `tools` by name or glob (the first that matches wins). A
+ * larger result is cut: its content parts kept in order up to the limit (the last text cut at a
+ * character boundary), then a text part saying how many bytes were left out. A
+ * `structuredContent` that does not fit is left out and the result is then an error, saying so.
+ * Never silent. Cut after `afterCall`.
+ */
+export interface ResultLimits {
+  maxBytes?: number
+  tools?: Record<string, number>
 }
 
 /** What `defineSkill` takes. */
@@ -1045,6 +1060,8 @@ export interface ToolkitOptions {
   loadSkillTool?: boolean
   /** Policy hooks on every call its served endpoints answer (see `CallHooks`). */
   hooks?: CallHooks
+  /** How large a tool's result may be at its served endpoints (see `ResultLimits`). */
+  resultLimits?: ResultLimits
   /**
    * What the toolkit's tools are called and how they take their arguments, for the agent
    * (`tools()`, `execute`) and every served endpoint alike (see `Curation`). Checked once its

@@ -11,7 +11,7 @@ const ANSWER_FIELDS = { tool: "content", resource: "contents", prompt: "messages
 /**
  * @param {unknown} hooks  what the user gave as `hooks`
  * @param {string} where  its name in messages (`hooks`, `mcp.hooks`, ...)
- * @returns {import("../binding").NativeHooks | undefined}
+ * @returns {import("../binding").NativePolicy | undefined}
  */
 function nativeHooks(hooks, where) {
   if (hooks === undefined || hooks === null) return undefined
@@ -74,4 +74,47 @@ function replacement(answer, kind) {
   return { result: answer }
 }
 
-module.exports = { nativeHooks }
+/**
+ * `resultLimits` ({ maxBytes, tools: { <name or glob>: bytes } }) checked, as the native
+ * server's policy fields (undefined when absent).
+ * @param {unknown} value
+ * @param {string} where  its name in messages
+ */
+function nativeResultLimits(value, where) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== "object" || Array.isArray(value)) throw new TypeError(`toolnexus: ${where} must be an object like { maxBytes, tools }`)
+  const o = /** @type {Record<string, unknown>} */ (value)
+  for (const key of Object.keys(o)) {
+    if (key !== "maxBytes" && key !== "tools") throw new TypeError(`toolnexus: ${where}.${key} is not a result limit (they are maxBytes and tools)`)
+  }
+  /** @param {unknown} bytes @param {string} at */
+  const checked = (bytes, at) => {
+    if (typeof bytes !== "number" || !Number.isInteger(bytes) || bytes < 256 || bytes > 2 ** 31) {
+      throw new TypeError(`toolnexus: ${at} must be a whole number of bytes from 256 to 2147483648, got ${JSON.stringify(bytes)}`)
+    }
+    return bytes
+  }
+  const maxResultBytes = o.maxBytes === undefined ? undefined : checked(o.maxBytes, `${where}.maxBytes`)
+  /** @type {{ glob: string, bytes: number }[]} */
+  const toolResultBytes = []
+  if (o.tools !== undefined) {
+    if (typeof o.tools !== "object" || o.tools === null || Array.isArray(o.tools)) {
+      throw new TypeError(`toolnexus: ${where}.tools must be an object of byte limits by tool name (or glob)`)
+    }
+    for (const [glob, bytes] of Object.entries(o.tools)) toolResultBytes.push({ glob, bytes: checked(bytes, `${where}.tools[${JSON.stringify(glob)}]`) })
+  }
+  return { maxResultBytes, toolResultBytes }
+}
+
+/**
+ * The native server's policy: hooks and result limits together (undefined when neither).
+ * @param {import("../binding").NativePolicy | undefined} hooks
+ * @param {ReturnType<typeof nativeResultLimits>} limits
+ * @returns {import("../binding").NativePolicy | undefined}
+ */
+function nativePolicy(hooks, limits) {
+  if (hooks === undefined && limits === undefined) return undefined
+  return { ...(hooks ?? {}), ...(limits ?? {}) }
+}
+
+module.exports = { nativeHooks, nativePolicy, nativeResultLimits }

@@ -6,7 +6,7 @@
 const binding = require("../binding.js")
 const { exposedMcpTools, THROWN } = require("./tools.js")
 const { MCP_TOOL_REF } = require("./source.js")
-const { nativeHooks } = require("./hooks.js")
+const { nativeHooks, nativePolicy, nativeResultLimits } = require("./hooks.js")
 const { CURATION } = require("./curation.js")
 const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { serveToolCall } = require("./telemetry.js")
@@ -157,10 +157,10 @@ function servedTools(tools) {
  * @param {unknown} onCall
  * @param {{ limit: number, always: string[] }} [search]  served searched instead of listed (`toolSearch`)
  * @param {import("../binding").NativeSkills} [skills]  skills served too (prepared by lib/skills.js)
- * @param {import("../binding").NativeHooks} [hooks]  policy hooks (prepared by lib/hooks.js)
+ * @param {import("../binding").NativePolicy} [policy]  policy hooks and result limits (prepared by lib/hooks.js)
  * @returns {NativeService}
  */
-function serviceFor(tools, cfg, onCall, search, skills, hooks) {
+function serviceFor(tools, cfg, onCall, search, skills, policy) {
   if (onCall !== undefined && typeof onCall !== "function") {
     throw new TypeError("toolnexus: onCall must be a function")
   }
@@ -181,7 +181,7 @@ function serviceFor(tools, cfg, onCall, search, skills, hooks) {
     /** @type {((call: CallRecord) => void) | undefined} */ (onCall),
     search,
     skills,
-    hooks,
+    policy,
   )
 }
 
@@ -202,8 +202,8 @@ function buildMcpServer(tools, cfg, onCall) {
   const { resources, prompts, cache, skills } = cfg ?? {}
   const own = servedSurface(resources, prompts, runContext, ["cfg.resources", "cfg.prompts"])
   const hints = cacheHints(cache, "cfg.")
-  const hooks = nativeHooks(cfg?.hooks, "cfg.hooks")
-  const service = serviceFor(tools, cfg ?? {}, onCall, undefined, require("./skills.js").nativeSkills(skills, "cfg.skills"), hooks)
+  const policy = nativePolicy(nativeHooks(cfg?.hooks, "cfg.hooks"), nativeResultLimits(cfg?.resultLimits, "cfg.resultLimits"))
+  const service = serviceFor(tools, cfg ?? {}, onCall, undefined, require("./skills.js").nativeSkills(skills, "cfg.skills"), policy)
   emitWarnings(service.setSurface(own, [], hints).warnings)
   serving(resources, service, true)
   /** @type {any} */

@@ -11,7 +11,7 @@ const { servedSurface, cacheHints, serving } = require("./surface.js")
 const { exposedMcpTools } = require("./tools.js")
 const { serveOptions } = require("./serve-options.js")
 const { searcher, toolSearchOption } = require("./search.js")
-const { nativeHooks } = require("./hooks.js")
+const { nativeHooks, nativePolicy, nativeResultLimits } = require("./hooks.js")
 const { curate, curationOption, ORIGIN } = require("./curation.js")
 const { endpointsOption } = require("./endpoints.js")
 
@@ -42,6 +42,8 @@ async function createToolkit(opts) {
   const curation = curationOption(opts?.curation, "curation")
   // Policy hooks of every endpoint (one may set its own: serve's mcp.hooks), checked once.
   const hooks = nativeHooks(opts?.hooks, "hooks")
+  // Results larger than these are cut, with a marker (an endpoint may set its own).
+  const resultLimits = nativeResultLimits(opts?.resultLimits, "resultLimits")
   if (opts?.loadSkillTool !== undefined && typeof opts.loadSkillTool !== "boolean") {
     throw new TypeError("toolnexus: loadSkillTool must be a boolean")
   }
@@ -237,10 +239,15 @@ async function createToolkit(opts) {
     return { added, removed, restarted }
   }
   /**
-   * The hooks of an endpoint served with `cfg` (serve's `mcp`): its own, else the toolkit's.
+   * The policy (hooks, result limits) of an endpoint served with `cfg` (serve's `mcp`): its
+   * own, else the toolkit's.
    * @param {McpServerOptions} cfg
    */
-  const endpointHooks = (cfg) => (cfg.hooks === undefined ? hooks : nativeHooks(cfg.hooks, "mcp.hooks"))
+  const endpointHooks = (cfg) =>
+    nativePolicy(
+      cfg.hooks === undefined ? hooks : nativeHooks(cfg.hooks, "mcp.hooks"),
+      cfg.resultLimits === undefined ? resultLimits : nativeResultLimits(cfg.resultLimits, "mcp.resultLimits"),
+    )
   /**
    * The tools an endpoint serves: its `mcp.tools`, narrowed by its audience's choice.
    * @param {Served} served
@@ -292,7 +299,10 @@ async function createToolkit(opts) {
       /** @type {Served[]} */
       const named = []
       for (const endpoint of endpointsOption(serveOpts?.endpoints, Object.keys(specs))) {
-        const hooksOf = endpoint.hooks === undefined ? endpointHooks(cfg) : nativeHooks(endpoint.hooks, `endpoints.${endpoint.name}.hooks`)
+        const hooksOf =
+          endpoint.hooks === undefined
+            ? endpointHooks(cfg)
+            : nativePolicy(nativeHooks(endpoint.hooks, `endpoints.${endpoint.name}.hooks`), cfg.resultLimits === undefined ? resultLimits : nativeResultLimits(cfg.resultLimits, "mcp.resultLimits"))
         /** @type {Served} */
         const entry = { service: /** @type {any} */ (undefined), cfg, cache, pick: endpoint.pick, servers: endpoint.servers }
         entry.service = serviceFor(endpoint.pick(exposedMcpTools(tools, cfg)), {}, onCall, search, skills, hooksOf)

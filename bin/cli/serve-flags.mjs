@@ -257,7 +257,7 @@ export async function hooksFromFlag(file) {
 
 /**
  * What --tools-config FILE says (all undefined without the flag): createToolkit's `curation`
- * (its `tools` and `servers`), and serve's `endpoints` and `limits`, each checked as they will
+ * (its `tools` and `servers`) and `resultLimits`, and serve's `endpoints` and `limits`, each checked as they will
  * be: an unreadable file, bad JSON or a malformed part is a usage error.
  * @param {string | undefined} file
  */
@@ -271,15 +271,16 @@ export function curationFromFlag(file) {
     throw new ArgumentError(`toolnexus serve: --tools-config ${file} is not JSON: ${messageOf(err)}`)
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new ArgumentError(`toolnexus serve: --tools-config ${file} must hold an object (tools, servers, endpoints, limits)`)
+    throw new ArgumentError(`toolnexus serve: --tools-config ${file} must hold an object (tools, servers, endpoints, limits, resultLimits)`)
   }
-  const { endpoints, limits, ...curation } = parsed
+  const { endpoints, limits, resultLimits, ...curation } = parsed
   const require = createRequire(import.meta.url)
   try {
     require("../../lib/curation.js").curationOption(curation, "curation")
     require("../../lib/serve-options.js").serveOptions({ limits })
+    require("../../lib/hooks.js").nativeResultLimits(resultLimits, "resultLimits")
   } catch (err) {
     throw new ArgumentError(`toolnexus serve: --tools-config ${file}: ${messageOf(err).replace(/^toolnexus: (curation\.)?/, "")}`)
   }
-  return { curation, endpoints, limits }
+  return { curation, endpoints, limits, resultLimits }
 }

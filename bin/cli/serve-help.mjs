@@ -97,7 +97,8 @@ Options:
                     call. A tool no server has, a preset that does not fit its schema or two
                     tools under one name stop the start, in words. The file may also hold
                     "limits" (as serve's limits: { "callsPerMinute", "burst", "concurrent",
-                    "overall", "tools" }) and "endpoints": { <name>: { "servers": [...],
+                    "overall", "tools" }), "resultLimits" ({ "maxBytes", "tools" }: larger
+                    results are cut, with a marker) and "endpoints": { <name>: { "servers": [...],
                     "tools": ["gh_*"] } }, each served at <url>/mcp/<name> (a line each on
                     stdout) with the same auth and hooks
   --state-key-file PATH

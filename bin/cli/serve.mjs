@@ -60,7 +60,7 @@ export async function serve({ positionals, values }) {
   const { stateKey, replicaUrl } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
   const hooks = await hooksFromFlag(values.hooks)
-  const { curation, endpoints, limits } = curationFromFlag(values["tools-config"])
+  const { curation, endpoints, limits, resultLimits } = curationFromFlag(values["tools-config"])
   const addr = values.addr ?? "127.0.0.1:8808"
   const list = (value) => (value === undefined ? undefined : value.split(",").map((s) => s.trim()).filter(Boolean))
   const only = list(values.tools)
@@ -95,7 +95,7 @@ export async function serve({ positionals, values }) {
   let toolkit
   try {
     const skills = values.skills === undefined ? undefined : path.resolve(values.skills)
-    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills, hooks, curation })
+    toolkit = await tn.createToolkit({ mcpConfig: mcpConfigOf(resolved), builtins: false, signal: controller.signal, toolSearch, skills, hooks, curation, resultLimits })
   } catch (err) {
     if (stopping) return 0
     const message = messageOf(err)

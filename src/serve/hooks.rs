@@ -16,14 +16,37 @@ use engine::serve::hooks::{CallHooks, Verdict};
 
 type Hook = JsCallback<Value, Promise<JsonValue>>;
 
-/// lib/hooks.js's hooks (internal): `before(call)` resolves `null`, `{ deny }` or
-/// `{ arguments }`; `after(call)` resolves `null` or `{ result }`.
+/// A served toolkit's policy (internal): lib/hooks.js's hooks (`before(call)` resolves `null`,
+/// `{ deny }` or `{ arguments }`; `after(call)` resolves `null` or `{ result }`) and
+/// lib/curation.js's result limits (`maxResultBytes`, overall; `toolResultBytes`, by glob).
 #[napi(object, object_to_js = false)]
-pub struct NativeHooks<'a> {
+pub struct NativePolicy<'a> {
     #[napi(ts_type = "(call: unknown) => Promise<unknown>")]
     pub before: Option<Function<'a, Value, Promise<JsonValue>>>,
     #[napi(ts_type = "(call: unknown) => Promise<unknown>")]
     pub after: Option<Function<'a, Value, Promise<JsonValue>>>,
+    pub max_result_bytes: Option<f64>,
+    pub tool_result_bytes: Option<Vec<NativeResultLimit>>,
+}
+
+/// The largest result of the tools a glob names, in bytes.
+#[napi(object)]
+pub struct NativeResultLimit {
+    pub glob: String,
+    pub bytes: f64,
+}
+
+/// The result limits of `policy`, when it sets any.
+pub(super) fn result_limits(policy: &NativePolicy) -> Option<engine::serve::cut::ResultLimits> {
+    let tools: Vec<(String, usize)> = policy
+        .tool_result_bytes
+        .iter()
+        .flatten()
+        .map(|l| (l.glob.clone(), l.bytes as usize))
+        .collect();
+    let max_bytes = policy.max_result_bytes.map(|b| b as usize);
+    (max_bytes.is_some() || !tools.is_empty())
+        .then_some(engine::serve::cut::ResultLimits { max_bytes, tools })
 }
 
 struct JsHooks {
@@ -31,11 +54,14 @@ struct JsHooks {
     after: Option<Arc<Hook>>,
 }
 
-/// `hooks` as the engine asks them.
-pub(super) fn call_hooks(hooks: NativeHooks) -> Result<Arc<dyn CallHooks>> {
-    let before = hooks.before.map(js_callback).transpose()?.map(Arc::new);
-    let after = hooks.after.map(js_callback).transpose()?.map(Arc::new);
-    Ok(Arc::new(JsHooks { before, after }))
+/// The hooks of `policy` as the engine asks them (None without any).
+pub(super) fn call_hooks(policy: NativePolicy) -> Result<Option<Arc<dyn CallHooks>>> {
+    if policy.before.is_none() && policy.after.is_none() {
+        return Ok(None);
+    }
+    let before = policy.before.map(js_callback).transpose()?.map(Arc::new);
+    let after = policy.after.map(js_callback).transpose()?.map(Arc::new);
+    Ok(Some(Arc::new(JsHooks { before, after })))
 }
 
 /// What the hook's promise resolved, or why it has none (it threw or rejected).

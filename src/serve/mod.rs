@@ -27,7 +27,7 @@ pub use tools::{check_tool_values, tool_result_from_mcp};
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(
-    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, hooks?: NativeHooks"
+    ts_args_type = "tools: NativeTool[], name: string, version: string, onCall?: (call: CallRecord) => void, search?: NativeSearchMode, skills?: NativeSkills, policy?: NativePolicy"
 )]
 // Positional, as lib/serve.js's internal `serviceFor` passes them.
 #[allow(clippy::too_many_arguments)]
@@ -39,7 +39,7 @@ pub fn create_service(
     on_call: Option<Function<Value, ()>>,
     search: Option<NativeSearchMode>,
     skills: Option<&skills::NativeSkills>,
-    hooks: Option<hooks::NativeHooks>,
+    policy: Option<hooks::NativePolicy>,
 ) -> Result<NativeService> {
     let served = served_tools(env, tools)?;
     let on_call = match on_call {
@@ -70,7 +70,8 @@ pub fn create_service(
             always: mode.always,
         }))
         .skills(skills.map(|s| s.skills.clone()))
-        .hooks(hooks.map(hooks::call_hooks).transpose()?)
+        .result_limits(policy.as_ref().and_then(hooks::result_limits))
+        .hooks(policy.map(hooks::call_hooks).transpose()?.flatten())
         .build();
     Ok(NativeService {
         server,

@@ -14,6 +14,7 @@ pub struct Builder {
     tools: Vec<ServedTool>,
     on_call: Option<OnCall>,
     call_hooks: Option<Arc<dyn super::hooks::CallHooks>>,
+    result_limits: Option<super::cut::ResultLimits>,
     input_limits: Option<rounds::Limits>,
     task_limits: Option<tasks::Limits>,
     search: Option<search::SearchMode>,
@@ -33,6 +34,7 @@ impl ToolServer {
             tools,
             on_call: None,
             call_hooks: None,
+            result_limits: None,
             input_limits: None,
             task_limits: None,
             search: None,
@@ -51,6 +53,12 @@ impl Builder {
     /// Asks these hooks before and after each tool call, resource read and prompt get.
     pub fn hooks(mut self, hooks: Option<Arc<dyn super::hooks::CallHooks>>) -> Self {
         self.call_hooks = hooks;
+        self
+    }
+
+    /// Cuts the tools' results to these sizes.
+    pub fn result_limits(mut self, limits: Option<super::cut::ResultLimits>) -> Self {
+        self.result_limits = limits;
         self
     }
 
@@ -91,6 +99,7 @@ impl Builder {
                 changes: Default::default(),
                 on_call: self.on_call,
                 call_hooks: self.call_hooks,
+                result_limits: self.result_limits,
                 parking: Arc::new(
                     self.input_limits
                         .map_or_else(rounds::Parking::default, rounds::Parking::new),

@@ -15,6 +15,7 @@ pub(crate) mod caller;
 mod changes;
 pub mod context;
 pub mod curate;
+pub mod cut;
 mod handler;
 pub mod hooks;
 pub mod http;
@@ -121,6 +122,8 @@ struct Inner {
     on_call: Option<OnCall>,
     /// The application's policy hooks, when it set some.
     call_hooks: Option<Arc<dyn hooks::CallHooks>>,
+    /// How large a tool's result may be (`resultLimits`), when limited.
+    result_limits: Option<cut::ResultLimits>,
     /// 2026-07-28 runs waiting for the retry that brings their input.
     parking: Arc<rounds::Parking>,
     /// Searched instead of listed (`toolSearch`), when set.

@@ -30,6 +30,24 @@ impl ToolServer {
         before(&**hooks, call).await
     }
 
+    /// `caller`, its results cut to the tool's limit when it has one (after `afterCall`).
+    pub(crate) fn cut_results(
+        &self,
+        subject: &Subject,
+        caller: Arc<dyn ToolCaller>,
+    ) -> Arc<dyn ToolCaller> {
+        let limit = (subject.kind == crate::serve::rounds::SubjectKind::Tool)
+            .then(|| self.shared.result_limits.as_ref()?.of(&subject.name))
+            .flatten();
+        match limit {
+            Some(limit) => Arc::new(crate::serve::cut::Cut {
+                inner: caller,
+                limit,
+            }),
+            None => caller,
+        }
+    }
+
     /// `caller`, answering through `afterCall` when there is one.
     pub(crate) fn after_call(
         &self,

@@ -79,6 +79,7 @@ impl ToolServer {
         let digest = (input::is_modern(&request) && seal::key_of(&request).is_some())
             .then(|| call_digest(subject.kind, &subject.name, made_with.unwrap_or(&arguments)));
         let caller = self.after_call(&subject, caller, &request);
+        let caller = self.cut_results(&subject, caller);
         let (ctx, asks) = CallContext::new(request, self.log_level.clone());
         let run_ctx = ctx.clone();
         let task = AbortOnDrop(tokio::spawn(async move {
