@@ -1314,8 +1314,8 @@ export interface ServeOptions {
    * Other audiences on the same listener, each an MCP endpoint at `/mcp/<name>` (`/mcp` stays
    * the whole set): the tools of `servers` (by name) and/or those `tools` names (a name or a
    * glob such as `"github_*"`, against the curated names), with its own sessions, listing and
-   * `list_changed`. Its `auth` (default: the main endpoint's), `hooks` (default: the main
-   * endpoint's) and `limits` (default: none) are its own. Its resources and prompts are those of
+   * `list_changed`. Its `auth`, `hooks` and `limits` default to the main endpoint's (its
+   * limits counted apart from the main endpoint's). Its resources and prompts are those of
    * its `servers` (all, without them) and the toolkit's own.
    */
   endpoints?: Record<string, AudienceEndpoint>

@@ -306,7 +306,8 @@ async function createToolkit(opts) {
         /** @type {Served} */
         const entry = { service: /** @type {any} */ (undefined), cfg, cache, pick: endpoint.pick, servers: endpoint.servers }
         entry.service = serviceFor(endpoint.pick(exposedMcpTools(tools, cfg)), {}, onCall, search, skills, hooksOf)
-        const { auth, limits } = serveOptions({ auth: endpoint.auth, limits: endpoint.limits })
+        // Its own limits, else the same ones as the main endpoint (counted apart).
+        const { auth, limits } = serveOptions({ auth: endpoint.auth, limits: endpoint.limits ?? serveOpts?.limits })
         service.addEndpoint(endpoint.name, entry.service, auth, limits)
         named.push(entry)
         setSurface(entry)
