@@ -308,3 +308,49 @@ export const afterCall = (call) => call.tool === "up_echo" ? { content: [{ type:
   assert.equal(broken.code, 2)
   assert.match(broken.stderr, /--hooks .*missing\.mjs: cannot load it: Cannot find module/)
 })
+
+test("2026-07-28 input rounds with a state key: a call whose arguments beforeCall rewrote is retried with the caller's own (Python client), on this replica and another", T, async () => {
+  const seen = []
+  const greet = defineTool({
+    name: "greet",
+    inputSchema: { type: "object", properties: { greeting: { type: "string" } } },
+    async run({ greeting }, ctx) {
+      const answer = await ctx.elicit({ message: "What is your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } })
+      return `${greeting}, ${answer.content.name}`
+    },
+  })
+  const hooks = {
+    beforeCall(call) {
+      seen.push(call.arguments)
+      return { arguments: { greeting: `${call.arguments.greeting ?? "Hello"} (checked)` } }
+    },
+  }
+  const stateKey = "a state key the replicas share, 32+ bytes"
+  const replicas = []
+  for (let i = 0; i < 2; i++) {
+    const tk = await createToolkit({ extraTools: [greet], hooks })
+    defer(() => tk.close())
+    const handle = await tk.serve("127.0.0.1:0", { stateKey, stateless: true })
+    defer(() => handle.stop())
+    replicas.push(handle.url)
+  }
+  // The retry comes back to the replica holding the run: the run goes on (no second hook).
+  const here = await python(replicas[0], "2026-07-28", [{ call: "greet", args: { greeting: "Hi" } }])
+  assert.deepEqual([here.answers[0].text, here.answers[0].isError], ["Hi (checked), Ada Lovelace", false])
+  assert.deepEqual(seen, [{ greeting: "Hi" }])
+  // The retry reaches the other replica: the call is run again from its sealed state, asked of
+  // beforeCall again with the caller's own arguments, and goes on with the rewritten ones.
+  seen.length = 0
+  const on = (url) => wire(`${url}/mcp`, { extensions: false })
+  const first = (await on(replicas[0])("tools/call", { name: "greet", arguments: { greeting: "Hey" } })).result
+  assert.equal(first.resultType, "input_required", JSON.stringify(first))
+  const [key] = Object.keys(first.inputRequests)
+  const retried = await on(replicas[1])("tools/call", {
+    name: "greet",
+    arguments: { greeting: "Hey" },
+    inputResponses: { [key]: { action: "accept", content: { name: "Grace" } } },
+    requestState: first.requestState,
+  })
+  assert.deepEqual(retried.result?.content, [{ type: "text", text: "Hey (checked), Grace" }], JSON.stringify(retried))
+  assert.deepEqual(seen, [{ greeting: "Hey" }, { greeting: "Hey" }])
+})
