@@ -107,10 +107,12 @@ test("a renamed tool with a preset argument: listed without it, the upstream rec
   assert.deepEqual(seen[0], ["add_to_ten", { b: 5 }])
 })
 
-test("renames hold for served search and call_tool", T, async () => {
+test("renames hold for served search and call_tool, and for the toolkit's own search", T, async () => {
   const log = tmpFile("calls.log")
   const tk = await createToolkit({ mcpConfig: { mcpServers: { up: upstream(log, "add", "echo", "structured") } }, curation: CURATION, toolSearch: true })
   defer(() => tk.close())
+  const own = tk.searchTools("adds b to ten")
+  assert.deepEqual([own[0].name, own[0].description], ["add_to_ten", "Adds b to ten"])
   const handle = await tk.serve("127.0.0.1:0")
   defer(() => handle.stop())
   const client = await sdkClient(handle.url)

@@ -50,10 +50,12 @@ function searcher(current, refKey) {
     const { limit, servers } = searchOptions(query, opts)
     const tools = current()
     if (index === undefined || tools !== indexed) {
+      // A curated tool is indexed as curated (its own description and schema), not as listed.
+      const { CURATION } = require("./curation.js")
       index = new binding.ToolIndex(
         tools.map((tool) => {
           const ref = /** @type {any} */ (tool)[refKey]
-          if (ref !== undefined) return { name: tool.name, mcp: ref }
+          if (ref !== undefined && !(/** @type {any} */ (tool)[CURATION])) return { name: tool.name, mcp: ref }
           const t = /** @type {any} */ (tool)
           return { name: tool.name, description: tool.description, title: typeof t.title === "string" ? t.title : undefined, inputSchema: tool.inputSchema }
         }),
