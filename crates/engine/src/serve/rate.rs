@@ -414,6 +414,26 @@ mod tests {
     }
 
     #[test]
+    fn callers_not_seen_for_a_while_are_forgotten() {
+        let limit = Limit {
+            per_minute: Some(1.0),
+            ..Default::default()
+        };
+        let mut table = Table::default();
+        let start = Instant::now();
+        table.slot("old", &limit, start).take(&limit);
+        table.release("old");
+        // Later, enough newcomers come for a sweep: the old caller's emptied bucket is gone
+        // (it would be full again by now anyway), the recent ones stay.
+        let later = start + FORGET_AFTER + std::time::Duration::from_secs(1);
+        for n in 0..=SWEEP_EVERY {
+            table.slot(&format!("new-{n}"), &limit, later).take(&limit);
+        }
+        assert!(!table.slots.contains_key("old"));
+        assert!(table.slots.contains_key("new-0"));
+    }
+
+    #[test]
     fn a_tool_limit_applies_to_the_tools_its_glob_names() {
         let limits = Limiter::new(RateLimits {
             tools: vec![(
