@@ -8,6 +8,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { createToolkit } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { PYTHON, deferredCleanup, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
 import { startCli } from "./lib/gateway.mjs"
@@ -105,6 +106,27 @@ test("two audiences on one port: different listings, auth, hooks and limits; /mc
   assert.equal((await fetch(`${handle.url}/mcp/nope`, { method: "POST", body: "{}" })).status, 404)
   assert.deepEqual(received(ghLog), ["add", "add"])
   assert.deepEqual(received(memLog), ["echo", "echo", "echo"])
+})
+
+test("each endpoint's listing follows its own servers: list_changed reaches the audience whose tools changed", T, async () => {
+  const tk = await createToolkit({ mcpConfig: { mcpServers: { gh: upstream(tmpFile("gh.log"), "add", "grow"), mem: upstream(tmpFile("mem.log"), "echo") } } })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0", { endpoints: { admins: { servers: ["gh"] }, readers: { servers: ["mem"] } } })
+  defer(() => handle.stop())
+  const admins = await sdkClient(handle.endpoints.admins)
+  const readers = await sdkClient(handle.endpoints.readers)
+  let readersHeard = 0
+  readers.setNotificationHandler(ToolListChangedNotificationSchema, () => void readersHeard++)
+  const heard = new Promise((resolve) => admins.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
+  // Streams open (a GET each) before the change, so the notification has somewhere to go.
+  assert.deepEqual(await names(admins), ["gh_add", "gh_grow"])
+  assert.deepEqual(await names(readers), ["mem_echo"])
+  const all = await sdkClient(`${handle.url}/mcp`)
+  assert.equal((await all.callTool({ name: "gh_grow", arguments: { name: "grown" } })).content[0].text, "added grown")
+  await heard
+  assert.deepEqual(await names(admins), ["gh_add", "gh_grow", "gh_grown"])
+  assert.deepEqual(await names(readers), ["mem_echo"])
+  assert.equal(readersHeard, 0, "the readers' tools did not change")
 })
 
 test("endpoints are checked when given, in words", T, async () => {

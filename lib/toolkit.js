@@ -20,7 +20,19 @@ const { endpointsOption } = require("./endpoints.js")
 /** @typedef {import("../index").ToolkitOptions} ToolkitOptions */
 /** @typedef {import("../index").McpSource} McpSource */
 /** @typedef {import("../index").McpServerOptions} McpServerOptions */
-/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, cache?: import("../index").CacheHints, handle?: import("../binding").HttpServer, pick?: (tools: Tool[]) => Tool[], servers?: string[] }} Served */
+/** @typedef {{ service: import("../binding").NativeService, cfg: McpServerOptions, cache?: import("../index").CacheHints, handle?: import("../binding").HttpServer, pick?: (tools: Tool[]) => Tool[], servers?: string[], signature?: string }} Served */
+
+/**
+ * What a set of tools is listed as (names, descriptions, schemas), to tell whether it changed.
+ * @param {Tool[]} tools
+ */
+const listingSignature = (tools) =>
+  JSON.stringify(
+    tools.map((tool) => {
+      const t = /** @type {any} */ (tool)
+      return [t.name, t.description, t.inputSchema, t.title, t.annotations, t.outputSchema, t.execution]
+    }),
+  )
 
 /**
  * A toolkit: MCP tools from `mcpConfig` first, then `extraTools` (first name wins, with a
@@ -133,7 +145,17 @@ async function createToolkit(opts) {
   // Served endpoints and the app hear of every change to the tool set.
   const announce = () => {
     for (const served of services) {
-      served.service.setTools(servedTools(exposedOf(served)))
+      const exposed = exposedOf(served)
+      // An audience's endpoint hears of a change only when its own subset changed.
+      if (served.pick) {
+        const signature = listingSignature(exposed)
+        if (signature === served.signature) {
+          setSurface(served)
+          continue
+        }
+        served.signature = signature
+      }
+      served.service.setTools(servedTools(exposed))
       setSurface(served)
     }
     if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())
@@ -305,7 +327,9 @@ async function createToolkit(opts) {
             : nativePolicy(nativeHooks(endpoint.hooks, `endpoints.${endpoint.name}.hooks`), cfg.resultLimits === undefined ? resultLimits : nativeResultLimits(cfg.resultLimits, "mcp.resultLimits"))
         /** @type {Served} */
         const entry = { service: /** @type {any} */ (undefined), cfg, cache, pick: endpoint.pick, servers: endpoint.servers }
-        entry.service = serviceFor(endpoint.pick(exposedMcpTools(tools, cfg)), {}, onCall, search, skills, hooksOf)
+        const exposed = endpoint.pick(exposedMcpTools(tools, cfg))
+        entry.signature = listingSignature(exposed)
+        entry.service = serviceFor(exposed, {}, onCall, search, skills, hooksOf)
         // Its own limits, else the same ones as the main endpoint (counted apart).
         const { auth, limits } = serveOptions({ auth: endpoint.auth, limits: endpoint.limits ?? serveOpts?.limits })
         service.addEndpoint(endpoint.name, entry.service, auth, limits)
