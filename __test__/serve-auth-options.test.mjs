@@ -34,6 +34,7 @@ test("serve options: auth and accessLog are normalised into what the native serv
     stateKey: undefined,
     replicaUrl: undefined,
     metrics: undefined,
+    limits: undefined,
   })
   assert.deepEqual(serveOptions({ auth: "none" }).auth, { none: true })
   // `metrics`: a boolean, else a TypeError in words.
