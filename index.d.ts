@@ -881,6 +881,12 @@ export interface CacheHints {
 
 /** What a policy hook is told of every served call (see `CallHooks`). */
 interface HookedCallCommon {
+  /**
+   * The request: `tools/call`, `resources/read` and `prompts/get` (both hooks), or, for
+   * `beforeCall` only, `resources/subscribe`, `skills/get` and `resources/directory/read` (a
+   * resource's `uri`, nothing to rewrite: it may refuse them).
+   */
+  method: "tools/call" | "resources/read" | "prompts/get" | "resources/subscribe" | "skills/get" | "resources/directory/read"
   /** The MCP server it is relayed to, when it is relayed (a gateway's tool, resource or prompt). */
   server?: string
   /** Who called, when served with `auth`. Never holds the token. */

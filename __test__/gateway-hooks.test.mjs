@@ -9,7 +9,7 @@ import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
-import { createToolkit, defineTool, defineResource, definePrompt, buildMcpServer } from "toolnexus"
+import { createToolkit, defineTool, defineResource, definePrompt, defineSkill, buildMcpServer } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
@@ -111,7 +111,7 @@ test("the official Python client in both eras: a refused call never reaches the 
   // What the hook was told: the served name, the upstream server, the caller's arguments.
   // (and, in 2026-07-28, the request's _meta, which carries the protocol's own fields).
   const { meta, ...call } = seen[0]
-  assert.deepEqual(call, { kind: "tool", tool: "up_add", server: "up", arguments: { a: 13, b: 1 } })
+  assert.deepEqual(call, { kind: "tool", method: "tools/call", tool: "up_add", server: "up", arguments: { a: 13, b: 1 } })
   assert.equal(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28")
   assert.equal(seen[4].meta, undefined, "the handshake era's call has no _meta")
   assert.equal(seen.length, 8)
@@ -185,8 +185,12 @@ test("reads and prompts: a refused read is -32600 in the policy's words, a promp
   const prompt = await client.getPrompt({ name: "greet", arguments: { who: "grace" } })
   assert.equal(prompt.messages[0].content.text, "Hello, GRACE!")
   const strip = ({ meta, ...call }) => call
-  assert.deepEqual(strip(seen.find((c) => c.kind === "resource")), { kind: "resource", uri: "memo://public", arguments: {} })
-  assert.deepEqual(strip(seen.find((c) => c.kind === "prompt")), { kind: "prompt", prompt: "greet", arguments: { who: "ada" } })
+  assert.deepEqual(strip(seen.find((c) => c.kind === "resource")), { kind: "resource", method: "resources/read", uri: "memo://public", arguments: {} })
+  assert.deepEqual(strip(seen.find((c) => c.kind === "prompt")), { kind: "prompt", method: "prompts/get", prompt: "greet", arguments: { who: "ada" } })
+  // The other requests that name a resource are asked of beforeCall too, which may refuse them.
+  await assert.rejects(client.subscribeResource({ uri: "memo://secret" }), { code: -32600, message: "MCP error -32600: memos marked secret stay home" })
+  await client.subscribeResource({ uri: "memo://public" })
+  assert.deepEqual(strip(seen.at(-1)), { kind: "resource", method: "resources/subscribe", uri: "memo://public", arguments: {} })
 })
 
 test("a hook that throws or answers something else fails its call in words; the server goes on", T, async () => {
@@ -353,4 +357,37 @@ test("2026-07-28 input rounds with a state key: a call whose arguments beforeCal
   })
   assert.deepEqual(retried.result?.content, [{ type: "text", text: "Hey (checked), Grace" }], JSON.stringify(retried))
   assert.deepEqual(seen, [{ greeting: "Hey" }, { greeting: "Hey" }])
+})
+
+test("skills: skills/get and resources/directory/read are asked of beforeCall, which may refuse them", T, async () => {
+  const skill = (name) => defineSkill({ files: { "SKILL.md": `---\nname: ${name}\ndescription: The ${name} skill\n---\nDo ${name}.\n` } })
+  const seen = []
+  const tk = await createToolkit({
+    skills: [skill("public-notes"), skill("internal-ops")],
+    hooks: {
+      beforeCall(call) {
+        seen.push([call.method, call.uri])
+        if (call.uri?.startsWith("skill://internal-ops")) return { deny: "internal skills are for staff" }
+      },
+    },
+  })
+  defer(() => tk.close())
+  const handle = await tk.serve("127.0.0.1:0")
+  defer(() => handle.stop())
+  const request = wire(`${handle.url}/mcp`)
+  const open = await request("skills/get", { uri: "skill://public-notes/SKILL.md" })
+  assert.equal(open.result.skill.frontmatter.name, "public-notes", JSON.stringify(open))
+  const refused = await request("skills/get", { uri: "skill://internal-ops/SKILL.md" })
+  assert.deepEqual(refused.error, { code: -32600, message: "internal skills are for staff" })
+  const folder = await request("resources/directory/read", { uri: "skill://internal-ops" })
+  assert.deepEqual(folder.error, { code: -32600, message: "internal skills are for staff" })
+  // A skill's file read as a resource (here by the SDK's client, in the handshake era).
+  const client = await sdkClient(handle.url)
+  await assert.rejects(client.readResource({ uri: "skill://internal-ops/SKILL.md" }), { code: -32600, message: "MCP error -32600: internal skills are for staff" })
+  assert.deepEqual(seen, [
+    ["skills/get", "skill://public-notes/SKILL.md"],
+    ["skills/get", "skill://internal-ops/SKILL.md"],
+    ["resources/directory/read", "skill://internal-ops"],
+    ["resources/read", "skill://internal-ops/SKILL.md"],
+  ])
 })

@@ -210,6 +210,8 @@ impl ServerHandler for ToolServer {
                 None,
             ));
         }
+        self.before_request("resources/subscribe", &request.uri, &context)
+            .await?;
         self.follow(&request.uri, context).await
     }
 
@@ -309,7 +311,12 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
         let (op, context) = Op::server("skills/get", Named::Resource(&request.uri), context);
-        observed(op, self.skill_entry(&request.uri, &context)).await
+        observed(op, async {
+            self.before_request("skills/get", &request.uri, &context)
+                .await?;
+            self.skill_entry(&request.uri, &context).await
+        })
+        .await
     }
 
     async fn read_resource_directory(
@@ -322,7 +329,12 @@ impl ServerHandler for ToolServer {
             Named::Resource(&request.uri),
             context,
         );
-        observed(op, self.skill_directory(&request.uri, &context)).await
+        observed(op, async {
+            self.before_request("resources/directory/read", &request.uri, &context)
+                .await?;
+            self.skill_directory(&request.uri, &context).await
+        })
+        .await
     }
 
     async fn on_custom_request(

@@ -4,8 +4,10 @@
 //! so each is bounded in time and a failure of one fails that request in words, never the
 //! server.
 //!
-//! A hook sees the call as JSON: `{kind, tool | uri | prompt, server?, arguments, principal?,
-//! meta?}` (and `result` for `afterCall`). `beforeCall` runs before anything of the call
+//! A hook sees the call as JSON: `{kind, method, tool | uri | prompt, server?, arguments,
+//! principal?, meta?}` (and `result` for `afterCall`). Besides calls, reads and gets,
+//! `beforeCall` is asked of the other requests that name a resource (`resources/subscribe`,
+//! `skills/get`, `resources/directory/read`), which it may refuse. `beforeCall` runs before anything of the call
 //! starts (a task is made only for a call it let through); a retry that resumes a run parked
 //! on this replica continues what it already let through, while a call run again from a
 //! sealed state (another replica's) is asked again. `afterCall` runs on the run's own task,
@@ -91,12 +93,13 @@ pub(crate) fn described(
     request: &RequestContext<RoleServer>,
 ) -> Value {
     let mut call = Map::new();
-    let (kind, key) = match subject.kind {
-        SubjectKind::Tool => ("tool", "tool"),
-        SubjectKind::Resource => ("resource", "uri"),
-        SubjectKind::Prompt => ("prompt", "prompt"),
+    let (kind, key, method) = match subject.kind {
+        SubjectKind::Tool => ("tool", "tool", "tools/call"),
+        SubjectKind::Resource => ("resource", "uri", "resources/read"),
+        SubjectKind::Prompt => ("prompt", "prompt", "prompts/get"),
     };
     call.insert("kind".into(), kind.into());
+    call.insert("method".into(), method.into());
     call.insert(key.into(), Value::String(subject.name.clone()));
     if let Some(server) = server {
         call.insert("server".into(), Value::String(server));

@@ -30,6 +30,31 @@ impl ToolServer {
         before(&**hooks, call).await
     }
 
+    /// `beforeCall` on a request of `method` (`resources/subscribe`, `skills/get`,
+    /// `resources/directory/read`) that names the resource `uri`: Ok to go on, or its refusal
+    /// (or failure) as the request's error. Arguments it gives are ignored: there are none.
+    pub(crate) async fn before_request(
+        &self,
+        method: &str,
+        uri: &str,
+        request: &RequestContext<RoleServer>,
+    ) -> Result<(), rmcp::ErrorData> {
+        let Some(hooks) = self.shared.call_hooks.as_ref().filter(|h| h.has_before()) else {
+            return Ok(());
+        };
+        let subject = Subject {
+            kind: crate::serve::rounds::SubjectKind::Resource,
+            name: uri.to_string(),
+            source: "own".into(),
+        };
+        let mut call = described(&subject, None, &Map::new(), request);
+        call["method"] = Value::String(method.to_string());
+        before(&**hooks, call)
+            .await
+            .map(|_| ())
+            .map_err(|stopped: Stopped| stopped.error())
+    }
+
     /// `caller`, its results cut to the tool's limit when it has one (after `afterCall`).
     pub(crate) fn cut_results(
         &self,
