@@ -73,9 +73,10 @@ export declare class NativeService {
   serveHttp(addr: string, options?: HttpServeOptions | undefined | null): Promise<HttpServer>
   /**
    * Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
-   * connected client with `notifications/tools/list_changed`.
+   * connected client with `notifications/tools/list_changed`, unless `quiet` (the listing is
+   * the same; only what serves it changed).
    */
-  setTools(tools: NativeTool[]): void
+  setTools(tools: NativeTool[], quiet?: boolean): void
   /**
    * Serves `own` resources, templates and prompts (as lib/surface.js's `servedSurface`
    * prepares them) plus those of the `upstreams` sessions, in config order, from now on;

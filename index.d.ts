@@ -1308,10 +1308,11 @@ export interface ServeOptions {
   /**
    * Rate and concurrency limits. The fields at the top limit each caller (its principal, or
    * without auth its address); `overall` the endpoint as a whole; `tools` each tool a name or
-   * glob names (`"github_*"`: the first that matches), all callers together. A request over a
-   * caller's or the overall limit is answered HTTP 429 with `Retry-After` and a JSON-RPC error
-   * saying which limit and when to retry; a call over its tool's limit is a tool error in those
-   * words. A concurrency slot is held until the answer is sent (a task's until it ends).
+   * glob names (`"github_*"`: the first that matches), all callers together. Rates count
+   * requests: one over a caller's or the overall rate is answered HTTP 429 with `Retry-After` and
+   * a JSON-RPC error saying which limit and when to retry. Caps (`concurrent`) count tool calls
+   * in flight, and a tool's rate its calls: a call over either is a tool error in those words. A
+   * call's run holds its places until it ends (a task's until the task ends).
    * Callers not seen for 10 minutes are forgotten; at most 100 000 are kept, newcomers past
    * that share one bucket. Refusals show in the access log.
    */

@@ -1,9 +1,9 @@
 // Rate and concurrency limits of a served endpoint (issue 41: `serve(addr, { limits })`): a
 // caller over its bucket is answered 429 with Retry-After in words while other callers pass
 // (the official Python client in both eras, the TypeScript SDK client); without auth each
-// address is a caller of its own; a concurrency slot is held until the answer is sent; a tool's
-// own limit is a tool error, and a task holds its tool's slot until it ends; refusals are in the
-// access log; bad limits are refused in words.
+// address is a caller of its own; a concurrency place is held by a call's run; a tool's own
+// limit is a tool error, and a task holds its places until it ends; refusals are in the access
+// log; bad limits are refused in words.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
@@ -149,7 +149,7 @@ test("without auth each client address is a caller of its own; the overall limit
   assert.match(metrics, /^toolnexus_limit_refusals_total\{limit="overall"\} 1$/m)
 })
 
-test("concurrency: a caller's slot is held until its answer is sent; a tool's limit is a tool error, and a task holds its slot until it ends", T, async () => {
+test("concurrency: a caller's place is held by its call's run; a tool's limit is a tool error, and a task holds its places until it ends", T, async () => {
   const slow = gated("slow")
   const job = gated("job")
   const url = await served(
@@ -163,17 +163,16 @@ test("concurrency: a caller's slot is held until its answer is sent; a tool's li
   const second = (await call(url, "echo", { text: "two" }, bob)).body.result
   assert.deepEqual([second.isError, second.content[0].text], [true, "Too many calls: the limit of tool echo allows 1 call a minute (bursts of 1); retry in 60 s"])
 
-  // A caller's concurrency: alice's plain call of `slow` (no tasks extension declared) holds
-  // her one slot until it is answered.
+  // A caller's concurrency counts calls, not requests: alice's plain call of `slow` (no tasks
+  // extension declared) holds her one place until its run ends; her other requests go on.
   const held = call(url, "slow", {}, { ...alice, plain: true })
   await slow.running
-  const refused = await post(url, "tools/list", {}, alice)
-  assert.deepEqual([refused.status, refused.retryAfter], [429, "1"])
-  assert.equal(refused.body.error.message, "Too many requests: the limit for each caller allows 1 call at once; retry when one has finished")
+  const refused = (await call(url, "echo", { text: "three" }, alice)).body.result
+  assert.deepEqual([refused.isError, refused.content[0].text], [true, "Too many calls: the limit for each caller allows 1 call at once; retry when one has finished"])
+  assert.equal((await post(url, "tools/list", {}, alice)).status, 200)
   assert.equal((await post(url, "tools/list", {}, bob)).status, 200)
   slow.release()
   assert.equal((await held).body.result.content[0].text, "done 0")
-  assert.equal((await post(url, "tools/list", {}, alice)).status, 200)
 
   // A task of `job` holds the tool's one slot until it ends, for every caller.
   const created = (await call(url, "job", { n: 1 }, alice)).body.result

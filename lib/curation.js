@@ -86,7 +86,7 @@ function toolEntry(entry, at) {
   for (const key of ["preset", "defaults"]) {
     if (e[key] !== undefined && !isObject(e[key])) throw new TypeError(`toolnexus: ${at}.${key} must be an object of arguments`)
   }
-  const both = Object.keys(/** @type {object} */ (e.preset ?? {})).find((k) => k in /** @type {object} */ (e.defaults ?? {}))
+  const both = Object.keys(/** @type {object} */ (e.preset ?? {})).find((k) => Object.hasOwn(/** @type {object} */ (e.defaults ?? {}), k))
   if (both !== undefined) throw new TypeError(`toolnexus: ${at}: "${both}" is both preset and defaulted`)
   return /** @type {ToolCuration} */ (e)
 }
@@ -170,7 +170,7 @@ function curatedTool(tool, name, entry, problems) {
     curated.execute = (/** @type {Record<string, unknown>} */ args, /** @type {any} */ ctx) => {
       /** @type {Record<string, unknown>} */
       const merged = { ...args }
-      for (const [k, v] of Object.entries(defaults)) if (!(k in merged)) merged[k] = v
+      for (const [k, v] of Object.entries(defaults)) if (!Object.hasOwn(merged, k)) merged[k] = v
       Object.assign(merged, preset)
       return tool.execute(merged, ctx)
     }
@@ -203,13 +203,13 @@ function advertisedSchema(schema, preset, defaults) {
     /** @type {Record<string, unknown>} */
     const properties = {}
     for (const [name, property] of Object.entries(/** @type {object} */ (schema.properties))) {
-      if (name in preset) continue
-      properties[name] = name in defaults && isObject(property) ? { ...property, default: defaults[name] } : property
+      if (Object.hasOwn(preset, name)) continue
+      properties[name] = Object.hasOwn(defaults, name) && isObject(property) ? { ...property, default: defaults[name] } : property
     }
     out.properties = properties
   }
   if (Array.isArray(schema.required)) {
-    const required = schema.required.filter((name) => !(name in preset) && !(name in defaults))
+    const required = schema.required.filter((name) => !Object.hasOwn(preset, name) && !Object.hasOwn(defaults, name))
     if (required.length > 0) out.required = required
     else delete out.required
   }

@@ -12,17 +12,18 @@ const { ORIGIN } = require("./curation.js")
 const FIELDS = ["servers", "tools", "auth", "hooks", "limits"]
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/
 
-/** A glob (`*` any run of characters) as a whole-name matcher. @param {string} glob */
+/** A glob (`*` any run of characters, `?` one, as the engine's) as a whole-name matcher. @param {string} glob */
 function globMatcher(glob) {
-  const pattern = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")
+  const pattern = [...glob].map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\]/g, "\\$&"))).join("")
   const re = new RegExp(`^${pattern}$`)
   return (/** @type {string} */ name) => re.test(name)
 }
 
 /**
- * `endpoints` checked (an empty list when absent); `servers` are the config's server names.
+ * `endpoints` checked (an empty list when absent); `servers` are the config's server names
+ * (undefined: not known yet, not checked).
  * @param {unknown} value
- * @param {string[]} servers
+ * @param {string[] | undefined} servers
  * @returns {Endpoint[]}
  */
 function endpointsOption(value, servers) {
@@ -46,7 +47,7 @@ function endpointsOption(value, servers) {
     }
     const onServers = /** @type {string[] | undefined} */ (s.servers)
     for (const server of onServers ?? []) {
-      if (!servers.includes(server)) throw new TypeError(`toolnexus: ${at}.servers: the config has no server "${server}"`)
+      if (servers !== undefined && !servers.includes(server)) throw new TypeError(`toolnexus: ${at}.servers: the config has no server "${server}"`)
     }
     const globs = /** @type {string[] | undefined} */ (s.tools)?.map(globMatcher)
     /** @param {Tool[]} tools */

@@ -146,16 +146,15 @@ async function createToolkit(opts) {
   const announce = () => {
     for (const served of services) {
       const exposed = exposedOf(served)
-      // An audience's endpoint hears of a change only when its own subset changed.
+      // An audience's endpoint hears of a change only when its own subset changed; it serves
+      // the new tools either way (a restarted server's tools call its new session).
+      let quiet = false
       if (served.pick) {
         const signature = listingSignature(exposed)
-        if (signature === served.signature) {
-          setSurface(served)
-          continue
-        }
+        quiet = signature === served.signature
         served.signature = signature
       }
-      served.service.setTools(servedTools(exposed))
+      served.service.setTools(servedTools(exposed), quiet)
       setSurface(served)
     }
     if (onToolsChanged) guardCallback(onToolsChanged, "onToolsChanged")(tools.slice())

@@ -278,6 +278,9 @@ export function curationFromFlag(file) {
   try {
     require("../../lib/curation.js").curationOption(curation, "curation")
     require("../../lib/serve-options.js").serveOptions({ limits })
+    for (const endpoint of require("../../lib/endpoints.js").endpointsOption(endpoints, undefined)) {
+      require("../../lib/serve-options.js").serveOptions({ limits: endpoint.limits })
+    }
     require("../../lib/hooks.js").nativeResultLimits(resultLimits, "resultLimits")
   } catch (err) {
     throw new ArgumentError(`toolnexus serve: --tools-config ${file}: ${messageOf(err).replace(/^toolnexus: (curation\.)?/, "")}`)

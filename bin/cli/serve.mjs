@@ -132,6 +132,9 @@ export async function serve({ positionals, values }) {
       const kept = always.filter((name) => exposed.includes(name))
       log(`toolnexus: --tool-search: tools/list shows search_tools and call_tool${kept.length > 0 ? ` and ${kept.join(", ")}` : ""}; ${exposed.length} tools searched`)
     }
+    if (values.stdio && (endpoints !== undefined || limits !== undefined)) {
+      log("toolnexus: --tools-config: its limits and endpoints apply over HTTP only (ignored with --stdio)")
+    }
     if (!stopping && values.stdio) {
       serving = toolkit.serveStdio({ mcp, onCall })
       log(`toolnexus: serving ${exposed.length} tools over stdio`)

@@ -198,11 +198,20 @@ impl NativeService {
     }
 
     /// Serves `tools` (as lib/serve.js's `servedTools` prepares them) from now on and tells every
-    /// connected client with `notifications/tools/list_changed`.
-    #[napi(ts_args_type = "tools: NativeTool[]")]
-    pub fn set_tools(&self, env: &Env, tools: Vec<tools::NativeTool>) -> Result<()> {
+    /// connected client with `notifications/tools/list_changed`, unless `quiet` (the listing is
+    /// the same; only what serves it changed).
+    #[napi(ts_args_type = "tools: NativeTool[], quiet?: boolean")]
+    pub fn set_tools(
+        &self,
+        env: &Env,
+        tools: Vec<tools::NativeTool>,
+        quiet: Option<bool>,
+    ) -> Result<()> {
         let served = served_tools(env, tools)?;
-        napi::bindgen_prelude::within_runtime_if_available(|| self.server.set_tools(served));
+        let announce = quiet != Some(true);
+        napi::bindgen_prelude::within_runtime_if_available(|| {
+            self.server.replace_tools(served, announce)
+        });
         Ok(())
     }
 

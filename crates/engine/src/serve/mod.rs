@@ -146,9 +146,18 @@ impl ToolServer {
     /// Serves `tools` from now on, and sends `notifications/tools/list_changed` to every
     /// connected client (a client that went away is forgotten). Must run inside the runtime.
     pub fn set_tools(&self, tools: Vec<ServedTool>) {
+        self.replace_tools(tools, true);
+    }
+
+    /// Serves `tools` from now on; connected clients are told (`list_changed`) only when
+    /// `announce` (a listing that did not change, served by new callers after a restart, is
+    /// not news to them).
+    pub fn replace_tools(&self, tools: Vec<ServedTool>, announce: bool) {
         let set = Arc::new(ToolSet::new(tools));
         *self.shared.tools.write().unwrap_or_else(|e| e.into_inner()) = set;
-        self.shared.changes.announce(changes::Change::Tools);
+        if announce {
+            self.shared.changes.announce(changes::Change::Tools);
+        }
     }
 
     fn surface(&self) -> Arc<surface::Surface> {

@@ -2,14 +2,15 @@
 //! and in-flight counts for each caller (its principal, or without auth its address), for the
 //! whole endpoint, and for each limited tool.
 //!
-//! A caller's or the endpoint's limit is checked on every MCP request (a POST) before it
-//! reaches rmcp: over it, the request is answered 429 with `Retry-After`. A tool's limit is
-//! checked when a call of it starts: over it, the call is a tool error saying which limit and
-//! when to retry. A request holds its slot of each concurrency limit until its answer has been
-//! sent. Callers are kept in a bounded table: one not seen for [`FORGET_AFTER`] (or whose
-//! bucket is full again, with nothing in flight) is forgotten, and past [`MAX_CALLERS`] the
-//! newcomers share one bucket, so a flood of addresses costs bounded memory and is still
-//! limited.
+//! A caller's or the endpoint's rate (`callsPerMinute`, `burst`) is checked on every MCP
+//! request (a POST) before it reaches rmcp: over it, the request is answered 429 with
+//! `Retry-After`. Every concurrency cap (`concurrent`) counts tool calls in flight, and a
+//! tool's rate is checked when a call of it starts: over either, the call is a tool error
+//! saying which limit and when to retry. A call's run holds its places until it ends (a task's
+//! until the task ends, a call parked on input while it waits), whatever its client does.
+//! Callers are kept in a bounded table: one not seen for [`FORGET_AFTER`] (or whose bucket is
+//! full again, with nothing in flight) is forgotten, and past [`MAX_CALLERS`] the newcomers
+//! share one bucket, so a flood of addresses costs bounded memory and is still limited.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -105,45 +106,41 @@ impl Slot {
         self.at = now;
     }
 
-    /// Why a call cannot start now (None: it can), `whose` naming the limit.
-    fn refusal(&self, limit: &Limit, (which, whose): (&'static str, &str)) -> Option<Refusal> {
-        if let Some(most) = limit.concurrent
-            && self.inflight >= most
-        {
-            let calls = if most == 1 { "call" } else { "calls" };
-            return Some(Refusal {
-                limit: which,
-                message: format!(
-                    "{whose} allows {most} {calls} at once; retry when one has finished"
-                ),
-                retry_after: 1,
-            });
+    /// Why a call cannot start now for want of a concurrency place (None: it can).
+    fn busy_refusal(&self, limit: &Limit, (which, whose): (&'static str, &str)) -> Option<Refusal> {
+        let most = limit.concurrent?;
+        if self.inflight < most {
+            return None;
         }
-        if limit.per_minute.is_some() && self.tokens < 1.0 {
-            let per_second = limit.per_minute.unwrap_or_default() / 60.0;
-            let wait = if per_second > 0.0 {
-                (1.0 - self.tokens) / per_second
-            } else {
-                f64::INFINITY
-            };
-            let retry_after = wait.ceil().clamp(1.0, 86_400.0) as u64;
-            return Some(Refusal {
-                limit: which,
-                message: format!(
-                    "{whose} allows {}; retry in {retry_after} s",
-                    limit.describe_rate()
-                ),
-                retry_after,
-            });
-        }
-        None
+        let calls = if most == 1 { "call" } else { "calls" };
+        Some(Refusal {
+            limit: which,
+            message: format!("{whose} allows {most} {calls} at once; retry when one has finished"),
+            retry_after: 1,
+        })
     }
 
-    fn take(&mut self, limit: &Limit) {
-        if limit.per_minute.is_some() {
-            self.tokens -= 1.0;
+    /// Why a request cannot go on for want of a token (None: it can).
+    fn rate_refusal(&self, limit: &Limit, (which, whose): (&'static str, &str)) -> Option<Refusal> {
+        let per_minute = limit.per_minute?;
+        if self.tokens >= 1.0 {
+            return None;
         }
-        self.inflight += 1;
+        let per_second = per_minute / 60.0;
+        let wait = if per_second > 0.0 {
+            (1.0 - self.tokens) / per_second
+        } else {
+            f64::INFINITY
+        };
+        let retry_after = wait.ceil().clamp(1.0, 86_400.0) as u64;
+        Some(Refusal {
+            limit: which,
+            message: format!(
+                "{whose} allows {}; retry in {retry_after} s",
+                limit.describe_rate()
+            ),
+            retry_after,
+        })
     }
 
     /// Whether forgetting it changes nothing (a full bucket, nothing in flight).
@@ -158,19 +155,29 @@ struct Table {
     slots: HashMap<String, (Slot, Instant)>,
     /// Keys added since the last sweep.
     added: usize,
+    /// When the last sweep was (sweeps are at most [`SWEEP_INTERVAL`] apart, so a full table
+    /// costs one pass a second, not one per newcomer).
+    swept: Option<Instant>,
 }
 
-/// How many new keys between two sweeps of the forgotten ones.
+/// How many new keys between two sweeps of the forgotten ones...
 const SWEEP_EVERY: usize = 4096;
+/// ...and at most one sweep in this long.
+const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where newcomers go once the table is full.
 const OVERFLOW: &str = "\u{0}overflow";
 
 impl Table {
-    fn slot(&mut self, key: &str, limit: &Limit, now: Instant) -> &mut Slot {
+    /// The slot of `key` (or, the table being full, the shared one), and the key it is under.
+    fn slot(&mut self, key: &str, limit: &Limit, now: Instant) -> (&mut Slot, String) {
         let new = !self.slots.contains_key(key);
-        if new && (self.slots.len() >= MAX_CALLERS || self.added >= SWEEP_EVERY) {
+        let due = self
+            .swept
+            .is_none_or(|at| now.saturating_duration_since(at) >= SWEEP_INTERVAL);
+        if new && due && (self.slots.len() >= MAX_CALLERS || self.added >= SWEEP_EVERY) {
             self.added = 0;
+            self.swept = Some(now);
             self.slots.retain(|_, (slot, seen)| {
                 slot.refill(limit, now);
                 slot.inflight > 0
@@ -178,12 +185,12 @@ impl Table {
                         && !slot.is_fresh(limit))
             });
         }
-        let key = if self.slots.contains_key(key) || self.slots.len() < MAX_CALLERS {
+        let key = if !new || self.slots.len() < MAX_CALLERS {
             key
         } else {
             OVERFLOW
         };
-        if new {
+        if !self.slots.contains_key(key) {
             self.added += 1;
         }
         let (slot, seen) = self
@@ -192,15 +199,10 @@ impl Table {
             .or_insert_with(|| (Slot::new(limit, now), now));
         *seen = now;
         slot.refill(limit, now);
-        slot
+        (slot, key.to_string())
     }
 
     fn release(&mut self, key: &str) {
-        let key = if self.slots.contains_key(key) {
-            key
-        } else {
-            OVERFLOW
-        };
         if let Some((slot, _)) = self.slots.get_mut(key) {
             slot.inflight = slot.inflight.saturating_sub(1);
         }
@@ -254,67 +256,128 @@ impl Limiter {
         })
     }
 
-    /// Whether requests are limited at all (else only tool calls may be).
+    /// Whether requests are limited at all (a caller's or the overall rate).
     pub(crate) fn limits_requests(&self) -> bool {
-        self.limits.caller.is_some() || self.limits.overall.is_some()
+        let rated = |limit: &Option<Limit>| limit.as_ref().is_some_and(|l| l.per_minute.is_some());
+        rated(&self.limits.caller) || rated(&self.limits.overall)
     }
 
-    /// Lets a request of `caller` in (holding its slots until the permit drops), or says which
-    /// limit refused it.
-    pub(crate) fn admit(self: &Arc<Self>, caller: &str) -> Result<Permit, Refusal> {
+    /// Lets a request of `caller` in by the caller's and the overall rate (each request takes a
+    /// token), or says which limit refused it.
+    pub(crate) fn admit(&self, caller: &str) -> Result<(), Refusal> {
         let now = Instant::now();
         let mut callers = lock(&self.callers);
         let mut overall = lock(&self.overall);
-        if let Some(limit) = &self.limits.caller {
-            let slot = callers.slot(caller, limit, now);
-            if let Some(refusal) = slot.refusal(limit, ("caller", "the limit for each caller")) {
-                return Err(refusal);
+        let caller_limit = self
+            .limits
+            .caller
+            .as_ref()
+            .filter(|l| l.per_minute.is_some());
+        let overall_limit = self
+            .limits
+            .overall
+            .as_ref()
+            .filter(|l| l.per_minute.is_some());
+        let mut caller_slot = match caller_limit {
+            Some(limit) => {
+                let (slot, _) = callers.slot(caller, limit, now);
+                if let Some(refusal) = slot.rate_refusal(limit, RATE_OF_CALLER) {
+                    return Err(refusal);
+                }
+                Some(slot)
             }
-        }
-        if let Some(limit) = &self.limits.overall {
+            None => None,
+        };
+        if let Some(limit) = overall_limit {
             let slot = overall.get_or_insert_with(|| Slot::new(limit, now));
             slot.refill(limit, now);
-            if let Some(refusal) = slot.refusal(limit, ("overall", "the server's overall limit")) {
+            if let Some(refusal) = slot.rate_refusal(limit, RATE_OF_SERVER) {
                 return Err(refusal);
             }
-            slot.take(limit);
+            slot.tokens -= 1.0;
         }
-        if let Some(limit) = &self.limits.caller {
-            callers.slot(caller, limit, now).take(limit);
+        if let Some(slot) = caller_slot.as_mut() {
+            slot.tokens -= 1.0;
         }
-        Ok(Permit {
-            limiter: self.clone(),
-            caller: self.limits.caller.as_ref().map(|_| caller.to_string()),
-            overall: self.limits.overall.is_some(),
-            tool: None,
-        })
+        Ok(())
     }
 
-    /// Lets a call of `tool` start (None when no limit names it), or says which limit refused.
-    pub(crate) fn admit_tool(self: &Arc<Self>, tool: &str) -> Result<Option<Permit>, Refusal> {
-        let Some((_, limit)) = self
+    /// Lets a call of `tool` by `caller` start: its place in every concurrency cap and its
+    /// tool's rate, held by the permit until it drops; or which limit refused it.
+    pub(crate) fn admit_call(
+        self: &Arc<Self>,
+        caller: &str,
+        tool: &str,
+    ) -> Result<Permit, Refusal> {
+        let now = Instant::now();
+        let mut permit = Permit {
+            limiter: self.clone(),
+            caller: None,
+            overall: false,
+            tool: None,
+        };
+        if let Some(limit) = self
+            .limits
+            .caller
+            .as_ref()
+            .filter(|l| l.concurrent.is_some())
+        {
+            let mut callers = lock(&self.callers);
+            let (slot, key) = callers.slot(caller, limit, now);
+            if let Some(refusal) = slot.busy_refusal(limit, RATE_OF_CALLER) {
+                return Err(refusal);
+            }
+            slot.inflight += 1;
+            permit.caller = Some(key);
+        }
+        if let Some(limit) = self
+            .limits
+            .overall
+            .as_ref()
+            .filter(|l| l.concurrent.is_some())
+        {
+            let mut overall = lock(&self.overall);
+            let slot = overall.get_or_insert_with(|| Slot::new(limit, now));
+            if let Some(refusal) = slot.busy_refusal(limit, RATE_OF_SERVER) {
+                return Err(refusal);
+            }
+            slot.inflight += 1;
+            permit.overall = true;
+        }
+        if let Some((_, limit)) = self
             .limits
             .tools
             .iter()
             .find(|(glob, _)| super::auth::glob_matches(glob, tool))
-        else {
-            return Ok(None);
-        };
-        let now = Instant::now();
-        let mut tools = lock(&self.tools);
-        let slot = tools.slot(tool, limit, now);
-        if let Some(refusal) = slot.refusal(limit, ("tool", &format!("the limit of tool {tool}"))) {
-            return Err(refusal);
+        {
+            let mut tools = lock(&self.tools);
+            let (slot, key) = tools.slot(tool, limit, now);
+            let whose = ("tool", format!("the limit of tool {tool}"));
+            let whose = (whose.0, whose.1.as_str());
+            if let Some(refusal) = slot
+                .busy_refusal(limit, whose)
+                .or_else(|| slot.rate_refusal(limit, whose))
+            {
+                return Err(refusal);
+            }
+            if limit.per_minute.is_some() {
+                slot.tokens -= 1.0;
+            }
+            slot.inflight += 1;
+            permit.tool = Some(key);
         }
-        slot.take(limit);
-        Ok(Some(Permit {
-            limiter: self.clone(),
-            caller: None,
-            overall: false,
-            tool: Some(tool.to_string()),
-        }))
+        Ok(permit)
+    }
+
+    /// Whether calls are limited at all (a concurrency cap, or a tool's limit).
+    pub(crate) fn limits_calls(&self) -> bool {
+        let capped = |limit: &Option<Limit>| limit.as_ref().is_some_and(|l| l.concurrent.is_some());
+        capped(&self.limits.caller) || capped(&self.limits.overall) || !self.limits.tools.is_empty()
     }
 }
+
+const RATE_OF_CALLER: (&str, &str) = ("caller", "the limit for each caller");
+const RATE_OF_SERVER: (&str, &str) = ("overall", "the server's overall limit");
 
 /// A call's caller that holds its place in a tool's concurrency limit until its run ends
 /// (answered, or as a task, finished).
@@ -365,8 +428,8 @@ mod tests {
             burst: Some(2.0),
             concurrent: None,
         });
-        let _a = limits.admit("alice").unwrap();
-        let _b = limits.admit("alice").unwrap();
+        limits.admit("alice").unwrap();
+        limits.admit("alice").unwrap();
         let refused = limits.admit("alice").err().unwrap();
         assert_eq!(
             refused,
@@ -388,14 +451,19 @@ mod tests {
             concurrent: Some(1),
             ..Default::default()
         });
-        let first = limits.admit("alice").unwrap();
-        let refused = limits.admit("alice").err().unwrap();
+        assert!(
+            !limits.limits_requests(),
+            "a cap alone limits calls, not requests"
+        );
+        let first = limits.admit_call("alice", "t").unwrap();
+        let refused = limits.admit_call("alice", "t").err().unwrap();
         assert_eq!(
             refused.message,
             "the limit for each caller allows 1 call at once; retry when one has finished"
         );
+        assert!(limits.admit_call("bob", "t").is_ok());
         drop(first);
-        assert!(limits.admit("alice").is_ok());
+        assert!(limits.admit_call("alice", "t").is_ok());
     }
 
     #[test]
@@ -405,12 +473,32 @@ mod tests {
             ..Default::default()
         });
         for n in 0..MAX_CALLERS {
-            drop(limits.admit(&format!("caller-{n}")).unwrap());
+            limits.admit(&format!("caller-{n}")).unwrap();
         }
         // The table is full of recent, emptied buckets: newcomers share one.
         assert!(limits.admit("newcomer-1").is_ok());
         assert!(limits.admit("newcomer-2").is_err());
         assert!(lock(&limits.callers).slots.len() <= MAX_CALLERS + 1);
+    }
+
+    #[test]
+    fn a_permit_taken_in_the_shared_slot_is_given_back_there() {
+        let limits = limiter(Limit {
+            concurrent: Some(1),
+            ..Default::default()
+        });
+        let mut held = Vec::new();
+        for n in 0..MAX_CALLERS {
+            held.push(limits.admit_call(&format!("caller-{n}"), "t").unwrap());
+        }
+        let shared = limits.admit_call("newcomer", "t").unwrap();
+        assert_eq!(shared.caller.as_deref(), Some(OVERFLOW));
+        assert!(
+            limits.admit_call("another", "t").is_err(),
+            "the shared slot is taken"
+        );
+        drop(shared);
+        assert!(limits.admit_call("another", "t").is_ok(), "and given back");
     }
 
     #[test]
@@ -421,13 +509,12 @@ mod tests {
         };
         let mut table = Table::default();
         let start = Instant::now();
-        table.slot("old", &limit, start).take(&limit);
-        table.release("old");
+        table.slot("old", &limit, start).0.tokens -= 1.0;
         // Later, enough newcomers come for a sweep: the old caller's emptied bucket is gone
         // (it would be full again by now anyway), the recent ones stay.
         let later = start + FORGET_AFTER + std::time::Duration::from_secs(1);
         for n in 0..=SWEEP_EVERY {
-            table.slot(&format!("new-{n}"), &limit, later).take(&limit);
+            table.slot(&format!("new-{n}"), &limit, later).0.tokens -= 1.0;
         }
         assert!(!table.slots.contains_key("old"));
         assert!(table.slots.contains_key("new-0"));
@@ -446,12 +533,12 @@ mod tests {
             )],
             ..Default::default()
         });
-        assert!(limits.admit_tool("other").unwrap().is_none());
-        assert!(limits.admit_tool("up_add").unwrap().is_some());
+        assert!(limits.admit_call("a", "other").unwrap().tool.is_none());
+        assert!(limits.admit_call("a", "up_add").unwrap().tool.is_some());
         assert_eq!(
-            limits.admit_tool("up_add").err().unwrap().message,
+            limits.admit_call("a", "up_add").err().unwrap().message,
             "the limit of tool up_add allows 60 calls a minute (bursts of 1); retry in 1 s"
         );
-        assert!(limits.admit_tool("up_echo").unwrap().is_some());
+        assert!(limits.admit_call("a", "up_echo").is_ok());
     }
 }

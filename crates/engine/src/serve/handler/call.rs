@@ -79,15 +79,22 @@ impl ToolServer {
             let why = format!("Invalid arguments for tool {}: {problems}", tool.name);
             return Ok(self.stopped(&subject, started, why, &context));
         }
-        // The tool's rate and concurrency limit (served over HTTP with `limits`): its place
-        // is held by the run, so a task holds it until it ends.
+        // The concurrency caps and the tool's own limit (served over HTTP with `limits`): the
+        // places are held by the run, so a task holds them until it ends.
         let mut caller = tool.caller.clone();
         if let Some(limiter) =
             crate::serve::caller::from_front::<Arc<crate::serve::rate::Limiter>>(&context)
+                .filter(|limiter| limiter.limits_calls())
         {
-            match limiter.admit_tool(&tool.name) {
-                Ok(None) => {}
-                Ok(Some(permit)) => {
+            // Each caller by its principal, or without auth by its address.
+            let key = match crate::serve::caller::owner_of(&context) {
+                Some(owner) => owner,
+                None => crate::serve::caller::from_front::<crate::telemetry::PeerAddr>(&context)
+                    .map(|peer| peer.0.ip().to_string())
+                    .unwrap_or_default(),
+            };
+            match limiter.admit_call(&key, &tool.name) {
+                Ok(permit) => {
                     caller = Arc::new(crate::serve::rate::Held {
                         inner: caller,
                         permit: std::sync::Mutex::new(Some(permit)),

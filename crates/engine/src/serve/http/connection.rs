@@ -131,13 +131,15 @@ async fn serve_connection(
                         entry.principal = Some(caller.principal.subject.clone());
                     }
                     if let Some(limiter) = &front.limiter {
+                        // A caller's and the overall rate: every POST takes a token. (Calls'
+                        // concurrency and tools' limits are the handler's, held by the run.)
                         if limiter.limits_requests() && parts.method == http::Method::POST {
                             // Each caller by its principal, or without auth by its address.
                             let key = caller
                                 .as_ref()
                                 .map_or_else(|| peer.ip().to_string(), |c| c.principal.key());
                             match limiter.admit(&key) {
-                                Ok(permit) => busy.hold(permit),
+                                Ok(()) => {}
                                 Err(refusal) => {
                                     crate::telemetry::limit_refused(refusal.limit, None);
                                     if let Some(entry) = entry.as_mut() {

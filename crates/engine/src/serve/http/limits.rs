@@ -51,17 +51,12 @@ impl Activity {
     pub(crate) fn begin_request(self: &Arc<Self>) -> Busy {
         self.busy.fetch_add(1, Ordering::Relaxed);
         self.touch();
-        Busy(self.clone(), None, None)
+        Busy(self.clone(), None)
     }
 }
 
-/// A request in flight on a connection (counted among the endpoint's calls, and holding its
-/// place in the rate limiter's concurrency limits, when it does).
-pub(crate) struct Busy(
-    Arc<Activity>,
-    Option<Call>,
-    Option<crate::serve::rate::Permit>,
-);
+/// A request in flight on a connection.
+pub(crate) struct Busy(Arc<Activity>, Option<Call>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -74,11 +69,6 @@ impl Busy {
     /// Counts this request among the endpoint's calls until its response is fully sent.
     pub(crate) fn count_in(&mut self, calls: &Arc<Calls>) {
         self.1 = Some(calls.begin());
-    }
-
-    /// Holds `permit` until the response is fully sent.
-    pub(crate) fn hold(&mut self, permit: crate::serve::rate::Permit) {
-        self.2 = Some(permit);
     }
 
     /// The response, whose body keeps the connection marked busy until it is fully sent.
