@@ -6,45 +6,23 @@
 // tool no server has, a preset that does not fit, or two tools under one name stop the start.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { createToolkit } from "toolnexus"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { PYTHON, deferredCleanup, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
+import { deferredCleanup, tmpConfig, tmpFile } from "./helpers.mjs"
 import { startCli } from "./lib/gateway.mjs"
 import { cli } from "./lib/cli.mjs"
+import { calls, opsClient, sdkClient as sharedSdkClient, upstream } from "./lib/policy.mjs"
 
 const T = { timeout: 120_000 }
 const defer = deferredCleanup(afterEach)
 const MODES = ["2026-07-28", "legacy"]
 
-const upstream = (log, ...tools) => ({ command: nodeFixture("stdio-server", "--tools", tools.join(",")), env: { FIXTURE_CALL_LOG: log } })
-const received = (log) =>
-  fs.existsSync(log)
-    ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => {
-        const { params } = JSON.parse(line)
-        return [params.name, params.arguments]
-      })
-    : []
+const received = (log) => calls(log).map(({ params }) => [params.name, params.arguments])
 
-function python(url, mode, ops) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, `${url}/mcp`, mode, JSON.stringify(ops)], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+const python = (url, mode, ops) => opsClient(`${url}/mcp`, mode, ops)
 
-async function sdkClient(url) {
-  const client = new Client({ name: "curation-test", version: "1.0.0" })
-  defer(() => client.close())
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)))
-  return client
-}
+const sdkClient = (url) => sharedSdkClient(defer, `${url}/mcp`)
 
 const CURATION = {
   servers: { up: { prefix: "team" } },

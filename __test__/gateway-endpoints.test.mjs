@@ -3,40 +3,24 @@
 // and limits; met by the official Python client in both eras and the TypeScript SDK client.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { createToolkit } from "toolnexus"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { PYTHON, deferredCleanup, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
+import { deferredCleanup, tmpConfig, tmpFile } from "./helpers.mjs"
 import { startCli } from "./lib/gateway.mjs"
+import { calls, opsClient, sdkClient as sharedSdkClient, upstream } from "./lib/policy.mjs"
 
 const T = { timeout: 120_000 }
 const defer = deferredCleanup(afterEach)
 const MODES = ["2026-07-28", "legacy"]
 const READER = "reader-token-0123456789"
 
-const upstream = (log, ...tools) => ({ command: nodeFixture("stdio-server", "--tools", tools.join(",")), env: { FIXTURE_CALL_LOG: log } })
-const received = (log) => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).params.name) : [])
+const received = (log) => calls(log).map(({ params }) => params.name)
 
-function python(url, mode, ops, token) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, url, mode, JSON.stringify(ops), ...(token ? [token] : [])], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+const python = opsClient
 
-async function sdkClient(url, headers = {}) {
-  const client = new Client({ name: "endpoints-test", version: "1.0.0" })
-  defer(() => client.close())
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
-  return client
-}
+const sdkClient = (url, headers = {}) => sharedSdkClient(defer, url, headers)
 
 const names = async (client) => (await client.listTools()).tools.map((t) => t.name)
 

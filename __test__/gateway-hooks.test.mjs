@@ -6,16 +6,15 @@
 // are met on the wire).
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { createToolkit, defineTool, defineResource, definePrompt, defineSkill, buildMcpServer } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { PYTHON, deferredCleanup, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
+import { deferredCleanup, tmpConfig, tmpFile } from "./helpers.mjs"
 import { wire, until } from "./lib/tasks-wire.mjs"
 import { startCli } from "./lib/gateway.mjs"
+import { calls, opsClient, sdkClient as sharedSdkClient, upstream } from "./lib/policy.mjs"
 import { cli } from "./lib/cli.mjs"
 
 const T = { timeout: 120_000 }
@@ -23,34 +22,13 @@ const defer = deferredCleanup(afterEach)
 const MODES = ["2026-07-28", "legacy"]
 
 /** The stdio fixture with `tools`, logging each call it receives to `log`. */
-const upstream = (log, ...tools) => ({ command: nodeFixture("stdio-server", "--tools", tools.join(",")), env: { FIXTURE_CALL_LOG: log } })
 /** What the upstream received: [method, params.name ?? params.uri, params.arguments]. */
-const received = (log) =>
-  fs.existsSync(log)
-    ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => {
-        const { method, params } = JSON.parse(line)
-        return [method, params.name ?? params.uri, params.arguments]
-      })
-    : []
+const received = (log) => calls(log).map(({ method, params }) => [method, params.name ?? params.uri, params.arguments])
 
-/** ops_client.py against `url`; resolves its report. */
-function python(url, mode, ops, token) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  const args = [script, `${url}/mcp`, mode, JSON.stringify(ops), ...(token ? [token] : [])]
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, args, { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+/** ops_client.py against `url`'s /mcp; resolves its report. */
+const python = (url, mode, ops, token) => opsClient(`${url}/mcp`, mode, ops, token)
 
-async function sdkClient(url, headers = {}) {
-  const client = new Client({ name: "hooks-test", version: "1.0.0" })
-  defer(() => client.close())
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }))
-  return client
-}
+const sdkClient = (url, headers = {}) => sharedSdkClient(defer, `${url}/mcp`, headers)
 
 const text = (result) => result.content.map((c) => c.text).join("")
 

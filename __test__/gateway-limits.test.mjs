@@ -6,15 +6,14 @@
 // log; bad limits are refused in words.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
 import http from "node:http"
-import path from "node:path"
 import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { PYTHON, deferredCleanup, repoRoot } from "./helpers.mjs"
+import { deferredCleanup } from "./helpers.mjs"
 import { until } from "./lib/tasks-wire.mjs"
 import { gated } from "./lib/serve-tasks.mjs"
+import { opsClient } from "./lib/policy.mjs"
 
 const T = { timeout: 120_000 }
 const defer = deferredCleanup(afterEach)
@@ -69,16 +68,8 @@ function post(url, method, params, { token, localAddress, plain } = {}) {
 
 const call = (url, name, args, opts) => post(url, "tools/call", { name, arguments: args }, opts)
 
-/** ops_client.py against `url` as `token`; resolves its report. */
-function python(url, mode, ops, token) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, `${url}/mcp`, mode, JSON.stringify(ops), token], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(Object.assign(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`), { stderr }))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+/** ops_client.py against `url`'s /mcp as `token`; resolves its report. */
+const python = (url, mode, ops, token) => opsClient(`${url}/mcp`, mode, ops, token)
 
 async function served(serveOpts, toolkitOpts = {}) {
   const tk = await createToolkit({ extraTools: [echo], ...toolkitOpts })

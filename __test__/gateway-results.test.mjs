@@ -5,26 +5,17 @@
 // toolkit's own.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
-import path from "node:path"
 import { createToolkit, defineTool } from "toolnexus"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { PYTHON, deferredCleanup, nodeFixture, repoRoot } from "./helpers.mjs"
+import { deferredCleanup, nodeFixture } from "./helpers.mjs"
+import { opsClient } from "./lib/policy.mjs"
 
 const T = { timeout: 120_000 }
 const defer = deferredCleanup(afterEach)
 const MODES = ["2026-07-28", "legacy"]
 
-function python(url, mode, ops) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, `${url}/mcp`, mode, JSON.stringify(ops)], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+const python = (url, mode, ops) => opsClient(`${url}/mcp`, mode, ops)
 
 const report = defineTool({
   name: "report",

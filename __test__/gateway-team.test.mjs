@@ -4,26 +4,18 @@
 // (its curation waits for it to connect), met by the official Python client in both eras.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
-import { PYTHON, deferredCleanup, repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
+import { deferredCleanup, repoRoot, tmpConfig, tmpDir } from "./helpers.mjs"
 import { startCli } from "./lib/gateway.mjs"
 import { FILESYSTEM, MEMORY } from "./lib/search.mjs"
+import { opsClient } from "./lib/policy.mjs"
 
 const T = { timeout: 120_000 }
 const defer = deferredCleanup(afterEach)
 const EXAMPLE = path.join(repoRoot, "examples", "team-gateway")
 
-function python(url, mode, ops) {
-  const script = path.join(repoRoot, "__test__", "python", "ops_client.py")
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, [script, url, mode, JSON.stringify(ops)], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`python ops client (${mode}) failed: ${error.message}\n${stderr}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
-}
+const python = opsClient
 
 test("the team gateway of docs/team-gateway.md: two audiences, curated, guarded by its policy (Python both eras)", T, async () => {
   const docs = tmpDir()

@@ -5,11 +5,9 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::context::CallContext;
-use super::tool::{ServedTool, ToolCaller};
+use super::tool::ServedTool;
 
 /// What curation changes of one tool (its new name is given by the caller).
 #[derive(Debug, Clone, Default)]
@@ -27,7 +25,7 @@ impl Curation {
 }
 
 /// `tool` as curated: listed with the curated title, description and schema, called with the
-/// preset and default arguments merged into the caller's.
+/// default arguments filled in where the caller left them out and the preset ones always.
 pub fn curated(mut tool: ServedTool, curation: &Curation) -> ServedTool {
     if let Some(description) = &curation.description {
         tool.description = description.clone();
@@ -38,10 +36,17 @@ pub fn curated(mut tool: ServedTool, curation: &Curation) -> ServedTool {
     }
     if curation.changes_arguments() {
         tool.input_schema = Arc::new(advertised(&tool.input_schema, curation));
-        tool.caller = Arc::new(Curated {
-            inner: tool.caller,
-            preset: curation.preset.clone(),
-            defaults: curation.defaults.clone(),
+        let (preset, defaults) = (curation.preset.clone(), curation.defaults.clone());
+        tool.caller = super::tool::around(tool.caller, move |inner, mut arguments, ctx| {
+            for (name, value) in &defaults {
+                if !arguments.contains_key(name) {
+                    arguments.insert(name.clone(), value.clone());
+                }
+            }
+            for (name, value) in &preset {
+                arguments.insert(name.clone(), value.clone());
+            }
+            inner.call(arguments, ctx)
         });
     }
     tool
@@ -96,43 +101,6 @@ pub fn check_values(
     match super::validate::Arguments::compile(&Value::Object(cut)) {
         Some(compiled) => compiled.check(values),
         None => Ok(()),
-    }
-}
-
-/// A caller whose arguments get the preset (always) and the defaults (when absent).
-struct Curated {
-    inner: Arc<dyn ToolCaller>,
-    preset: Map<String, Value>,
-    defaults: Map<String, Value>,
-}
-
-impl ToolCaller for Curated {
-    fn call(
-        &self,
-        mut arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> BoxFuture<'static, Value> {
-        for (name, value) in &self.defaults {
-            if !arguments.contains_key(name) {
-                arguments.insert(name.clone(), value.clone());
-            }
-        }
-        for (name, value) in &self.preset {
-            arguments.insert(name.clone(), value.clone());
-        }
-        self.inner.call(arguments, ctx)
-    }
-
-    fn runs_plainly(&self) -> bool {
-        self.inner.runs_plainly()
-    }
-
-    fn defers_task(&self) -> bool {
-        self.inner.defers_task()
-    }
-
-    fn upstream(&self) -> Option<String> {
-        self.inner.upstream()
     }
 }
 

@@ -7,10 +7,8 @@
 use std::sync::Arc;
 
 use futures::FutureExt;
-use futures::future::BoxFuture;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::context::CallContext;
 use super::tool::ToolCaller;
 
 /// The largest results, in bytes of their JSON: overall, and for the tools globs name (the
@@ -98,30 +96,12 @@ pub fn cut(mut result: Value, limit: usize) -> Value {
     result
 }
 
-/// A tool's caller whose results are cut to `limit` bytes.
-pub(crate) struct Cut {
-    pub(crate) inner: Arc<dyn ToolCaller>,
-    pub(crate) limit: usize,
-}
-
-impl ToolCaller for Cut {
-    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
-        let limit = self.limit;
-        let run = self.inner.call(arguments, ctx);
+/// `inner`, its results cut to `limit` bytes.
+pub(crate) fn cut_caller(inner: Arc<dyn ToolCaller>, limit: usize) -> Arc<dyn ToolCaller> {
+    super::tool::around(inner, move |inner, arguments, ctx| {
+        let run = inner.call(arguments, ctx);
         async move { cut(run.await, limit) }.boxed()
-    }
-
-    fn runs_plainly(&self) -> bool {
-        self.inner.runs_plainly()
-    }
-
-    fn defers_task(&self) -> bool {
-        self.inner.defers_task()
-    }
-
-    fn upstream(&self) -> Option<String> {
-        self.inner.upstream()
-    }
+    })
 }
 
 #[cfg(test)]

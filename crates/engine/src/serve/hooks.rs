@@ -21,7 +21,6 @@ use futures::future::BoxFuture;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
 
-use super::context::CallContext;
 use super::rounds::{Subject, SubjectKind};
 use super::tool::ToolCaller;
 use crate::bounds::HOOK_TIMEOUT;
@@ -160,37 +159,23 @@ async fn bounded_by<T>(
     }
 }
 
-/// A run's caller whose answer goes through `afterCall`.
-pub(crate) struct After {
-    pub(crate) inner: Arc<dyn ToolCaller>,
-    pub(crate) hooks: Arc<dyn CallHooks>,
-    pub(crate) kind: SubjectKind,
-    /// The call as the hook sees it, but for its arguments (those of the run) and result.
-    pub(crate) call: Value,
-}
-
-impl ToolCaller for After {
-    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
-        let mut call = self.call.clone();
-        if self.kind != SubjectKind::Resource {
+/// `inner`, its answer going through `afterCall`; `call` is the call as the hook sees it, but
+/// for its arguments (those of the run) and result.
+pub(crate) fn after_caller(
+    inner: Arc<dyn ToolCaller>,
+    hooks: Arc<dyn CallHooks>,
+    kind: SubjectKind,
+    call: Value,
+) -> Arc<dyn ToolCaller> {
+    super::tool::around(inner, move |inner, arguments, ctx| {
+        let mut call = call.clone();
+        if kind != SubjectKind::Resource {
             call["arguments"] = Value::Object(arguments.clone());
         }
-        let (hooks, kind) = (self.hooks.clone(), self.kind);
-        let run = self.inner.call(arguments, ctx);
+        let hooks = hooks.clone();
+        let run = inner.call(arguments, ctx);
         async move { after(&*hooks, kind, call, run.await).await }.boxed()
-    }
-
-    fn runs_plainly(&self) -> bool {
-        self.inner.runs_plainly()
-    }
-
-    fn defers_task(&self) -> bool {
-        self.inner.defers_task()
-    }
-
-    fn upstream(&self) -> Option<String> {
-        self.inner.upstream()
-    }
+    })
 }
 
 /// `value` (a tool's CallToolResult, or the `{result}`/`{error}` envelope of a read or get)

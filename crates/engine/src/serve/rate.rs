@@ -17,10 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::FutureExt;
-use futures::future::BoxFuture;
-use serde_json::{Map, Value};
 
-use super::context::CallContext;
 use super::tool::ToolCaller;
 
 use crate::bounds::{
@@ -379,35 +376,19 @@ impl Limiter {
 const RATE_OF_CALLER: (&str, &str) = ("caller", "the limit for each caller");
 const RATE_OF_SERVER: (&str, &str) = ("overall", "the server's overall limit");
 
-/// A call's caller that holds its place in a tool's concurrency limit until its run ends
-/// (answered, or as a task, finished).
-pub(crate) struct Held {
-    pub(crate) inner: Arc<dyn ToolCaller>,
-    pub(crate) permit: Mutex<Option<Permit>>,
-}
-
-impl ToolCaller for Held {
-    fn call(&self, arguments: Map<String, Value>, ctx: CallContext) -> BoxFuture<'static, Value> {
-        let permit = lock(&self.permit).take();
-        let run = self.inner.call(arguments, ctx);
+/// `inner`, whose run holds `permit` (its places in the limits) until it ends: answered, or,
+/// as a task, finished.
+pub(crate) fn held(inner: Arc<dyn ToolCaller>, permit: Permit) -> Arc<dyn ToolCaller> {
+    let permit = Mutex::new(Some(permit));
+    super::tool::around(inner, move |inner, arguments, ctx| {
+        let permit = lock(&permit).take();
+        let run = inner.call(arguments, ctx);
         async move {
             let _permit = permit;
             run.await
         }
         .boxed()
-    }
-
-    fn runs_plainly(&self) -> bool {
-        self.inner.runs_plainly()
-    }
-
-    fn defers_task(&self) -> bool {
-        self.inner.defers_task()
-    }
-
-    fn upstream(&self) -> Option<String> {
-        self.inner.upstream()
-    }
+    })
 }
 
 #[cfg(test)]

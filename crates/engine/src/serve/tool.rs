@@ -40,6 +40,53 @@ pub trait ToolCaller: Send + Sync + 'static {
     }
 }
 
+/// A caller around another (a policy's `afterCall`, a curation's arguments, a result limit, a
+/// limit's place held by the run): its `call` is `around`'s, given the inner caller; what the
+/// call is otherwise (plain, deferred, relayed) is the inner caller's.
+pub(crate) struct Around<F> {
+    pub(crate) inner: Arc<dyn ToolCaller>,
+    pub(crate) around: F,
+}
+
+/// `inner` called through `around`.
+pub(crate) fn around<F>(inner: Arc<dyn ToolCaller>, around: F) -> Arc<dyn ToolCaller>
+where
+    F: Fn(&Arc<dyn ToolCaller>, Map<String, Value>, CallContext) -> BoxFuture<'static, CallResult>
+        + Send
+        + Sync
+        + 'static,
+{
+    Arc::new(Around { inner, around })
+}
+
+impl<F> ToolCaller for Around<F>
+where
+    F: Fn(&Arc<dyn ToolCaller>, Map<String, Value>, CallContext) -> BoxFuture<'static, CallResult>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn call(
+        &self,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'static, CallResult> {
+        (self.around)(&self.inner, arguments, ctx)
+    }
+
+    fn runs_plainly(&self) -> bool {
+        self.inner.runs_plainly()
+    }
+
+    fn defers_task(&self) -> bool {
+        self.inner.defers_task()
+    }
+
+    fn upstream(&self) -> Option<String> {
+        self.inner.upstream()
+    }
+}
+
 /// Closures over the arguments alone are callers, which keeps tests and adapters short.
 impl<F> ToolCaller for F
 where

@@ -94,12 +94,7 @@ impl ToolServer {
                     .unwrap_or_default(),
             };
             match limiter.admit_call(&key, &tool.name) {
-                Ok(permit) => {
-                    caller = Arc::new(crate::serve::rate::Held {
-                        inner: caller,
-                        permit: std::sync::Mutex::new(Some(permit)),
-                    });
-                }
+                Ok(permit) => caller = crate::serve::rate::held(caller, permit),
                 Err(refusal) => {
                     crate::telemetry::limit_refused(refusal.limit, Some(&tool.name));
                     let why = format!("Too many calls: {}", refusal.message);

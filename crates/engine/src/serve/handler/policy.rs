@@ -7,7 +7,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use crate::serve::ToolServer;
-use crate::serve::hooks::{After, Stopped, before, described, server_of};
+use crate::serve::hooks::{Stopped, after_caller, before, described, server_of};
 use crate::serve::rounds::Subject;
 use crate::serve::tool::ToolCaller;
 
@@ -65,10 +65,7 @@ impl ToolServer {
             .then(|| self.shared.result_limits.as_ref()?.of(&subject.name))
             .flatten();
         match limit {
-            Some(limit) => Arc::new(crate::serve::cut::Cut {
-                inner: caller,
-                limit,
-            }),
+            Some(limit) => crate::serve::cut::cut_caller(caller, limit),
             None => caller,
         }
     }
@@ -89,11 +86,6 @@ impl ToolServer {
             &Map::new(),
             request,
         );
-        Arc::new(After {
-            inner: caller,
-            hooks: hooks.clone(),
-            kind: subject.kind,
-            call,
-        })
+        after_caller(caller, hooks.clone(), subject.kind, call)
     }
 }
