@@ -233,6 +233,12 @@ export interface CallOptions {
 }
 
 /**
+ * The problems of `value` against the JSON Schema `schema` (at most 50), empty when it fits;
+ * throws, in words, when the schema does not compile (internal, for the CLI's `add`).
+ */
+export declare function checkJsonSchema(schema: unknown, value: unknown): Array<SchemaProblem>
+
+/**
  * Problems of `values` (a curation's preset or defaults) as arguments of a tool whose input
  * schema is `schema`, in words; null when they fit (internal, for lib/curation.js).
  */
@@ -594,6 +600,15 @@ export declare function receiveCallResults(receive: (batch: string) => void): vo
 
 /** Replaces every character outside `[A-Za-z0-9_-]` by `_` (one per UTF-16 code unit). */
 export declare function sanitize(value: string): string
+
+/**
+ * One problem `checkJsonSchema` found: where in the document (a JSON pointer, `""` for the
+ * whole document) and what is wrong, in words.
+ */
+export interface SchemaProblem {
+  path: string
+  message: string
+}
 
 /**
  * A test hook, of the generated binding only (`binding.js`; not part of the package's API):

@@ -847,6 +847,7 @@ module.exports.ToolkitNamer = nativeBinding.ToolkitNamer
 module.exports.answerToElicitResult = nativeBinding.answerToElicitResult
 module.exports.callContext = nativeBinding.callContext
 module.exports.callMcpTool = nativeBinding.callMcpTool
+module.exports.checkJsonSchema = nativeBinding.checkJsonSchema
 module.exports.checkToolValues = nativeBinding.checkToolValues
 module.exports.createService = nativeBinding.createService
 module.exports.credentialsPath = nativeBinding.credentialsPath

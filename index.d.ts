@@ -445,8 +445,51 @@ export interface ToolMatch {
   score: number
 }
 
-/** Live tools from `loadMcp`; connections stay open until `close()`. */
-export interface McpSource {
+/**
+ * What `toolnexus types` declares of one tool (one entry of the `McpTools` it writes): the
+ * types `McpSource.call` checks a call of it against.
+ */
+export interface ToolTypes {
+  /** Its arguments, from its inputSchema (an object type, unless a server says otherwise). */
+  args: unknown
+  /** Its `structuredContent`, from its outputSchema (`unknown` when it declares none). */
+  result?: unknown
+  /** Its server's name in the config. */
+  server?: string
+  /** Its name on its server. */
+  tool?: string
+}
+
+/**
+ * Tool types by tool name (as loadMcp names tools), the type argument of `loadMcp` and
+ * `McpSource`: the `McpTools` interface `toolnexus types` generates, or one written by hand.
+ */
+export type ToolMap<T = any> = { [K in keyof T]: ToolTypes }
+
+/** The default `ToolMap`, untyped: any tool name, any arguments object. */
+export type UntypedTools = Record<string, { args: Record<string, unknown>; result: unknown }>
+
+/**
+ * The rest of a `McpSource.call` after the name: its arguments (optional when every one is)
+ * and the call's options.
+ */
+export type ToolCallArgs<E extends ToolTypes> = {} extends E["args"] ? [args?: E["args"], ctx?: ToolContext] : [args: E["args"], ctx?: ToolContext]
+
+/** What `McpSource.call` resolves to: a `ToolResult`, its `structuredContent` typed when the tool declares an outputSchema. */
+export type TypedToolResult<E extends ToolTypes> = unknown extends E["result"] ? ToolResult : ToolResult & { structuredContent?: E["result"] }
+
+/**
+ * Live tools from `loadMcp`; connections stay open until `close()`. `T` types `call`: see
+ * `loadMcp`.
+ */
+export interface McpSource<T extends ToolMap<T> = UntypedTools> {
+  /**
+   * Calls the tool named `name` (as `tools` names it: `<server>_<tool>`) with `args`, as its
+   * `execute` does: failures of the call resolve with `isError: true`. A name the source has no
+   * tool of rejects with an Error naming the closest names it has. With a `ToolMap` (from
+   * `toolnexus types`), tsc checks the name and the arguments, and types `structuredContent`.
+   */
+  call<K extends keyof T & string>(name: K, ...rest: ToolCallArgs<T[K]>): Promise<TypedToolResult<T[K]>>
   /**
    * The best matches for `query` (plain words: "delete a folder") among `tools`, ranked in Rust
    * over tool names split into words, titles, descriptions and parameter names and
@@ -1442,8 +1485,21 @@ export declare function listMcpTools(input: string | object, opts?: ListOptions)
 /**
  * Connects to every enabled server and returns live, callable tools. Connections stay open
  * until `source.close()`.
+ *
+ * `T` types `source.call`: `toolnexus types mcp.json --out mcp-tools.d.ts` writes the
+ * `McpTools` of a config from its servers' live listings, and then
+ *
+ * ```ts
+ * import type { McpTools } from "./mcp-tools.js"
+ * const source = await loadMcp<McpTools>("mcp.json")
+ * const result = await source.call("github_create_issue", { owner: "me", repo: "x", title: "Hi" })
+ * ```
+ *
+ * fails to compile when the tool does not exist or its arguments do not match its inputSchema,
+ * and types `result.structuredContent` from its outputSchema. The types are not checked against
+ * the servers at run time: regenerate them when the servers' tools change.
  */
-export declare function loadMcp(input: string | object, opts?: LoadOptions): Promise<McpSource>
+export declare function loadMcp<T extends ToolMap<T> = UntypedTools>(input: string | object, opts?: LoadOptions): Promise<McpSource<T>>
 
 /**
  * Defines a tool from a `run` function. `run` may return a string (kept), a `ToolResult`

@@ -3,16 +3,19 @@
 // Argument parsing, help and exit statuses live here; each command lives in ./cli/.
 import fs from "node:fs"
 import { parseArgs } from "node:util"
+import { ADD_HELP, REMOVE_HELP, add, remove } from "./cli/add.mjs"
 import { AUTH_HELP, auth } from "./cli/auth.mjs"
 import { CALL_HELP, call } from "./cli/call.mjs"
 import { DIFF_HELP, diff } from "./cli/diff.mjs"
 import { CONFIGS_HELP, configs } from "./cli/discover.mjs"
 import { ArgumentError, UsageError, interruptSignal, messageOf } from "./cli/inventory.mjs"
 import { LIST_HELP, list } from "./cli/list.mjs"
+import { ONE_OFF_OPTIONS } from "./cli/oneoff.mjs"
 import { PROMPT_HELP, prompt } from "./cli/prompt.mjs"
 import { READ_HELP, read } from "./cli/read.mjs"
 import { SERVE_HELP, serve } from "./cli/serve.mjs"
 import { routeWarnings } from "./cli/term.mjs"
+import { TYPES_HELP, types } from "./cli/types.mjs"
 
 const HELP = `Usage: toolnexus <command> [options]
 
@@ -38,16 +41,33 @@ Commands:
       serve every server's tools as one MCP server (streamable HTTP or stdio)
   auth <config> <name> [--no-browser] | auth --list | auth --logout <name>
       authorise a remote server by OAuth once; list or forget stored credentials
+  types [<config>] [--out file] [--timeout ms]
+      TypeScript types of every tool's arguments and structured result, for
+      loadMcp<McpTools>() and its type-checked source.call()
+  add <server.json | registry name> [--config file] [--name n] [--package N | --remote]
+      write one server (a registry's server.json) into a config, in its own dialect;
+      secrets become environment references
+  remove <name> [--config file]
+      take one server out of a config; the rest of the file is kept as it is
   configs [--json]
       the MCP configs of the clients installed here, and their servers
 
 Without <config>, a command reads the configs \`toolnexus configs\` lists.
 
+One-off targets: list, diff, call, read and prompt also take one server given on the
+command line in place of <config> and <server>:
+  toolnexus list --stdio "npx -y @scope/server --flag" [--env KEY=VALUE] [--cwd dir]
+  toolnexus call https://host/mcp <tool> key=value --header "Authorization: Bearer …"
+  toolnexus call --stdio "node server.mjs" <tool> key=value
+
+At a terminal, call, read and prompt ask a server's questions (MCP elicitation) there,
+each answer checked against the requested schema; off a terminal they are declined.
+
 Options:
   -h, --help     show this help (\`toolnexus <command> --help\` for a command's)
   -v, --version  print the toolnexus version
 
-Exit status: 0 success, 1 a server failed (list), drift (diff), the tool returned
+Exit status: 0 success, 1 a server failed (list, types), drift (diff), the tool returned
 isError (call), the server answered with an error (read, prompt) or serving could
 not start (serve), 2 usage or config error, 3 the server could not be reached (call,
 read, prompt). Colours only when stdout is a terminal and
@@ -55,8 +75,11 @@ NO_COLOR is not set.
 `
 
 const TIMEOUT = { timeout: { type: "string" } }
+// The commands that may ask a server's questions at the terminal (bin/cli/elicit.mjs).
+const ELICIT_OPTIONS = { "no-browser": { type: "boolean" } }
 // `arity`: how many positionals; `missing[n]`: what is missing when only n were given (when
-// the least is not 0).
+// the least is not 0). `stdio`: the same with a one-off --stdio target (no <config>, no
+// <server>; bin/cli/oneoff.mjs).
 const COMMANDS = {
   auth: {
     run: auth,
@@ -64,30 +87,66 @@ const COMMANDS = {
     arity: [0, 2],
     options: { "no-browser": { type: "boolean" }, list: { type: "boolean" }, logout: { type: "string" }, ...TIMEOUT },
   },
-  list: { run: list, help: LIST_HELP, arity: [0, 1], options: { json: { type: "boolean" }, ...TIMEOUT } },
-  diff: { run: diff, help: DIFF_HELP, arity: [1, 2], missing: ["<snapshot.json>"], options: { json: { type: "boolean" }, ...TIMEOUT } },
+  list: { run: list, help: LIST_HELP, arity: [0, 1], stdio: { arity: [0, 0] }, options: { json: { type: "boolean" }, ...TIMEOUT, ...ONE_OFF_OPTIONS } },
+  diff: {
+    run: diff,
+    help: DIFF_HELP,
+    arity: [1, 2],
+    missing: ["<snapshot.json>"],
+    stdio: { arity: [1, 1], missing: ["<snapshot.json>"] },
+    options: { json: { type: "boolean" }, ...TIMEOUT, ...ONE_OFF_OPTIONS },
+  },
   call: {
     run: call,
     help: CALL_HELP,
     arity: [2, Infinity],
     missing: ["<server> and <tool>", "<tool>"],
-    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT },
+    stdio: { arity: [1, Infinity], missing: ["<tool>"] },
+    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT, ...ELICIT_OPTIONS, ...ONE_OFF_OPTIONS },
   },
   read: {
     run: read,
     help: READ_HELP,
     arity: [2, 3],
     missing: ["<server> and <uri>", "<uri>"],
-    options: { json: { type: "boolean" }, ...TIMEOUT },
+    stdio: { arity: [1, 1], missing: ["<uri>"] },
+    options: { json: { type: "boolean" }, ...TIMEOUT, ...ELICIT_OPTIONS, ...ONE_OFF_OPTIONS },
   },
   prompt: {
     run: prompt,
     help: PROMPT_HELP,
     arity: [2, Infinity],
     missing: ["<server> and <prompt>", "<prompt>"],
-    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT },
+    stdio: { arity: [1, Infinity], missing: ["<prompt>"] },
+    options: { args: { type: "string" }, json: { type: "boolean" }, ...TIMEOUT, ...ELICIT_OPTIONS, ...ONE_OFF_OPTIONS },
   },
   configs: { run: configs, help: CONFIGS_HELP, arity: [0, 0], options: { json: { type: "boolean" } } },
+  add: {
+    run: add,
+    help: ADD_HELP,
+    arity: [1, 1],
+    missing: ["<server.json> or a registry name"],
+    options: {
+      config: { type: "string" },
+      name: { type: "string" },
+      package: { type: "string" },
+      remote: { type: "boolean" },
+      set: { type: "string", multiple: true },
+      "secret-values": { type: "boolean" },
+      force: { type: "boolean" },
+      registry: { type: "string" },
+      "dry-run": { type: "boolean" },
+      ...TIMEOUT,
+    },
+  },
+  remove: {
+    run: remove,
+    help: REMOVE_HELP,
+    arity: [1, 1],
+    missing: ["<name>"],
+    options: { config: { type: "string" }, "dry-run": { type: "boolean" } },
+  },
+  types: { run: types, help: TYPES_HELP, arity: [0, 1], options: { out: { type: "string" }, ...TIMEOUT } },
   serve: {
     run: serve,
     help: SERVE_HELP,
@@ -172,10 +231,12 @@ function parse(argv) {
     throw new Usage(`toolnexus ${first}: ${err.message.split(/\.\s|\n/)[0]}`, cmd.help)
   }
   if (parsed.values.help) return { help: cmd.help }
-  const [min, max] = cmd.arity
+  const shape = cmd.stdio && parsed.values.stdio !== undefined ? cmd.stdio : cmd
+  const [min, max] = shape.arity
   const n = parsed.positionals.length
-  if (n < min) throw new Usage(`toolnexus ${first}: missing ${cmd.missing?.[n] ?? "argument"}`, cmd.help)
-  if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"`, cmd.help)
+  if (n < min) throw new Usage(`toolnexus ${first}: missing ${shape.missing?.[n] ?? "argument"}`, cmd.help)
+  const oneOff = shape === cmd ? "" : " (with --stdio there is no <config> or <server>)"
+  if (n > max) throw new Usage(`toolnexus ${first}: unexpected argument "${parsed.positionals[max]}"${oneOff}`, cmd.help)
   const { values } = parsed
   const positive = [
     ["timeout", "a positive number of milliseconds"],
@@ -192,7 +253,7 @@ function parse(argv) {
   if (values.addr !== undefined && !validAddr(values.addr)) {
     throw new Usage(`toolnexus ${first}: --addr must be host:port (port 0-65535), got "${values.addr}"`, cmd.help)
   }
-  for (const key of ["addr", "tools", "name"]) {
+  for (const key of ["addr", "tools", "name", "out"]) {
     if (values[key] === "") throw new Usage(`toolnexus ${first}: --${key} must not be empty`, cmd.help)
   }
   return { command: first, run: cmd.run, positionals: parsed.positionals, values }

@@ -310,6 +310,75 @@ function surfaceListener(listeners, handle) {
 }
 
 /**
+ * Levenshtein distance, for the names close to one that is not known.
+ * @param {string} a
+ * @param {string} b
+ */
+function distance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    prev = row
+  }
+  return prev[b.length]
+}
+
+/**
+ * The (up to `limit`) names closest to `wanted`, best first: within a third of its length, or
+ * containing it or contained in it. For "did you mean" here and in the CLI.
+ * @param {string} wanted
+ * @param {string[]} names
+ * @param {number} [limit]
+ * @returns {string[]}
+ */
+function closeMatches(wanted, names, limit = 3) {
+  if (wanted.length > 200) return []
+  const bound = Math.max(2, Math.floor(wanted.length / 3))
+  return names
+    .map((name) => ({ name, d: name.includes(wanted) || wanted.includes(name) ? 0.5 : distance(wanted, name) }))
+    .filter(({ d }) => d <= bound)
+    .sort((x, y) => x.d - y.d || x.name.localeCompare(y.name))
+    .slice(0, limit)
+    .map(({ name }) => name)
+}
+
+/**
+ * What to say of a tool name the source does not have: the closest names it has, else how many
+ * it has.
+ * @param {string} wanted
+ * @param {string[]} names
+ */
+function unknownToolHint(wanted, names) {
+  const close = closeMatches(wanted, names)
+  if (close.length > 0) return `; did you mean ${close.map((name) => `"${name}"`).join(", ")}?`
+  if (names.length === 0) return "; the source has no tools"
+  return `; it has ${names.length} ${names.length === 1 ? "tool" : "tools"} (see source.tools)`
+}
+
+/**
+ * A source's `call(name, args, ctx)`: runs the tool of `source.tools` named `name` (as loadMcp
+ * names it). An unknown name rejects, naming the closest names there are; otherwise it is the
+ * tool's `execute`, which never rejects.
+ * @param {McpSource} source
+ * @returns {McpSource["call"]}
+ */
+function caller(source) {
+  return function call(name, args, ctx) {
+    if (typeof name !== "string") return Promise.reject(new TypeError("toolnexus: call takes a tool's name (a string) first"))
+    const tools = source.tools
+    const tool = tools.find((t) => t.name === name)
+    if (tool === undefined) {
+      const hint = unknownToolHint(name, tools.map((t) => t.name))
+      return Promise.reject(new Error(`toolnexus: no tool named ${JSON.stringify(name)}${hint}`))
+    }
+    return tool.execute(/** @type {Record<string, unknown>} */ (args ?? {}), ctx)
+  }
+}
+
+/**
  * loadMcp with a toolkit's `hooks` (its own `onToolsChanged`, `onSurfaceChanged`, `relayInput`,
  * `namedByToolkit`); lib/options.js checks the options.
  * @param {string | object} input
@@ -331,6 +400,7 @@ function loadSource(input, opts, hooks) {
     const source = /** @type {McpSource} */ ({ tools: toolsOf(handle), status, errors, info, ...methods, close: () => handle.close() })
     followTools(source, handle)
     source.searchTools = searcher(() => source.tools, MCP_TOOL_REF)
+    source.call = caller(source)
     followSurface(source, handle, r)
     Object.defineProperty(source, SOURCE_HANDLE, { value: handle })
     return source
@@ -342,13 +412,13 @@ function loadSource(input, opts, hooks) {
  * until `source.close()`.
  * @param {string | object} input
  * @param {LoadOptions} [opts]
- * @returns {Promise<McpSource>}
+ * @returns {Promise<import("../index").McpSource<any>>}  (typed by the caller's `ToolMap`: see index.d.ts)
  */
 function loadMcp(input, opts) {
   return loadSource(input, opts)
 }
 
-module.exports = { loadMcp, loadSource, MCP_TOOL_REF, SOURCE_HANDLE }
+module.exports = { loadMcp, loadSource, closeMatches, MCP_TOOL_REF, SOURCE_HANDLE }
 
 /**
  * Rejects `vars` missing one of a URI template's variables, or holding one that is not a string

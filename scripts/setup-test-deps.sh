@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beside npm and cargo: a Python virtualenv with the official
 # `mcp` SDK (at .venv/), nginx for the load-balancer test, and Node 22 for the MCP conformance
-# suite's runner when the system Node is older. Idempotent; CI runs it before npm test.
+# suite's runner when the system Node is older, and Chromium for the `toolnexus ui` browser tests.
+# Idempotent; CI runs it before npm test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,19 @@ if ! command -v prometheus >/dev/null 2>&1; then
     (service prometheus-node-exporter stop || pkill -f prometheus-node-exporter || true) >/dev/null 2>&1
   else
     echo "setup-test-deps: prometheus is missing and this is not root; install it (apt-get install prometheus)" >&2
+    exit 1
+  fi
+fi
+
+# Chromium for the `toolnexus ui` browser tests (__test__/ui.test.mjs drives Debian's
+# /usr/bin/chromium with playwright-core; no browser is downloaded by npm).
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "setup-test-deps: chromium is missing and this is not root; install it (apt-get install chromium)" >&2
     exit 1
   fi
 fi

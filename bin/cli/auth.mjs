@@ -40,7 +40,7 @@ export function withConfig(reason, config) {
 }
 
 /** Opens `url` in the system browser; failures are ignored (the URL is printed anyway). */
-function openBrowser(url) {
+export function openBrowser(url) {
   const [command, args] =
     process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url]] : ["xdg-open", [url]]
   try {

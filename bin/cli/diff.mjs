@@ -2,10 +2,13 @@
 // from a saved `toolnexus list --json` output?
 import fs from "node:fs"
 import { resolveServers } from "./discover.mjs"
-import { SURFACE_KINDS, UsageError, liveInventory } from "./inventory.mjs"
+import { ArgumentError, SURFACE_KINDS, UsageError, liveInventory } from "./inventory.mjs"
+import { oneOffOptionsHelp, oneOffTarget } from "./oneoff.mjs"
 import { colorEnabled, fit, palette } from "./term.mjs"
 
 export const DIFF_HELP = `Usage: toolnexus diff [<config>] <snapshot.json> [--json] [--timeout ms]
+       toolnexus diff --stdio "<command line>" <snapshot.json> [options]
+       toolnexus diff <http(s)://url> <snapshot.json> [--header "Name: value" …] [options]
 
 Lists <config> live (as \`toolnexus list\` does; without <config>, the client configs
 \`toolnexus configs\` finds) and compares it with <snapshot.json>,
@@ -21,6 +24,10 @@ prompts or skills (from an older toolnexus) is not compared for them. Failure re
 
   toolnexus list mcp.json --json > tools.snapshot.json    # record
   toolnexus diff mcp.json tools.snapshot.json             # check, e.g. in CI
+
+A one-off target (--stdio "<command line>" or a URL, as \`toolnexus list --help\`
+describes) is listed in place of a config; record its snapshot with the same target
+(\`toolnexus list --stdio "…" --json\`), so the server has the same name on both sides.
 
 Options:
   --json        print the comparison as JSON on stdout, nothing else:
@@ -45,6 +52,7 @@ Options:
                 "skills" appear only when something of that kind changed. "drift" is true when any
                 server has a status change or a non-empty added, removed or changed.
   --timeout ms  overall deadline for the live listing (see \`toolnexus list --help\`)
+${oneOffOptionsHelp(16)}
   -h, --help    show this help
 
 Exit status: 0 no drift, 1 drift, 2 usage, config or snapshot error.
@@ -211,8 +219,12 @@ function printHuman(out, result, snapshotFile, c) {
 }
 
 export async function diff({ positionals, values }, { signal }) {
-  const [config, snapshotFile] = positionals.length === 2 ? positionals : [undefined, positionals[0]]
-  const { servers } = resolveServers(config)
+  const target = oneOffTarget("diff", positionals, values)
+  if (target && target.positionals.length !== 1) {
+    throw new ArgumentError(target.positionals.length === 0 ? "toolnexus diff: missing <snapshot.json>" : `toolnexus diff: unexpected argument "${target.positionals[1]}" (a one-off target takes no <config>)`)
+  }
+  const [config, snapshotFile] = target ? [undefined, target.positionals[0]] : positionals.length === 2 ? positionals : [undefined, positionals[0]]
+  const { servers } = target ? { servers: target.servers } : resolveServers(config)
   const snapshot = readSnapshot(snapshotFile)
   const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
   const result = diffInventories(snapshot, inventory)

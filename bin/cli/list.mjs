@@ -1,10 +1,13 @@
 // `toolnexus list [<config>] [--json] [--timeout ms]`: what does this config give me?
 import { withConfig } from "./auth.mjs"
 import { resolveServers } from "./discover.mjs"
-import { liveInventory } from "./inventory.mjs"
+import { ArgumentError, liveInventory } from "./inventory.mjs"
+import { oneOffHelp, oneOffOptionsHelp, oneOffReason, oneOffTarget } from "./oneoff.mjs"
 import { LiveView, MARK, OrderedLines, colorEnabled, fit, palette } from "./term.mjs"
 
 export const LIST_HELP = `Usage: toolnexus list [<config>] [--json] [--timeout ms]
+       toolnexus list --stdio "<command line>" [--env KEY=VALUE …] [--cwd dir] [--json] [--timeout ms]
+       toolnexus list <http(s)://url> [--header "Name: value" …] [--transport t] [--json] [--timeout ms]
 
 Connects to every enabled server of <config> concurrently, lists its tools,
 resources, resource templates, prompts and skills, then disconnects; nothing is left running.
@@ -16,6 +19,8 @@ server's tools with a one-line description, and its resources, templates, prompt
 <config>  an mcp.json path (JSONC accepted; mcpServers, servers, mcp, context_servers).
           Without it, the configs of the clients installed here (\`toolnexus configs\`):
           each server is shown with the file it came from.
+
+${oneOffHelp("list", "")}
 
 Options:
   --json        print only the inventory, as JSON, on stdout (the shape listMcpTools
@@ -33,6 +38,7 @@ Options:
   --timeout ms  overall deadline; a server still connecting then fails with
                 "toolnexus: MCP list deadline exceeded" (each server's own "timeout"
                 field still bounds each of its phases)
+${oneOffOptionsHelp(16)}
   -h, --help    show this help
 
 Exit status: 0 no server failed, 1 at least one server failed, 2 usage or config
@@ -123,16 +129,20 @@ function printDetails(out, inventory, c, width) {
 }
 
 export async function list({ positionals, values }, { signal, warnings }) {
-  const [config] = positionals
-  const { servers, origins } = resolveServers(config)
+  const target = oneOffTarget("list", positionals, values)
+  if (target && target.positionals.length > 0) throw new ArgumentError(`toolnexus list: unexpected argument "${target.positionals[0]}" (a one-off target takes no <config>)`)
+  const [config] = target ? [] : positionals
+  const { servers, origins } = target ? { servers: target.servers } : resolveServers(config)
   const names = Object.keys(servers)
   const out = process.stdout
-  // The config to name in an authorisation hint: the one given, or the file the server came from.
+  // The config to name in an authorisation hint: the one given, or the file the server came
+  // from; a one-off target has none (its hint is to pass the header).
   const configOf = (name) => config ?? origins?.[name]
+  const reasonOf = (name, reason) => (target ? oneOffReason(reason) : withConfig(reason, configOf(name)))
 
   if (values.json) {
     const { inventory } = await liveInventory(servers, { deadline: values.timeout, signal })
-    for (const [name, reason] of Object.entries(inventory.errors)) inventory.errors[name] = withConfig(reason, configOf(name))
+    for (const [name, reason] of Object.entries(inventory.errors)) inventory.errors[name] = reasonOf(name, reason)
     // Discovered servers say where they came from; a named config's output stays a snapshot.
     const shown = origins ? { ...inventory, sources: origins } : inventory
     out.write(`${JSON.stringify(shown, null, 2)}\n`)
@@ -156,7 +166,7 @@ export async function list({ positionals, values }, { signal, warnings }) {
       deadline: values.timeout,
       signal,
       // A server that needs authorisation is shown with the command that authorises it.
-      onSettle: (name, result) => view.settle(name, result.error ? { ...result, error: withConfig(result.error, configOf(name)) } : result),
+      onSettle: (name, result) => view.settle(name, result.error ? { ...result, error: reasonOf(name, result.error) } : result),
     }))
   } finally {
     view.stop()

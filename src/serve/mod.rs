@@ -23,7 +23,7 @@ use engine::serve::{self, CallRecord, ServerIdentity, ToolServer};
 pub use http::{HttpServeOptions, HttpServer};
 use http::{KeepAlive, serve_options};
 use tools::served_tools;
-pub use tools::{check_tool_values, tool_result_from_mcp};
+pub use tools::{SchemaProblem, check_json_schema, check_tool_values, tool_result_from_mcp};
 
 /// The native server of `tools` as lib/serve.js's `servedTools` prepares them (internal).
 #[napi(

@@ -216,6 +216,26 @@ pub fn check_tool_values(schema: JsonValue, values: JsonValue) -> Option<String>
     serve::curate::check_values(&schema, &values).err()
 }
 
+/// One problem `checkJsonSchema` found: where in the document (a JSON pointer, `""` for the
+/// whole document) and what is wrong, in words.
+#[napi(object)]
+pub struct SchemaProblem {
+    pub path: String,
+    pub message: String,
+}
+
+/// The problems of `value` against the JSON Schema `schema` (at most 50), empty when it fits;
+/// throws, in words, when the schema does not compile (internal, for the CLI's `add`).
+#[napi(ts_args_type = "schema: unknown, value: unknown")]
+pub fn check_json_schema(schema: JsonValue, value: JsonValue) -> Result<Vec<SchemaProblem>> {
+    let problems = engine::serve::schema_problems(&schema.0, &value.0, 50)
+        .map_err(|e| Error::from_reason(format!("toolnexus: {e}")))?;
+    Ok(problems
+        .into_iter()
+        .map(|(path, message)| SchemaProblem { path, message })
+        .collect())
+}
+
 /// Each tool of lib/serve.js's `servedTools` array, as served.
 pub(super) fn served_tools(env: &Env, tools: Vec<NativeTool>) -> Result<Vec<ServedTool>> {
     tools

@@ -37,6 +37,8 @@ mod toolset;
 mod validate;
 pub(crate) mod wire;
 
+pub use validate::schema_problems;
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -140,6 +140,32 @@ impl Arguments {
     }
 }
 
+/// The problems of a whole JSON document against a JSON Schema, for the CLI's checks of files
+/// (`toolnexus add` checks a server.json against the registry's published schema): each an
+/// instance path (`/packages/0/transport`, `""` for the root) and words, at most `max` of them.
+/// Err, in words, when the schema itself does not compile.
+pub fn schema_problems(
+    schema: &Value,
+    value: &Value,
+    max: usize,
+) -> Result<Vec<(String, String)>, String> {
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| format!("the schema does not compile: {}", shorten(&e.to_string())))?;
+    Ok(validator
+        .iter_errors(value)
+        .take(max)
+        .map(|e| (e.instance_path().to_string(), shorten(&e.to_string())))
+        .collect())
+}
+
+/// A message cut to 300 characters: some quote the whole failing value.
+fn shorten(message: &str) -> String {
+    match message.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &message[..at]),
+        None => message.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +173,42 @@ mod tests {
 
     fn args(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn documents_are_checked_whole() {
+        let schema = json!({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"n": {"type": "number"}}, "type": "object", "properties": {"a": {"$ref": "#/definitions/n"}, "b": {"type": "array", "items": {"type": "string"}}}, "required": ["c"]});
+        assert_eq!(
+            schema_problems(&schema, &json!({"a": "1", "b": ["x", 2], "c": 0}), 10),
+            Ok(vec![
+                (
+                    "/a".to_string(),
+                    r#""1" is not of type "number""#.to_string()
+                ),
+                (
+                    "/b/1".to_string(),
+                    r#"2 is not of type "string""#.to_string()
+                ),
+            ])
+        );
+        assert_eq!(
+            schema_problems(&schema, &json!({}), 10),
+            Ok(vec![(
+                String::new(),
+                r#""c" is a required property"#.to_string()
+            )])
+        );
+        assert_eq!(
+            schema_problems(&schema, &json!({"a": "1", "b": [1, 2]}), 2)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(
+            schema_problems(&json!({"type": 5}), &json!({}), 10)
+                .unwrap_err()
+                .starts_with("the schema does not compile: ")
+        );
     }
 
     #[test]

@@ -1,0 +1,256 @@
+// Interactive elicitation (issue 42): `toolnexus call` run in a real pseudo-terminal
+// (fixtures/pty-run.py: stdin and stderr on the terminal, stdout in a file), answering a
+// server's elicitation/create question by question — against the ask-server fixture (text with
+// bounds and a format, an integer range, an enum, a boolean, a multi-select) and
+// server-everything's trigger-elicitation-request. Each step waits for the prompt's text on the
+// terminal before typing; invalid answers are asked again with the reason; decline, cancel
+// (c, Ctrl-C, Ctrl-D) and URL mode; off a terminal the question is declined, as before.
+import { test, afterEach } from "node:test"
+import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
+import fs from "node:fs"
+import path from "node:path"
+import { deferredCleanup, fixture, isAlive, readPid, repoRoot, serverEverything, tmpFile } from "./helpers.mjs"
+import { BIN, cli, envWith } from "./lib/cli.mjs"
+
+const T = { timeout: 90000 }
+const defer = deferredCleanup(afterEach)
+const PTY = path.join(repoRoot, "__test__", "fixtures", "pty-run.py")
+const ASK = `node ${path.relative(repoRoot, fixture("ask-server"))}`
+const EVERYTHING = `node ${path.relative(repoRoot, serverEverything)} stdio`
+/** How long one prompt may take to appear: a bound on a hang, not a stand-in for a sync. */
+const HANG = 20000
+
+/** What the terminal shows, without cursor movements and colours, lines ending in \n. */
+const screenText = (raw) => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r+\n/g, "\n").replace(/\r/g, "")
+
+/**
+ * Runs `toolnexus ...args` in a pseudo-terminal. `expect(text)` resolves once `text` appears on
+ * the terminal after what the previous expect matched (so repeated prompts are matched in order);
+ * `type(keys)` types; `exited` resolves { code, stdout (the file), screen }.
+ */
+function inPty(args, { env = {} } = {}) {
+  const stdoutFile = tmpFile("pty-stdout")
+  const child = spawn("python3", [PTY, stdoutFile, process.execPath, BIN, ...args], {
+    cwd: repoRoot,
+    env: envWith({ NO_COLOR: "1", ...env }),
+    stdio: ["pipe", "pipe", "pipe"],
+  })
+  let raw = ""
+  let errors = ""
+  let cursor = 0
+  let waiter = null
+  const check = () => {
+    if (!waiter) return
+    const at = screenText(raw).indexOf(waiter.text, cursor)
+    if (at < 0) return
+    cursor = at + waiter.text.length
+    clearTimeout(waiter.timer)
+    const { resolve } = waiter
+    waiter = null
+    resolve()
+  }
+  child.stdout.setEncoding("utf8").on("data", (d) => {
+    raw += d
+    check()
+  })
+  child.stderr.setEncoding("utf8").on("data", (d) => (errors += d))
+  const exited = new Promise((resolve) =>
+    child.on("close", (code) => {
+      if (waiter) clearTimeout(waiter.timer)
+      if (waiter) waiter.reject(new Error(`exited (${code}) while waiting for ${JSON.stringify(waiter.text)}; the terminal showed:\n${screenText(raw)}${errors}`))
+      let stdout = null
+      try {
+        stdout = fs.readFileSync(stdoutFile, "utf8")
+      } catch {} // the command never started: `errors` says why
+      resolve({ code, stdout, screen: screenText(raw) + errors, raw })
+    }),
+  )
+  defer(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    await exited
+  })
+  return {
+    expect(text) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiter = null
+          reject(new Error(`${JSON.stringify(text)} did not appear within ${HANG} ms; the terminal showed:\n${screenText(raw).slice(cursor)}`))
+        }, HANG)
+        waiter = { text, resolve, reject, timer }
+        check()
+      })
+    },
+    type(keys) {
+      child.stdin.write(keys)
+    },
+    exited,
+  }
+}
+
+const ANSWER = "  Answer? [Y]es, [n]o (decline), [c]ancel > "
+
+test("call at a terminal: every field asked with its hints, invalid answers asked again with the reason, the answers reach the server exactly", T, async () => {
+  const pidFile = tmpFile("ask.pid")
+  const pty = inPty(["call", "--stdio", ASK, "--env", `PID_FILE=${pidFile}`, "ask"])
+  const steps = [
+    [`ask-server asks: Tell us about yourself\n${ANSWER}`, "\r"],
+    ["Name (name) * — What to call you\n  text, 2 to 20 characters\n  > ", "A\r"],
+    ["  ✗ too short: at least 2 characters\n  > ", "A name far longer than twenty\r"],
+    ["  ✗ too long: at most 20 characters\n  > ", "Ada Lovelace\r"],
+    ["Email (email)\n  an email address; Enter skips\n  > ", "ada at example\r"],
+    ["  ✗ not an email address (name@example.com)\n  > ", "ada@example.com\r"],
+    ["Age (age) *\n  a whole number from 0 to 150\n  > ", "\r"],
+    ["  ✗ an answer is required\n  > ", "36.5\r"],
+    ["  ✗ not a whole number\n  > ", "200\r"],
+    ["  ✗ too large: at most 150\n  > ", "36\r"],
+    ["Colour (color)\n  1) red\n  2) green\n  3) blue\n  choose one: its number or its name\n  [2) green] > ", "purple\r"],
+    ["  ✗ not one of the choices: give its number (1-3) or its name\n  [2) green] > ", "3\r"],
+    ["Subscribe (subscribe) — Send me news\n  yes or no\n  [no] > ", "maybe\r"],
+    ["  ✗ answer yes or no (y/n)\n  [no] > ", "y\r"],
+    ["Pets (pets)\n  1) Cat\n  2) Dog\n  3) Fish\n  choose 1 to 2 choices: numbers or names, separated by commas; Enter skips\n  > ", "1,2,3\r"],
+    ["  ✗ choose at most 2\n  > ", "cat, Fish\r"],
+  ]
+  for (const [prompt, keys] of steps) {
+    await pty.expect(prompt)
+    pty.type(keys)
+  }
+  const { code, stdout, screen } = await pty.exited
+  assert.equal(code, 0, screen)
+  // stdout holds only the result: every question went to the terminal (stderr).
+  assert.equal(stdout, `${JSON.stringify({ action: "accept", content: { name: "Ada Lovelace", email: "ada@example.com", age: 36, color: "blue", subscribe: true, pets: ["cat", "fish"] } })}\n`)
+  assert.equal(screen.includes('"action"'), false, "the result is not on the terminal")
+  const pid = readPid(pidFile)
+  assert.ok(pid)
+  assert.equal(isAlive(pid), false, "the server is closed after the call")
+})
+
+test("call at a terminal: Enter takes defaults and skips optional fields (server-everything's trigger-elicitation-request)", T, async () => {
+  const pty = inPty(["call", "--stdio", EVERYTHING, "trigger-elicitation-request"])
+  await pty.expect(`server-everything asks: Please provide inputs for the following fields:\n${ANSWER}`)
+  pty.type("y\r")
+  await pty.expect("String (name) * — Your full, legal name\n  text\n  > ")
+  pty.type("Grace Hopper\r")
+  // Every other field: its title and key, then Enter at its prompt.
+  const rest = [
+    ["Boolean (check)", "  > "],
+    ["String with default (firstLine)", "  [It was a dark and stormy night.] > "],
+    ["String with email format (email)", "  > "],
+    ["String with uri format (homepage)", "  > "],
+    ["String with date format (birthdate)", "  > "],
+    ["Integer (integer)", "  [42] > "],
+    ["Number in range 1-1000 (number)", "  [3.14] > "],
+    ["Untitled Single Select Enum (untitledSingleSelectEnum)", "  [1) Monica] > "],
+    ["Untitled Multiple Select Enum (untitledMultipleSelectEnum)", "  [Guitar] > "],
+    ["Titled Single Select Enum (titledSingleSelectEnum)", "  [1) Superman] > "],
+    ["Titled Multiple Select Enum (titledMultipleSelectEnum)", "  [Tuna] > "],
+    ["Legacy Titled Single Select Enum (legacyTitledEnum)", "  [1) Cats] > "],
+  ]
+  for (const [head, prompt] of rest) {
+    await pty.expect(head)
+    await pty.expect(prompt)
+    pty.type("\r")
+  }
+  const { code, stdout, screen } = await pty.exited
+  assert.equal(code, 0, screen)
+  const [words, raw] = stdout.split("\n\nRaw result: ")
+  assert.equal(words, "✅ User provided the requested information!\nUser inputs:\n- Name: Grace Hopper\n- Favorite Integer: 42\n- Favorite Number: 3.14")
+  assert.deepEqual(JSON.parse(raw), {
+    action: "accept",
+    content: {
+      name: "Grace Hopper",
+      firstLine: "It was a dark and stormy night.",
+      integer: 42,
+      number: 3.14,
+      untitledSingleSelectEnum: "Monica",
+      untitledMultipleSelectEnum: ["Guitar"],
+      titledSingleSelectEnum: "hero-1",
+      titledMultipleSelectEnum: ["fish-1"],
+      legacyTitledEnum: "pet-1",
+    },
+  })
+})
+
+test("call at a terminal: n declines; c, Ctrl-C and Ctrl-D cancel", T, async () => {
+  const declined = inPty(["call", "--stdio", EVERYTHING, "trigger-elicitation-request"])
+  await declined.expect(ANSWER)
+  declined.type("nope\r")
+  await declined.expect("  ✗ answer y (yes), n (no, decline) or c (cancel)\n" + ANSWER)
+  declined.type("n\r")
+  await declined.expect("  declined\n")
+  const d = await declined.exited
+  assert.equal(d.code, 0, d.screen)
+  assert.equal(d.stdout, '❌ User declined to provide the requested information.\n\nRaw result: {\n  "action": "decline"\n}\n')
+
+  const cancels = [
+    ["c", ["c\r"], false],
+    ["Ctrl-C at the first question", ["\x03"], false],
+    ["Ctrl-C mid-form", ["y\r", "Ada\r", "\x03"], true],
+    ["Ctrl-D mid-form", ["y\r", "Ada\r", "\x04"], true],
+  ]
+  for (const [what, keys, midForm] of cancels) {
+    const pty = inPty(["call", "--stdio", ASK, "ask"])
+    await pty.expect(ANSWER)
+    pty.type(keys[0])
+    if (midForm) {
+      await pty.expect("Name (name) *")
+      await pty.expect("  > ")
+      pty.type(keys[1])
+      await pty.expect("Email (email)")
+      await pty.expect("  > ")
+      pty.type(keys[2])
+    }
+    await pty.expect("  cancelled\n")
+    const r = await pty.exited
+    assert.equal(r.code, 0, `${what}: ${r.screen}`)
+    assert.equal(r.stdout, '{"action":"cancel"}\n', what)
+  }
+})
+
+test("call at a terminal: a URL to open is shown and confirmed (--no-browser); text from the server cannot drive the terminal", T, async () => {
+  const pty = inPty(["call", "--stdio", ASK, "ask-url", "--no-browser"])
+  await pty.expect("ask-server asks you to open a URL: Sign in to continue\n  https://auth.example.com/sign-in?state=1\n  Open it? [Y]es, [n]o (decline), [c]ancel > ")
+  pty.type("y\r")
+  await pty.expect("  visit the URL above in your browser\n")
+  const r = await pty.exited
+  assert.equal(r.code, 0, r.screen)
+  assert.equal(r.stdout, '{"action":"accept","content":{}}\n')
+
+  // Only http(s) is ever handed to the system.
+  const file = inPty(["call", "--stdio", ASK, "ask-url", "url=file:///etc/passwd"])
+  await file.expect("  file:///etc/passwd\n  Open it? [Y]es, [n]o (decline), [c]ancel > ")
+  file.type("\r")
+  await file.expect("  not opened: only http and https URLs are opened; visit it yourself if you trust it\n")
+  assert.equal((await file.exited).stdout, '{"action":"accept","content":{}}\n')
+
+  // Escape sequences in the server's message and schema are shown as �, never sent to the terminal.
+  const schema = JSON.stringify({ type: "object", properties: { ok: { type: "boolean", title: "OK\x1b[2J" } } })
+  const hostile = inPty(["call", "--stdio", ASK, "ask", `message=Hi\x1b]0;pwned\x07 there`, `schema=${JSON.stringify(schema)}`])
+  await hostile.expect(`ask-server asks: Hi\uFFFD]0;pwned\uFFFD there\n${ANSWER}`)
+  hostile.type("y\r")
+  await hostile.expect("OK\uFFFD[2J (ok)\n  yes or no; Enter skips\n  > ")
+  hostile.type("no\r")
+  const h = await hostile.exited
+  assert.equal(h.stdout, '{"action":"accept","content":{"ok":false}}\n')
+  assert.equal(h.raw.includes("\x1b]0;"), false)
+  assert.equal(h.raw.includes("\x1b[2J"), false)
+})
+
+test("call at a terminal: a call that times out with a question open ends the question and says answering counted", T, async () => {
+  const pty = inPty(["call", "--stdio", ASK, "ask", "--timeout", "1500"])
+  await pty.expect(ANSWER)
+  // Nothing is typed: the call's own timeout ends it.
+  const r = await pty.exited
+  assert.equal(r.code, 1, r.screen)
+  assert.equal(r.stdout, "")
+  assert.equal(r.screen, `ask-server asks: Tell us about yourself\n${ANSWER}\nMCP tool call timed out after 1500 ms (the time spent answering counts: give more with --timeout ms)\n`)
+})
+
+test("call off a terminal: the question is declined, as before, and nothing is asked", T, async () => {
+  const piped = await cli(["call", "--stdio", ASK, "ask"])
+  assert.deepEqual(piped, { code: 0, signal: null, stdout: '{"action":"decline"}\n', stderr: "" })
+  // server-everything offers its elicitation tool only to a client that can answer.
+  const everything = await cli(["call", "--stdio", EVERYTHING, "trigger-elicitation-request"])
+  assert.equal(everything.code, 2)
+  assert.match(everything.stderr, /^toolnexus call: server "server-everything" has no tool "trigger-elicitation-request"/)
+})
