@@ -15,6 +15,7 @@ import { PROMPT_HELP, prompt } from "./cli/prompt.mjs"
 import { READ_HELP, read } from "./cli/read.mjs"
 import { SERVE_HELP, serve } from "./cli/serve.mjs"
 import { routeWarnings } from "./cli/term.mjs"
+import { UI_HELP, ui } from "./cli/ui.mjs"
 import { TYPES_HELP, types } from "./cli/types.mjs"
 
 const HELP = `Usage: toolnexus <command> [options]
@@ -44,6 +45,9 @@ Commands:
   types [<config>] [--out file] [--timeout ms]
       TypeScript types of every tool's arguments and structured result, for
       loadMcp<McpTools>() and its type-checked source.call()
+  ui [<config>] [--port n] [--open]
+      a local web page for one config: statuses, tools, calls from generated
+      forms, resources, prompts, the allowlist editor (127.0.0.1, token in the URL)
   add <server.json | registry name> [--config file] [--name n] [--package N | --remote]
       write one server (a registry's server.json) into a config, in its own dialect;
       secrets become environment references
@@ -146,6 +150,7 @@ const COMMANDS = {
     missing: ["<name>"],
     options: { config: { type: "string" }, "dry-run": { type: "boolean" } },
   },
+  ui: { run: ui, help: UI_HELP, arity: [0, 1], options: { port: { type: "string" }, open: { type: "boolean" }, ...TIMEOUT } },
   types: { run: types, help: TYPES_HELP, arity: [0, 1], options: { out: { type: "string" }, ...TIMEOUT } },
   serve: {
     run: serve,

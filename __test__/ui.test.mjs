@@ -1,0 +1,605 @@
+// `toolnexus ui` (issue 42): the page, in a real browser (Debian's /usr/bin/chromium driven by
+// playwright-core; no browser is downloaded), served by a real `toolnexus ui` subprocess over
+// real servers: server-everything, the repo's stdio fixture, a fixture with every kind of form
+// field, a server that cannot start, and an OAuth-protected HTTP server. The tests run in order
+// on one page: listing (the demo config too), generated forms, an image, an elicitation
+// answered in the page, a slow call cancelled, a resource read, a prompt, the allowlist editor
+// and disabling a server (the file on disk checked to the byte), live re-listing on a file
+// change and on list_changed, OAuth sign-in, and the refusals of a wrong token, Host and Origin.
+// Screenshots of each screen go to a temporary folder the test prints.
+import { after, before, test } from "node:test"
+import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
+import fs from "node:fs"
+import http from "node:http"
+import os from "node:os"
+import path from "node:path"
+import { chromium } from "playwright-core"
+import { fixture, isAlive, isWatchdog, repoRoot, serverEverything, tmpDir } from "./helpers.mjs"
+import { liveDescendants } from "./compat/proc.mjs"
+import { startOAuthServer } from "./fixtures/oauth-server.mjs"
+import { MCP_TINY_IMAGE } from "@modelcontextprotocol/server-everything/dist/tools/get-tiny-image.js"
+
+const CHROMIUM = "/usr/bin/chromium"
+const T = { timeout: 30_000 }
+const node = process.execPath
+const home = tmpDir()
+const shots = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-ui-screens-"))
+console.log(`toolnexus ui screenshots: ${shots}`)
+
+/** The test config: JSONC with comments, which edits must keep. */
+const configText = (oauthUrl) => `// toolnexus ui test config: comments and order must survive edits.
+{
+  "mcpServers": {
+    // The MCP reference server.
+    "everything": {
+      "command": ${JSON.stringify(node)},
+      "args": [${JSON.stringify(serverEverything)}, "stdio"],
+      "timeout": 20000
+    },
+    // The repo's stdio fixture.
+    "fixture": {
+      "command": ${JSON.stringify(node)},
+      "args": [${JSON.stringify(fixture("stdio-server"))}, "--tools", "echo,slow,sleep,elicit,grow"]
+    },
+    // Every kind of form field.
+    "form": { "command": ${JSON.stringify(node)}, "args": [${JSON.stringify(fixture("form-server"))}] },
+    // This one cannot start.
+    "broken": {
+      "command": "toolnexus-ui-test-no-such-binary",
+      "timeout": 2000
+    },
+    // OAuth-protected, signed in from the page.
+    "secure": { "url": ${JSON.stringify(oauthUrl)}, "timeout": 10000 }
+  }
+}
+`
+
+/** Polls `check` (sync or async) until it returns a truthy value; fails after `timeout` ms. */
+async function eventually(check, { timeout = 15_000, message = "condition" } = {}) {
+  const end = Date.now() + timeout
+  let last
+  for (;;) {
+    try {
+      const value = await check()
+      if (value) return value
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > end) throw new Error(`not met within ${timeout} ms: ${message}${last ? ` (${last.message})` : ""}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** Starts `toolnexus ui <config>`; resolves { child, url, port, token, output() } once it printed its URL. */
+function startUi(config, { cwd = repoRoot } = {}) {
+  const child = spawn(node, [path.join(repoRoot, "bin", "toolnexus.mjs"), "ui", config], {
+    cwd,
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, "config"), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`toolnexus ui printed no URL within 10 s: ${stdout}${stderr}`)), 10_000)
+    child.stdout.setEncoding("utf8").on("data", (d) => {
+      stdout += d
+      const m = /^(http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{48}))$/m.exec(stdout)
+      if (m) {
+        clearTimeout(timer)
+        resolve({ child, url: m[1], port: Number(m[2]), token: m[3], exited, output: () => ({ stdout, stderr }) })
+      }
+    })
+    child.on("error", reject)
+  })
+}
+
+/** Stops a ui process with SIGINT; checks it exits 0 and that the servers it ran are gone. */
+async function stopUi(ui) {
+  const servers = liveDescendants(ui.child.pid).filter((pid) => !isWatchdog(pid))
+  ui.child.kill("SIGINT")
+  const { code, signal } = await ui.exited
+  assert.equal(signal, null, ui.output().stderr)
+  assert.equal(code, 0, ui.output().stderr)
+  await eventually(() => servers.every((pid) => !isAlive(pid)), { timeout: 10_000, message: `the servers of toolnexus ui (${servers}) exited` })
+  return servers
+}
+
+/** A plain HTTP request to the ui (any Host header, unlike fetch); resolves { status, headers, body }. */
+function raw(port, { method = "GET", path: at = "/", headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, method, path: at, headers }, (res) => {
+      let text = ""
+      res.setEncoding("utf8").on("data", (d) => (text += d))
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: text }))
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
+}
+
+let oauth
+let ui
+let browser
+let page
+let configFile
+let original
+
+const shot = async (name) => {
+  const file = path.join(shots, `${name}.png`)
+  await page.screenshot({ path: file, fullPage: true })
+  return file
+}
+const server = (name) => page.locator(`.server-item[data-server="${name}"]`)
+const openServer = async (name, tab = "tools") => {
+  await server(name).click()
+  await page.locator(`.server-body[data-server="${name}"] .tab[data-tab="${tab}"]`).click()
+}
+/** What the edit panel said after Save (waits for it). */
+const saidAfterSave = () => eventually(() => page.locator("#panel .saved").textContent(), { message: "the save was answered" })
+const openItem = (key) => page.locator(`.items .item[data-item="${key}"]`).click()
+const result = () => page.locator('#panel [data-testid="result"]').last()
+/** The ui's state as its API gives it (with the token header). */
+const apiState = async () => {
+  const res = await raw(ui.port, { path: "/api/state", headers: { host: `127.0.0.1:${ui.port}`, "x-toolnexus-token": ui.token } })
+  assert.equal(res.status, 200, res.body)
+  return JSON.parse(res.body)
+}
+
+before(async () => {
+  oauth = await startOAuthServer()
+  configFile = path.join(tmpDir(), "mcp.json")
+  original = configText(oauth.url)
+  fs.writeFileSync(configFile, original)
+  ui = await startUi(configFile)
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.setDefaultTimeout(15_000)
+  // Anything the page throws fails the test that caused it.
+  page.on("pageerror", (err) => {
+    throw new Error(`the page threw: ${err.message}`)
+  })
+})
+
+after(async () => {
+  await browser?.close()
+  if (ui && ui.child.exitCode === null) ui.child.kill("SIGKILL")
+  await oauth?.close()
+})
+
+test("lists the demo config (examples/mcp.json): statuses, reasons and tools", T, async () => {
+  const demo = await startUi("examples/mcp.json")
+  const demoPage = await browser.newPage({ viewport: { width: 1280, height: 820 } })
+  try {
+    await demoPage.goto(demo.url)
+    // The token moved to a cookie: the address bar no longer shows it.
+    assert.equal(demoPage.url(), `http://127.0.0.1:${demo.port}/`)
+    const status = (name) => demoPage.locator(`.server-item[data-server="${name}"] .status`)
+    await demoPage.locator('.server-item[data-server="everything"] .status.connected').waitFor()
+    await demoPage.locator('.server-item[data-server="notes"] .status.connected').waitFor()
+    await demoPage.locator('.server-item[data-server="broken"] .status.failed').waitFor()
+    assert.deepEqual(await demoPage.locator(".server-item .server-name").allTextContents(), ["everything", "notes", "search", "broken"])
+    assert.equal(await status("search").textContent(), "disabled")
+    await demoPage.locator('.items .item[data-item="echo"]').waitFor()
+    const everythingTools = await demoPage.locator(".items .item .item-name").allTextContents()
+    for (const name of ["echo", "get-sum", "get-tiny-image", "trigger-long-running-operation", "trigger-elicitation-request"]) {
+      assert.ok(everythingTools.includes(name), `${name} in ${everythingTools}`)
+    }
+    assert.match(await demoPage.locator('[data-testid="latency"]').textContent(), /^\d+ ms to connect$/)
+    assert.match(await demoPage.locator('[data-testid="info"]').textContent(), /^Everything Reference Server \d+\.\d+\.\d+ · protocol 2025-11-25/)
+    await demoPage.screenshot({ path: path.join(shots, "01-demo-config.png"), fullPage: false })
+
+    await demoPage.locator('.server-item[data-server="notes"]').click()
+    await demoPage.locator('.server-body[data-server="notes"]').waitFor()
+    assert.deepEqual(await demoPage.locator(".items .item .item-name").allTextContents(), ["add_note", "get_note", "list_notes"])
+
+    await demoPage.locator('.server-item[data-server="broken"]').click()
+    assert.equal(await demoPage.locator('[data-testid="reason"]').textContent(), 'cannot start "toolnexus-demo-no-such-binary": No such file or directory (os error 2)')
+    assert.equal(await demoPage.locator(".items").textContent(), "Nothing listed: the server is failed.")
+    await demoPage.screenshot({ path: path.join(shots, "02-demo-failed-server.png") })
+  } finally {
+    await demoPage.close()
+    const ran = await stopUi(demo)
+    assert.equal(ran.length, 2, `the two servers that start ran under toolnexus ui: ${ran}`)
+  }
+})
+
+test("refuses a wrong token, a foreign Host and a foreign Origin; the page carries a strict CSP", T, async () => {
+  const host = `127.0.0.1:${ui.port}`
+  assert.equal((await raw(ui.port, { headers: { host } })).status, 401)
+  assert.equal((await raw(ui.port, { path: "/?token=0123", headers: { host } })).status, 401)
+  assert.equal((await raw(ui.port, { path: `/?token=${"0".repeat(48)}`, headers: { host } })).status, 401)
+  assert.equal((await raw(ui.port, { path: "/api/state", headers: { host, "x-toolnexus-token": "f".repeat(48) } })).status, 401)
+  // DNS rebinding: the right token under another name is still refused.
+  const rebound = await raw(ui.port, { path: `/?token=${ui.token}`, headers: { host: `evil.example:${ui.port}` } })
+  assert.equal(rebound.status, 403)
+  assert.equal(rebound.body, "toolnexus ui: wrong Host header (only 127.0.0.1 and localhost are served)\n")
+  assert.equal((await raw(ui.port, { path: "/api/state", headers: { host: `127.0.0.1:${ui.port + 1}`, "x-toolnexus-token": ui.token } })).status, 403)
+  // Another origin, even with the token.
+  const foreign = await raw(ui.port, {
+    method: "POST",
+    path: "/api/cancel",
+    headers: { host, origin: "http://evil.example", "x-toolnexus-token": ui.token, "content-type": "application/json" },
+    body: JSON.stringify({ id: "x" }),
+  })
+  assert.equal(foreign.status, 403)
+  assert.equal(foreign.body, "toolnexus ui: requests from another origin are refused\n")
+  assert.equal((await raw(ui.port, { path: "/api/state", headers: { host, origin: `http://localhost:${ui.port + 1}`, "x-toolnexus-token": ui.token } })).status, 403)
+
+  // The right token: a cookie (HttpOnly, SameSite=Strict) and a redirect out of the address bar.
+  const first = await raw(ui.port, { path: `/?token=${ui.token}`, headers: { host: `localhost:${ui.port}` } })
+  assert.equal(first.status, 303)
+  assert.equal(first.headers.location, "/")
+  assert.deepEqual(first.headers["set-cookie"], [`toolnexus_ui=${ui.token}; HttpOnly; SameSite=Strict; Path=/`])
+  const cookie = `toolnexus_ui=${ui.token}`
+  const pageRes = await raw(ui.port, { headers: { host, cookie } })
+  assert.equal(pageRes.status, 200)
+  assert.equal(
+    pageRes.headers["content-security-policy"],
+    "default-src 'self'; img-src 'self' data:; media-src 'self' data:; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  )
+  assert.doesNotMatch(pageRes.body, /<script>|<script [^>]*>[^<]/, "no inline script")
+  // A write with the cookie alone (what a cross-site form would carry) is refused.
+  const cookieOnly = await raw(ui.port, { method: "POST", path: "/api/cancel", headers: { host, cookie, "content-type": "application/json" }, body: "{}" })
+  assert.equal(cookieOnly.status, 401)
+  // Bad input from the page is a 400 in words, not a crash.
+  const bad = await raw(ui.port, { method: "POST", path: "/api/call", headers: { host, "x-toolnexus-token": ui.token }, body: "{not json" })
+  assert.equal(bad.status, 400)
+  assert.deepEqual(JSON.parse(bad.body), { error: "the request body is not JSON" })
+})
+
+test("lists every server of the config: statuses, the failure's reason, the sign-in a server needs", T, async () => {
+  await page.goto(ui.url)
+  for (const name of ["everything", "fixture", "form"]) await page.locator(`.server-item[data-server="${name}"] .status.connected`).waitFor()
+  await page.locator('.server-item[data-server="broken"] .status.failed').waitFor()
+  await page.locator('.server-item[data-server="secure"] .status.failed').waitFor()
+  assert.equal(await server("secure").locator(".status").textContent(), "needs sign-in")
+  assert.deepEqual(await page.locator(".server-item .server-name").allTextContents(), ["everything", "fixture", "form", "broken", "secure"])
+  assert.equal(await server("fixture").locator(".counts").textContent(), "5 tools")
+  await shot("03-servers")
+
+  await server("broken").click()
+  assert.equal(await page.locator('[data-testid="reason"]').textContent(), 'cannot start "toolnexus-ui-test-no-such-binary": No such file or directory (os error 2)')
+  await server("secure").click()
+  assert.equal(
+    await page.locator('[data-testid="reason"]').textContent(),
+    `authorization required: run "toolnexus auth ${configFile} secure" (no token is stored for this server)`,
+  )
+  await page.getByRole("button", { name: "Sign in" }).waitFor()
+  await shot("04-needs-sign-in")
+})
+
+test("a generated form with every kind of field: what was filled in is what the tool got", T, async () => {
+  await openServer("form")
+  await openItem("order")
+  // Required marks and defaults are shown.
+  assert.equal(await page.locator('#panel label[for$="-item"]').textContent(), "Item")
+  assert.equal(await page.locator('#panel label[for$="-item"] + .required').textContent(), " *")
+  assert.equal(await page.locator('#panel label[for$="-count"] + .required').count(), 0)
+  assert.equal(await page.getByLabel("count").inputValue(), "2")
+  assert.equal(await page.getByLabel("size").inputValue(), "1") // "medium", the default
+  assert.match(await page.locator("#panel .schema-form").textContent(), /default: medium/)
+
+  // Missing required fields are named and nothing is sent.
+  await page.getByRole("button", { name: "Call" }).click()
+  assert.deepEqual(await page.locator("#panel .problems li").allTextContents(), ["Item: is required", "address.city: is required"])
+  assert.equal(await page.locator('#panel [data-testid="result"]').count(), 0)
+
+  await page.getByLabel("Item").fill("tea")
+  await page.getByLabel("count").fill("3")
+  await page.getByLabel("size").selectOption({ label: "large" })
+  await page.getByLabel("gift").check()
+  await page.getByRole("button", { name: "Add item" }).click()
+  await page.getByRole("button", { name: "Add item" }).click()
+  await page.getByRole("button", { name: "Add item" }).click()
+  const rows = page.locator("#panel .array-row input")
+  await rows.nth(0).fill("happy")
+  await rows.nth(1).fill("dropped")
+  await rows.nth(2).fill("birthday")
+  await page.locator("#panel .array-row").nth(1).getByRole("button", { name: "Remove" }).click()
+  await page.getByLabel("ribbon").check()
+  await page.getByLabel("card", { exact: true }).check()
+  await page.getByLabel("city").fill("Paris")
+  await page.getByRole("button", { name: "Call" }).click()
+  await result().waitFor()
+  const sent = { item: "tea", count: 3, size: "large", gift: true, notes: ["happy", "birthday"], extras: ["ribbon", "card"], address: { city: "Paris" } }
+  assert.deepEqual(JSON.parse(await result().locator(".structured").textContent()), { received: sent })
+  assert.equal(await result().locator(".result-head strong").textContent(), "Result")
+  await shot("05-generated-form")
+
+  // The raw JSON view holds the same arguments, and edits there are what is sent.
+  await page.getByLabel("Raw JSON").check()
+  const rawBox = page.getByLabel("Arguments as JSON")
+  assert.deepEqual(JSON.parse(await rawBox.inputValue()), sent)
+  await rawBox.fill(JSON.stringify({ item: "coffee", address: { city: "Rome", street: "Via Appia" } }))
+  await page.getByLabel("Raw JSON").uncheck()
+  assert.equal(await page.getByLabel("Item").inputValue(), "coffee")
+  assert.equal(await page.getByLabel("street").inputValue(), "Via Appia")
+  await page.getByLabel("Raw JSON").check()
+  await page.getByRole("button", { name: "Call" }).click()
+  await eventually(async () => (await result().locator(".structured").textContent()).includes("coffee"))
+  assert.deepEqual(JSON.parse(await result().locator(".structured").textContent()), {
+    // The fields are set from the JSON as a whole: what it leaves out is left empty.
+    received: { item: "coffee", gift: false, address: { city: "Rome", street: "Via Appia" } },
+  })
+})
+
+/** The browser's message for JSON.parse(text) (run in the page). */
+function jsonErrorOf(text) {
+  try {
+    JSON.parse(text)
+  } catch (err) {
+    return err.message
+  }
+}
+
+test("what a hostile server sends stays text: no markup, no script, no bad media or links", T, async () => {
+  await openServer("form")
+  await openItem("hostile")
+  assert.equal(await page.locator("#panel .tool > .description").textContent(), '<img src=x onerror="window.pwned=1">')
+  // A "__proto__" field is a field; a $ref cycle is cut off; an unknown type is a JSON box.
+  assert.equal(await page.locator("#panel .field-label").first().textContent(), "<b>proto</b>")
+  const depth = await page.locator("#panel fieldset.object").count()
+  assert.ok(depth >= 1 && depth <= 13, `nested fieldsets of the $ref cycle: ${depth}`)
+  assert.equal(await page.locator('#panel textarea[name="odd"]').count(), 1)
+  await page.locator('#panel textarea[name="odd"]').fill("{nope")
+  await page.getByRole("button", { name: "Call" }).click()
+  assert.deepEqual(await page.locator("#panel .problems li").allTextContents(), [`odd: is not valid JSON (${await page.evaluate(jsonErrorOf, "{nope")})`])
+  await page.locator('#panel textarea[name="odd"]').fill("")
+  await page.getByRole("button", { name: "Call" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator("pre.text").textContent(), '<script>window.pwned=2</script><img src=x onerror="window.pwned=3">')
+  assert.equal(await result().locator("img, script, svg").count(), 0)
+  assert.equal(await result().locator(".note").textContent(), '[image that cannot be shown: media type "text/html"]')
+  assert.equal(await result().locator(".link a").count(), 0)
+  assert.equal(await result().locator(".link .mono").textContent(), "javascript:window.pwned=4")
+  assert.deepEqual(JSON.parse(await result().locator("pre.json").textContent()), { type: "mystery", payload: { n: 1 } })
+  assert.equal(await page.evaluate(() => window.pwned), undefined)
+  await shot("06-hostile-server")
+})
+
+test("server-everything: an enum and a boolean from the form; the image it returns renders", T, async () => {
+  await openServer("everything")
+  await openItem("get-annotated-message")
+  await page.getByLabel("messageType").selectOption("success")
+  await page.getByLabel("includeImage").check()
+  await page.getByRole("button", { name: "Call" }).click()
+  await result().locator("img").waitFor()
+  assert.equal(await result().locator("pre.text").first().textContent(), "Operation completed successfully")
+  const img = result().locator("img")
+  await eventually(() => img.evaluate((el) => el.complete && el.naturalWidth > 0), { message: "the image loaded" })
+  assert.equal(await img.evaluate((el) => el.naturalWidth), 20)
+  const bytes = Buffer.from(MCP_TINY_IMAGE, "base64").length
+  assert.equal(await result().locator(".caption").textContent(), `image/png, ${(bytes / 1000).toFixed(1)} kB`)
+  await shot("07-image-result")
+
+  await openItem("get-sum")
+  await page.getByLabel("a", { exact: true }).fill("2")
+  await page.getByLabel("b", { exact: true }).fill("3.5")
+  await page.getByRole("button", { name: "Call" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator("pre.text").textContent(), "The sum of 2 and 3.5 is 5.5.")
+})
+
+test("an elicitation is answered in the page, and the result reflects the answer", T, async () => {
+  await openServer("everything")
+  await openItem("trigger-elicitation-request")
+  await page.getByRole("button", { name: "Call" }).click()
+  const card = page.getByRole("dialog", { name: "Question from everything" })
+  await card.waitFor()
+  assert.equal(await card.locator(".message").textContent(), "Please provide inputs for the following fields:")
+  // The requested schema's defaults are filled in.
+  assert.equal(await card.getByLabel("Integer", { exact: true }).inputValue(), "42")
+  await card.getByLabel("String", { exact: true }).fill("Ada Lovelace")
+  await card.getByLabel("Boolean", { exact: true }).selectOption("true") // optional, no default: three-way
+  await card.getByLabel("Integer", { exact: true }).fill("7")
+  await card.getByLabel("Piano").check()
+  await shot("08-elicitation")
+  await card.getByRole("button", { name: "Accept" }).click()
+  await card.waitFor({ state: "detached" })
+  await result().waitFor()
+  // Its result is three text parts: a headline, the inputs, and the raw elicitation result.
+  const [head, rawResult] = (await result().locator("pre.text").allTextContents()).join("\n").split("\n\nRaw result: ")
+  assert.equal(
+    head,
+    "✅ User provided the requested information!\nUser inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true\n- Favorite Integer: 7\n- Favorite Number: 3.14",
+  )
+  assert.deepEqual(JSON.parse(rawResult), {
+    action: "accept",
+    content: {
+      name: "Ada Lovelace",
+      check: true,
+      firstLine: "It was a dark and stormy night.",
+      integer: 7,
+      number: 3.14,
+      untitledSingleSelectEnum: "Monica",
+      untitledMultipleSelectEnum: ["Guitar", "Piano"],
+      titledSingleSelectEnum: "hero-1",
+      titledMultipleSelectEnum: ["fish-1"],
+      legacyTitledEnum: "pet-1",
+    },
+  })
+
+  // Declined, with the fixture's own elicitation.
+  await openServer("fixture")
+  await openItem("elicit")
+  await page.getByRole("button", { name: "Call" }).click()
+  const ask = page.getByRole("dialog", { name: "Question from fixture" })
+  await ask.getByRole("button", { name: "Decline" }).click()
+  await ask.waitFor({ state: "detached" })
+  await result().waitFor()
+  assert.equal(await result().locator("pre.text").textContent(), '{"action":"decline"}')
+})
+
+test("a slow call shows its progress and is cancelled from the page; the call is gone", T, async () => {
+  await openServer("everything")
+  await openItem("trigger-long-running-operation")
+  await page.getByLabel("duration").fill("60")
+  await page.getByLabel("steps").fill("120")
+  await page.getByRole("button", { name: "Call" }).click()
+  const words = page.locator("#panel .progress span")
+  await eventually(async () => /^\d+ of 120$/.test(await words.textContent()), { message: "progress shown" })
+  assert.equal(await page.locator("#panel .progress progress").getAttribute("max"), "120")
+  assert.equal((await apiState()).calls.length, 1)
+  assert.equal(await page.locator("#running").textContent(), "1 call running")
+  await shot("09-progress")
+  await page.getByRole("button", { name: "Cancel" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator(".result-head strong").textContent(), "Cancelled (cancelled from the page)")
+  assert.equal(await result().getAttribute("class"), "result error")
+  assert.equal(await result().locator("pre.text").textContent(), "MCP tool call aborted")
+  await page.locator("#running").waitFor({ state: "detached" })
+  assert.deepEqual((await apiState()).calls, [])
+  assert.equal(await page.locator("#panel .progress").isHidden(), true)
+  await shot("10-cancelled")
+})
+
+test("reads a resource and a resource template, and gets a prompt", T, async () => {
+  await openServer("everything", "resources")
+  await openItem("demo://resource/static/document/architecture.md")
+  await page.locator("#panel").getByRole("button", { name: "Read" }).click()
+  await result().waitFor()
+  const doc = fs.readFileSync(path.join(path.dirname(serverEverything), "docs", "architecture.md"), "utf8")
+  assert.equal(await result().locator("pre.text").textContent(), doc)
+  assert.equal(await result().locator(".resource-head").textContent(), "demo://resource/static/document/architecture.mdtext/markdown")
+  await shot("11-resource")
+
+  await openServer("everything", "templates")
+  await openItem("demo://resource/dynamic/text/{resourceId}")
+  await page.getByLabel("resourceId").fill("3")
+  await page.locator("#panel").getByRole("button", { name: "Read" }).click()
+  await result().waitFor()
+  assert.equal(await page.locator("#panel .section-title.mono").textContent(), "demo://resource/dynamic/text/3")
+  assert.match(await result().locator("pre.text").textContent(), /^Resource 3: This is a plaintext resource/)
+
+  await openServer("everything", "prompts")
+  await openItem("args-prompt")
+  await page.getByRole("button", { name: "Get prompt" }).click()
+  assert.deepEqual(await page.locator("#panel .problems li").allTextContents(), ["city: is required"])
+  await page.getByLabel("city").fill("Paris")
+  await page.getByRole("button", { name: "Get prompt" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator(".role").textContent(), "user")
+  assert.equal(await result().locator("pre.text").textContent(), "What's weather in Paris?")
+  await shot("12-prompt")
+})
+
+test("the allowlist editor: tick tools, see the diff, save; the file keeps its comments", T, async () => {
+  await openServer("fixture", "allowlist")
+  const boxes = page.locator("#panel .allow-item input")
+  assert.deepEqual(await page.locator("#panel .allow-item .mono").allTextContents(), ["echo", "slow", "sleep", "elicit", "grow"])
+  for (const box of await boxes.all()) assert.equal(await box.isChecked(), true)
+  await page.getByRole("button", { name: "None" }).click()
+  await page.getByLabel("echo").check()
+  await page.getByLabel("grow").check()
+  await page.getByRole("button", { name: "Show diff" }).click()
+  const diff = page.locator('#panel [data-testid="diff"]')
+  await diff.waitFor()
+  assert.deepEqual(await diff.locator(".diff-row.add .code").allTextContents(), [
+    `      "args": [${JSON.stringify(fixture("stdio-server"))}, "--tools", "echo,slow,sleep,elicit,grow"],`,
+    '      "tools": {',
+    '        "echo": true,',
+    '        "grow": true',
+    "      }",
+  ])
+  assert.deepEqual(await diff.locator(".diff-row.del .code").allTextContents(), [`      "args": [${JSON.stringify(fixture("stdio-server"))}, "--tools", "echo,slow,sleep,elicit,grow"]`])
+  assert.deepEqual(await page.locator('#panel [data-testid="notes"] li').allTextContents(), [
+    'Claude, Cursor, Windsurf, Gemini CLI and the other clients of this file do not read "tools": only toolnexus applies this list.',
+  ])
+  await shot("13-allowlist-diff")
+  await page.locator("#panel").getByRole("button", { name: "Save" }).click()
+  assert.equal(await saidAfterSave(), `Saved ${configFile}.`)
+  const expected = original.replace(
+    `"--tools", "echo,slow,sleep,elicit,grow"]\n`,
+    `"--tools", "echo,slow,sleep,elicit,grow"],\n      "tools": {\n        "echo": true,\n        "grow": true\n      }\n`,
+  )
+  assert.notEqual(expected, original)
+  assert.equal(fs.readFileSync(configFile, "utf8"), expected)
+  // Re-read from the file: only echo and grow are allowed now (no restart: same server).
+  await openServer("fixture", "tools")
+  await eventually(async () => (await page.locator(".items .item.off .item-name").allTextContents()).join() === "slow,sleep,elicit")
+  await shot("14-allowlist-saved")
+
+  // Saving a diff made before the file changed on disk is refused in words.
+  await openServer("fixture", "allowlist")
+  await page.getByRole("button", { name: "All" }).click()
+  await page.getByRole("button", { name: "Show diff" }).click()
+  await page.locator('#panel [data-testid="diff"]').waitFor()
+  fs.writeFileSync(configFile, `${expected}\n`)
+  await page.locator("#panel").getByRole("button", { name: "Save" }).click()
+  assert.equal(
+    await saidAfterSave(),
+    `${configFile} changed on disk since this change was shown; nothing was saved. Look at the new diff and save again.`,
+  )
+  assert.equal(fs.readFileSync(configFile, "utf8"), `${expected}\n`)
+  fs.writeFileSync(configFile, expected)
+  original = expected
+})
+
+test("disabling a server from the page writes the config in its dialect and stops it", T, async () => {
+  await server("broken").click()
+  await page.locator('.server-body[data-server="broken"] .server-head').getByRole("button", { name: "Disable" }).click()
+  const diff = page.locator('#panel [data-testid="diff"]')
+  await diff.waitFor()
+  assert.deepEqual(await diff.locator(".diff-row.add .code").allTextContents(), ['      "timeout": 2000,', '      "disabled": true'])
+  await shot("15-disable-diff")
+  await page.locator("#panel").getByRole("button", { name: "Save" }).click()
+  assert.equal(await saidAfterSave(), `Saved ${configFile}.`)
+  const expected = original.replace(
+    `"command": "toolnexus-ui-test-no-such-binary",\n      "timeout": 2000\n`,
+    `"command": "toolnexus-ui-test-no-such-binary",\n      "timeout": 2000,\n      "disabled": true\n`,
+  )
+  assert.notEqual(expected, original)
+  assert.equal(fs.readFileSync(configFile, "utf8"), expected)
+  await server("broken").locator(".status.disabled").waitFor()
+  await page.locator('.server-body[data-server="broken"] .server-head').getByRole("button", { name: "Enable" }).waitFor()
+  original = expected
+})
+
+test("live: a server added to the file appears, and a server's list_changed re-lists its tools", T, async () => {
+  const withNotes = original.replace(
+    `    // OAuth-protected`,
+    `    // Added while the page is open.\n    "notes": { "command": ${JSON.stringify(node)}, "args": [${JSON.stringify(path.join(repoRoot, "examples", "servers", "notes.mjs"))}] },\n    // OAuth-protected`,
+  )
+  fs.writeFileSync(configFile, withNotes)
+  await server("notes").locator(".status.connected").waitFor()
+  assert.deepEqual(await page.locator(".server-item .server-name").allTextContents(), ["everything", "fixture", "form", "broken", "notes", "secure"])
+  assert.equal(await server("notes").locator(".counts").textContent(), "3 tools")
+
+  await openServer("fixture")
+  await openItem("grow")
+  await page.getByLabel("name").fill("sprout")
+  await page.getByRole("button", { name: "Call" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator("pre.text").textContent(), "added sprout")
+  await page.locator('.items .item[data-item="sprout"]').waitFor()
+  assert.deepEqual(await page.locator(".items .item .item-name").allTextContents(), ["echo", "slow", "sleep", "elicit", "grow", "sprout"])
+  assert.equal(await server("fixture").locator(".counts").textContent(), "6 tools")
+  await shot("16-live-relisted")
+})
+
+test("OAuth: the page starts the loopback sign-in of a server that needs it", T, async () => {
+  await server("secure").click()
+  await page.getByRole("button", { name: "Sign in" }).click()
+  const link = page.getByTestId("signin-link")
+  await link.waitFor()
+  const href = await link.getAttribute("href")
+  assert.match(href, new RegExp(`^${oauth.url.replace(/\/mcp$/, "").replaceAll(".", "\\.")}/authorize\\?`))
+  await shot("17-sign-in")
+  // The fixture approves at once: following the link is the user clicking "Allow".
+  assert.equal((await fetch(href)).status, 200)
+  await server("secure").locator(".status.connected").waitFor()
+  await eventually(async () => (await page.locator("#signin").textContent()) === "Signed in: secure is connected.", { message: "the page said it signed in" })
+  assert.equal(await server("secure").locator(".counts").textContent(), "2 tools")
+  assert.equal(oauth.stats.authorizations, 1)
+})
+
+test("stopping: SIGINT ends toolnexus ui with status 0 and every server it started", T, async () => {
+  const ran = await stopUi(ui)
+  // everything, fixture, form and notes (broken is disabled, secure is remote).
+  assert.equal(ran.length, 4, `the servers it ran: ${ran}`)
+  assert.match(ui.output().stderr, /toolnexus ui: interrupted by SIGINT, stopping\n$/)
+  console.log(`toolnexus ui screenshots: ${shots}`)
+})
