@@ -83,7 +83,8 @@ test("an npm package with a secret, into a Claude-style mcpServers file with com
         "BRAVE_API_KEY": "\${BRAVE_API_KEY}"
       }
     }`
-  assert.equal(fs.readFileSync(file, "utf8"), CLAUDE.replace(`["server.mjs"] }, // stays`, `["server.mjs"] },\n${entry}, // stays`))
+  // The comment on the last entry's line stays on that line.
+  assert.equal(fs.readFileSync(file, "utf8"), CLAUDE.replace(`["server.mjs"] }, // stays`, `["server.mjs"] }, // stays\n${entry},`))
   assert.equal(
     r.stdout,
     `added "brave-search-mcp-server" (io.github.brave/brave-search-mcp-server 2.1.3) to ${file} (mcpServers):
@@ -254,7 +255,7 @@ test("hostile documents and names get clear errors", async () => {
     [write("types.json", { ...brave, name: 42, packages: "npm" }), null],
     [
       write("shell.json", { ...brave, packages: [{ ...brave.packages[0], packageArguments: [{ type: "positional", value: "x; rm -rf ~" }] }] }),
-      `toolnexus add: packages[0].packageArguments[0].value "x; rm -rf ~" holds the shell character ";"; toolnexus add does not write such values (some clients run commands through a shell)\n`,
+      `toolnexus add: packages[0].packageArguments[0].value holds the shell character ";"; toolnexus add does not write such values (some clients run commands through a shell)\n`,
     ],
     [
       write("dash.json", { ...brave, packages: [{ ...brave.packages[0], identifier: "--registry=https://evil.example" }] }),
@@ -342,7 +343,7 @@ test("docker, HTTP packages and a choice among several", async () => {
   assert.deepEqual([remote.type, remote.url], ["remote", "http://localhost:8080/mcp"])
   assert.match(
     httpPackage.stdout,
-    /\nnote: This package serves MCP over HTTP \(streamable-http\); an MCP config cannot start it, so start it yourself and keep it running:\n {4}PORT="8080" npx -y @brave\/brave-search-mcp-server@2\.1\.3 --port 8080\n$/,
+    /\nnote: This package serves MCP over HTTP \(streamable-http\); an MCP config cannot start it, so start it yourself and keep it running:\n {4}PORT=8080 npx -y @brave\/brave-search-mcp-server@2\.1\.3 --port 8080\n$/,
   )
   const bad = await run(["add", several, "--config", file, "--package", "4"], { cwd: dir })
   assert.equal(bad.stderr, `toolnexus add: --package must be 1-3, got "4"\n`)
@@ -380,4 +381,208 @@ test("without --config: the one config found here, else a clear error", async ()
   assert.equal(removedLocal.code, 0, removedLocal.stderr)
   assert.match(removedLocal.stdout, /^would remove "local" from .*\.mcp\.json:\n/)
   assert.equal(fs.readFileSync(path.join(two, ".mcp.json"), "utf8"), CLAUDE)
+})
+
+// ---------------------------------------------------------------------------------------------
+// Review fixes: VS Code settings.json, secrets never printed, URLs checked as URLs, repeated
+// arguments, registry names taken exactly, duplicate keys.
+
+/** A server.json written into `dir` as `name`, returning its path. */
+function writeDoc(dir, name, doc) {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, JSON.stringify(doc))
+  return file
+}
+
+const SCHEMA_ID = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+
+/** A remote whose URL has a query (`&`) and a variable in its host, with two headers. */
+const REMOTE = {
+  $schema: SCHEMA_ID,
+  name: "io.github.x/remote",
+  description: "d",
+  version: "1.0.0",
+  remotes: [
+    {
+      type: "streamable-http",
+      url: "https://{tenant}.example.com/mcp?region=eu&key={key}",
+      variables: { tenant: { description: "tenant", isRequired: true }, key: { description: "key", isRequired: true, isSecret: true } },
+      headers: [
+        { name: "X-Api-Key", description: "k", isRequired: true, isSecret: true },
+        { name: "X-Other", description: "o", isRequired: true },
+      ],
+    },
+  ],
+}
+
+/** An npm package serving HTTP, with secret and repeated arguments and a secret variable. */
+const HTTP_PACKAGE = {
+  $schema: SCHEMA_ID,
+  name: "io.github.x/httppkg",
+  description: "d",
+  version: "1.0.0",
+  packages: [
+    {
+      registryType: "npm",
+      identifier: "httppkg",
+      version: "1.0.0",
+      transport: { type: "streamable-http", url: "http://localhost:{PORT}/mcp" },
+      packageArguments: [
+        { type: "named", name: "--token", isRequired: true, isSecret: true },
+        { type: "named", name: "--tag", isRepeated: true, valueHint: "tag", isRequired: true },
+        { type: "positional", valueHint: "dir", isRequired: true, isRepeated: true },
+      ],
+      environmentVariables: [
+        { name: "API_KEY", isRequired: true, isSecret: true },
+        { name: "PORT", default: "8080" },
+      ],
+    },
+  ],
+}
+
+test("VS Code settings.json with mcp.inputs beside mcp.servers: add writes a VS Code entry there, remove takes it out", async () => {
+  const settings = `{\n  "editor.fontSize": 12,\n  "mcp": {\n    "inputs": [],\n    "servers": {\n      "files": { "type": "stdio", "command": "node", "args": ["files.mjs"] }\n    }\n  }\n}\n`
+  const home = folder({ ".config/Code/User/settings.json": settings })
+  const dir = folder()
+  // Named by its place (Code/User/settings.json) and by a plain name: both read the text's "mcp".
+  for (const file of [path.join(home, ".config", "Code", "User", "settings.json"), path.join(dir, "settings.json")]) {
+    fs.writeFileSync(file, settings)
+    const r = await run(["add", fixture("brave"), "--config", file], { cwd: dir, home })
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stdout, /\(VS Code settings mcp\.servers\):\n/)
+    assert.equal(
+      fs.readFileSync(file, "utf8"),
+      settings.replace(
+        `["files.mjs"] }\n`,
+        `["files.mjs"] },\n      "brave-search-mcp-server": {\n        "type": "stdio",\n        "command": "npx",\n        "args": [\n          "-y",\n          "@brave/brave-search-mcp-server@2.1.3"\n        ],\n        "env": {\n          "BRAVE_API_KEY": "\${env:BRAVE_API_KEY}"\n        }\n      }\n`,
+      ),
+    )
+    assert.deepEqual(Object.keys(toolnexus.parseMcpConfig(file)), ["files", "brave-search-mcp-server"])
+    const removed = await run(["remove", "brave-search-mcp-server", "--config", file], { cwd: dir, home })
+    assert.equal(removed.code, 0, removed.stderr)
+    assert.equal(fs.readFileSync(file, "utf8"), settings)
+  }
+})
+
+test("secrets are never printed: the HTTP package's start command, a refused value, remove and --dry-run; new files are 0600", async () => {
+  const dir = folder()
+  const file = path.join(dir, "mcp.json")
+  const source = writeDoc(dir, "httppkg.json", HTTP_PACKAGE)
+  const r = await run(
+    ["add", source, "--config", file, "--secret-values", "--set", "API_KEY=sk-SECRET-1", "--set", "token=tok-SECRET-2", "--set", "tag=a", "--set", "tag=b c", "--set", "dir=/d"],
+    { cwd: dir },
+  )
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(
+    r.stdout,
+    `added "httppkg" (io.github.x/httppkg 1.0.0) to ${file} (mcpServers):
+{
+  "httppkg": {
+    "type": "http",
+    "url": "http://localhost:8080/mcp"
+  }
+}
+note: This package serves MCP over HTTP (streamable-http); an MCP config cannot start it, so start it yourself (with API_KEY, HTTPPKG_TOKEN set in its environment) and keep it running:
+    API_KEY="\${API_KEY}" PORT=8080 npx -y httppkg@1.0.0 --token "\${HTTPPKG_TOKEN}" --tag a --tag 'b c' /d
+`,
+  )
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600)
+
+  // A refused value is not repeated: the field and the character are named.
+  const shell = await run(["add", source, "--config", file, "--force", "--set", "tag=x;rm -rf ~", "--set", "dir=/d"], { cwd: dir })
+  assert.equal(shell.code, 2)
+  assert.equal(
+    shell.stderr,
+    `toolnexus add: packages[0].packageArguments[1].value holds the shell character ";"; toolnexus add does not write such values (some clients run commands through a shell)\n`,
+  )
+
+  // remove and --dry-run mask environment and header values, and a URL's query.
+  const config = path.join(dir, "secrets.json")
+  fs.writeFileSync(
+    config,
+    `{"mcpServers": {"s": {"command": "x", "env": {"TOKEN": "tok-SECRET-3", "REF": "\${REF}"}}, "r": {"url": "https://h/mcp?key=k-SECRET-4", "headers": {"Authorization": "Bearer SECRET-5"}}}}\n`,
+  )
+  const dry = await run(["remove", "s", "--config", config, "--dry-run"], { cwd: dir })
+  assert.equal(dry.stdout, `would remove "s" from ${config}:\n{\n  "s": {\n    "command": "x",\n    "env": {\n      "TOKEN": "••••",\n      "REF": "\${REF}"\n    }\n  }\n}\n`)
+  const removed = await run(["remove", "r", "--config", config], { cwd: dir })
+  assert.equal(
+    removed.stdout,
+    `removed "r" from ${config}:\n{\n  "r": {\n    "url": "https://h/mcp?key=xxxx",\n    "headers": {\n      "Authorization": "••••"\n    }\n  }\n}\n`,
+  )
+})
+
+test("URLs are checked as URLs: a query with & is written, variables are percent-encoded, the host cannot be changed; header values hold no line breaks", async () => {
+  const dir = folder()
+  const file = path.join(dir, "mcp.json")
+  const source = writeDoc(dir, "remote.json", REMOTE)
+  const ok = await run(["add", source, "--config", file, "--secret-values", "--set", "tenant=acme", "--set", "key=a&b=c#d", "--set", "X-Api-Key=k2", "--set", "X-Other=o"], { cwd: dir })
+  assert.equal(ok.code, 0, ok.stderr)
+  assert.deepEqual(toolnexus.parseMcpConfig(file).remote.url, "https://acme.example.com/mcp?region=eu&key=a%26b%3Dc%23d")
+  // The secret is masked in what is printed, encoded as in the URL too.
+  assert.match(ok.stdout, /"url": "https:\/\/acme\.example\.com\/mcp\?region=eu&key=••••",\n/)
+  assert.equal(ok.stdout.includes("a%26b"), false)
+  const referenced = await run(["add", source, "--config", file, "--force", "--set", "tenant=acme"], { cwd: dir })
+  assert.equal(referenced.code, 0, referenced.stderr)
+  assert.equal(toolnexus.parseMcpConfig(file).remote.url, "https://acme.example.com/mcp?region=eu&key=${REMOTE_KEY}")
+
+  const refusals = [
+    ["tenant=evil.com/x", `toolnexus add: remotes[0].url: the value of {tenant} goes in the host, so it may not be empty or hold "/", "?", "#", "@", ":", "\\", "%" or white space\n`],
+    ["tenant=evil.com#", `toolnexus add: remotes[0].url: the value of {tenant} goes in the host, so it may not be empty or hold "/", "?", "#", "@", ":", "\\", "%" or white space\n`],
+    ["tenant=a@evil.com", `toolnexus add: remotes[0].url: the value of {tenant} goes in the host, so it may not be empty or hold "/", "?", "#", "@", ":", "\\", "%" or white space\n`],
+  ]
+  for (const [set, message] of refusals) {
+    const r = await run(["add", source, "--config", file, "--force", "--set", set], { cwd: dir })
+    assert.deepEqual([r.code, r.stderr], [2, message], set)
+  }
+  const crlf = await run(["add", source, "--config", file, "--force", "--set", "tenant=acme", "--set", "X-Other=o\r\nX-Evil: 1"], { cwd: dir })
+  assert.deepEqual([crlf.code, crlf.stderr], [2, "toolnexus add: remotes[0].headers[1] (X-Other) holds a line break or another control character; a header value may not\n"])
+  const twice = await run(["add", source, "--config", file, "--force", "--set", "tenant=a", "--set", "tenant=b"], { cwd: dir })
+  assert.deepEqual([twice.code, twice.stderr], [2, "toolnexus add: --set tenant was given 2 times, but tenant takes one value\n"])
+  assert.equal(toolnexus.parseMcpConfig(file).remote.url, "https://acme.example.com/mcp?region=eu&key=${REMOTE_KEY}")
+})
+
+test("registry: a full name is taken only as written; search pages are followed before a match counts as the only one", async () => {
+  const brave = doc("brave")
+  const serena = doc("serena")
+  const paged = await startRegistry([brave, serena, { ...brave, name: "io.github.brave/brave-clone" }], { pageSize: 1 })
+  try {
+    const dir = folder()
+    const file = path.join(dir, ".mcp.json")
+    // A near name: the latest-version lookup misses, the search finds another server: refused.
+    const near = await run(["add", "io.github.brave/brave-search", "--registry", paged.url, "--config", file], { cwd: dir })
+    assert.equal(near.code, 2)
+    assert.equal(
+      near.stderr,
+      `toolnexus add: the registry at ${paged.url} has no server named "io.github.brave/brave-search"; servers whose names hold it:
+  io.github.brave/brave-search-mcp-server  Brave Search MCP Server: web results, images, videos, rich results, AI summaries, and more.
+`,
+    )
+    assert.equal(fs.existsSync(file), false)
+    // One server per page: the first page alone would look unique.
+    paged.requests.length = 0
+    const ambiguous = await run(["add", "brave", "--registry", paged.url, "--config", file], { cwd: dir })
+    assert.equal(ambiguous.code, 2)
+    assert.equal(
+      ambiguous.stderr,
+      `toolnexus add: "brave" matches 2 servers in the registry at ${paged.url}; name one:
+  io.github.brave/brave-search-mcp-server  Brave Search MCP Server: web results, images, videos, rich results, AI summaries, and more.
+  io.github.brave/brave-clone  Brave Search MCP Server: web results, images, videos, rich results, AI summaries, and more.
+`,
+    )
+    assert.deepEqual(paged.requests, ["/v0.1/servers?search=brave", "/v0.1/servers?search=brave&cursor=1"])
+    const unique = await run(["add", "serena", "--registry", paged.url, "--config", file], { cwd: dir })
+    assert.equal(unique.code, 0, unique.stderr)
+    assert.deepEqual(Object.keys(toolnexus.parseMcpConfig(file)), ["serena"])
+  } finally {
+    await paged.close()
+  }
+})
+
+test("remove refuses a name the file holds twice, in words, and leaves the file", async () => {
+  const text = `{\n  "mcpServers": {\n    "a": { "command": "a" },\n    "a": { "command": "b" }\n  }\n}\n`
+  const dir = folder({ "mcp.json": text })
+  const file = path.join(dir, "mcp.json")
+  const r = await run(["remove", "a", "--config", file], { cwd: dir })
+  assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `toolnexus remove: the server "a" is written 2 times in ${file}; keep one (toolnexus and most clients read the last) and try again\n`])
+  assert.equal(fs.readFileSync(file, "utf8"), text)
 })

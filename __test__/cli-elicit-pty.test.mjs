@@ -12,6 +12,9 @@ import fs from "node:fs"
 import path from "node:path"
 import { deferredCleanup, fixture, isAlive, readPid, repoRoot, serverEverything, tmpFile } from "./helpers.mjs"
 import { BIN, cli, envWith } from "./lib/cli.mjs"
+import { PassThrough } from "node:stream"
+import { clean, fieldOf, terminalElicitation } from "../bin/cli/elicit.mjs"
+import { browserCommand } from "../bin/cli/auth.mjs"
 
 const T = { timeout: 90000 }
 const defer = deferredCleanup(afterEach)
@@ -253,4 +256,106 @@ test("call off a terminal: the question is declined, as before, and nothing is a
   const everything = await cli(["call", "--stdio", EVERYTHING, "trigger-elicitation-request"])
   assert.equal(everything.code, 2)
   assert.match(everything.stderr, /^toolnexus call: server "server-everything" has no tool "trigger-elicitation-request"/)
+})
+
+test("call at a terminal: an invalid default is not offered; a title cannot fake a line or reorder text", T, async () => {
+  const schema = JSON.stringify({
+    type: "object",
+    properties: { d: { type: "string", title: "Day\nfake: line \u202Egnp.exe", format: "date", default: "not-a-date" } },
+    required: ["d"],
+  })
+  const pty = inPty(["call", "--stdio", ASK, "ask", `schema=${JSON.stringify(schema)}`, "message=one\ntwo"])
+  await pty.expect(`ask-server asks: one\n  two\n${ANSWER}`)
+  pty.type("\r")
+  // The default does not fit (not a date): no [default], and the field stays required.
+  await pty.expect("Day\uFFFDfake: line \uFFFDgnp.exe (d) *\n  a date, YYYY-MM-DD\n  > ")
+  pty.type("\r")
+  await pty.expect("  ✗ an answer is required\n  > ")
+  pty.type("2025-01-31\r")
+  const { code, stdout, screen } = await pty.exited
+  assert.equal(code, 0, screen)
+  assert.equal(stdout, `${JSON.stringify({ action: "accept", content: { d: "2025-01-31" } })}\n`)
+})
+
+test("call at a terminal: after a Ctrl-C, the next question of the same call is declined without asking", T, async () => {
+  const pty = inPty(["call", "--stdio", ASK, "ask-twice"])
+  await pty.expect(`ask-server asks: First question\n${ANSWER}`)
+  pty.type("\x03")
+  await pty.expect("  cancelled\n")
+  await pty.expect("ask-server asks again: declined (Ctrl-C was pressed)\n")
+  const r = await pty.exited
+  assert.equal(r.code, 0, r.screen)
+  assert.equal(r.stdout, '[{"action":"cancel"},{"action":"decline"}]\n')
+  assert.equal(r.screen.includes("Second question"), false)
+})
+
+test("fields: a numeric enum's value typed is that value; defaults are checked like answers; text is one safe line", () => {
+  // MCP's wire format has enums of strings only, but a server may send numbers: a value typed
+  // is that value, before a position in the list.
+  const n = fieldOf("n", { type: "integer", enum: [5, 3, 1] }, true)
+  assert.deepEqual(n.hints, ["1) 5", "2) 3", "3) 1", "choose one: its value, its name or its number in the list (a value typed is that value)"])
+  assert.deepEqual(["3", "5", "1", "2"].map((a) => n.read(a)), [{ value: 3 }, { value: 5 }, { value: 1 }, { value: 3 }])
+  const many = fieldOf("m", { type: "array", items: { enum: [10, 2] } }, false)
+  assert.deepEqual(many.read("2, 1"), { value: [2, 10] })
+  // Defaults that do not fit are not offered.
+  for (const [schema, prompt] of [
+    [{ type: "string", format: "date", default: "not-a-date" }, "  > "],
+    [{ type: "number", minimum: 10, default: 1 }, "  > "],
+    [{ type: "string", enum: ["a", "b"], default: "c" }, "  > "],
+    [{ type: "boolean", default: "yes" }, "  > "],
+    [{ type: "string", pattern: "^[a-z]+$", default: "ABC" }, "  > "],
+    [{ type: "string", format: "date", default: "2025-01-31" }, "  [2025-01-31] > "],
+  ]) {
+    const f = fieldOf("x", schema, true)
+    assert.equal(f.prompt, prompt, JSON.stringify(schema))
+    if (prompt === "  > ") assert.deepEqual(f.read(""), { error: "an answer is required" }, JSON.stringify(schema))
+  }
+  // Line breaks and bidirectional overrides in a title or a label cannot fake a line or reorder text.
+  assert.equal(clean("ok\nfake: line \u202Egnp.exe \u2066x\u2069"), "ok\uFFFDfake: line \uFFFDgnp.exe \uFFFDx\uFFFD")
+  assert.equal(clean("line one\r\nline two \u202E", 2000, { lines: true }), "line one\n  line two \uFFFD")
+  assert.equal(fieldOf("k", { type: "string", title: "T\nfake", enum: ["a\nb"] }, false).head, "T\uFFFDfake (k)")
+  // A pattern is run with the v flag, on answers of at most 1000 characters, and stopped after a second.
+  const p = fieldOf("p", { type: "string", pattern: "^[\\p{L}]+$" }, true)
+  assert.deepEqual([p.read("été"), p.read("a1")], [{ value: "été" }, { error: "does not match ^[\\p{L}]+$" }])
+  const slow = fieldOf("s", { type: "string", pattern: "^(a+)+$" }, true)
+  const started = Date.now()
+  assert.deepEqual(slow.read(`${"a".repeat(40)}!`), { value: `${"a".repeat(40)}!` })
+  assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`)
+  assert.deepEqual(slow.read("b"), { error: "does not match ^(a+)+$" })
+  assert.deepEqual(fieldOf("l", { type: "string", pattern: "^a$" }, true).read("b".repeat(1001)), { value: "b".repeat(1001) })
+  assert.equal(fieldOf("l", { type: "string", pattern: `^${"a".repeat(201)}$` }, true).hints.at(-1), "text")
+})
+
+test("answers: a field named __proto__ is kept as an answer, not taken for the prototype", async () => {
+  const input = new PassThrough()
+  const output = new PassThrough()
+  input.isTTY = output.isTTY = true
+  input.setRawMode = () => input
+  let shown = ""
+  output.on("data", (d) => (shown += d))
+  const asker = terminalElicitation({ input, output })
+  const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string","title":"Proto"},"b":{"type":"string"}}}')
+  const answer = asker.waitFor({ server: "s", message: "m", data: { schema } })
+  for (const [prompt, keys] of [["[c]ancel > ", "\r"], ["Proto (__proto__)", "kept\r"], ["b\n", "x\r"]]) {
+    while (!shown.includes(prompt)) await new Promise((resolve) => setTimeout(resolve, 5))
+    shown = shown.slice(shown.indexOf(prompt) + prompt.length)
+    input.write(keys)
+  }
+  const result = await answer
+  assert.deepEqual(Object.keys(result.data), ["__proto__", "b"])
+  assert.equal(JSON.stringify(result), '{"ok":true,"data":{"__proto__":"kept","b":"x"}}')
+  assert.equal(Object.getPrototypeOf(result.data), Object.prototype)
+  asker.close()
+})
+
+test("a URL is opened without a shell: the program and arguments per platform, http(s) only", () => {
+  const url = "https://x.example/?a=1&calc"
+  assert.deepEqual(browserCommand(url, "win32"), ["rundll32", ["url.dll,FileProtocolHandler", "https://x.example/?a=1&calc"]])
+  assert.deepEqual(browserCommand(url, "darwin"), ["open", ["https://x.example/?a=1&calc"]])
+  assert.deepEqual(browserCommand(url, "linux"), ["xdg-open", ["https://x.example/?a=1&calc"]])
+  // The parsed URL is what is handed on (a space or a quote cannot start another argument).
+  assert.deepEqual(browserCommand('http://h/a b"c', "win32"), ["rundll32", ["url.dll,FileProtocolHandler", "http://h/a%20b%22c"]])
+  for (const bad of ["file:///etc/passwd", "javascript:alert(1)", "calc.exe", "ms-settings:", "", "https://"]) {
+    assert.equal(browserCommand(bad, "win32"), null, bad)
+  }
 })

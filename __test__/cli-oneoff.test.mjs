@@ -37,6 +37,11 @@ test("splitCommandLine: words as a POSIX shell splits them, nothing expanded", (
     [`$HOME * ~ $(x)`, ["$HOME", "*", "~", "$(x)"]],
     [`a "|" '&&' \\;`, ["a", "|", "&&", ";"]],
     ["line\\\ncontinued", ["linecontinued"]],
+    // A backslash before a line break (LF or CRLF) continues the line: no empty word.
+    ["npx \\\n  -y pkg", ["npx", "-y", "pkg"]],
+    ["npx \\\r\n  -y pkg", ["npx", "-y", "pkg"]],
+    ["a\\\r\nb", ["ab"]],
+    [`"a\\\r\nb" c`, ["ab", "c"]],
     ["", []],
   ]
   for (const [line, words] of cases) assert.deepEqual(splitCommandLine(line), words, line)
@@ -68,6 +73,11 @@ test("stdioServerName: the package, module, script or image a command runs", () 
     ["'C:\\tools\\weather.exe' --port 0", "weather"],
     ["./bin/my server", "my"],
     ["npx -y", "stdio"],
+    // Inline code is no name: the runner is.
+    [`node -e "require('./server.js').start()"`, "node"],
+    ["node --eval=x", "node"],
+    ["node -p 1", "node"],
+    [`python3 -c "import srv; srv.main()"`, "python3"],
   ]
   for (const [line, name] of cases) assert.equal(stdioServerName(splitCommandLine(line)), name, line)
 })
@@ -97,6 +107,19 @@ test("list --stdio: a quoted argument with spaces reaches the server; --json is 
     "  add   Add two numbers",
     "",
   ])
+})
+
+test("list --stdio: a command line continued with backslash-newline runs as one line", T, async () => {
+  const json = await cli(["list", "--stdio", `node \\\n  ${FIXTURE} \\\r\n  --tools echo`, "--json"])
+  assert.equal(json.code, 0, json.stderr)
+  const inventory = JSON.parse(json.stdout)
+  assert.deepEqual(inventory.status, { "stdio-server": "connected" })
+  assert.deepEqual(inventory.tools["stdio-server"].map((t) => t.name), ["echo"])
+  // Inline code names the server after its runner.
+  const code = `process.argv.splice(1, 1, ${JSON.stringify(path.join(repoRoot, FIXTURE))}); await import(process.argv[1])`
+  const inline = await cli(["list", "--stdio", `node --input-type=module -e '${code}' x --tools echo`, "--json"])
+  assert.equal(inline.code, 0, inline.stderr)
+  assert.deepEqual(JSON.parse(inline.stdout).status, { node: "connected" })
 })
 
 test("call --stdio: <tool> and key=value with no config or server; --env and --cwd reach the server; it is gone after", T, async () => {
@@ -225,6 +248,8 @@ test("one-off usage errors: exit 2 in words, with the command's usage; header an
     [["list", "--cwd", "/tmp"], 'toolnexus list: --cwd goes with --stdio "<command>"', LIST],
     [["list", "https://example.com/mcp", "--header", TOKEN], 'toolnexus list: --header must be "Name: value" (one was given without a valid name before ":")', LIST],
     [["list", "https://example.com/mcp", "--header", `Bad Name: ${TOKEN}`], 'toolnexus list: --header must be "Name: value" (one was given without a valid name before ":")', LIST],
+    [["list", "https://example.com/mcp", "--header", `X-Token: ${TOKEN}\u0007`], "toolnexus list: --header X-Token: the value must not hold a line break, NUL or another control character", LIST],
+    [["list", "https://example.com/mcp", "--header", `X-Token: ${TOKEN}\u0085`], "toolnexus list: --header X-Token: the value must not hold a line break, NUL or another control character", LIST],
     [["list", "https://example.com/mcp", "--transport", "ws"], 'toolnexus list: --transport must be sse or streamable-http, got "ws"', LIST],
     [["list", "--stdio", "node x", "--env", TOKEN], 'toolnexus list: --env must be KEY=VALUE (one was given without "=")', LIST],
     [["list", "--stdio", "node x", "--env", `1X=${TOKEN}`], "toolnexus list: --env must be KEY=VALUE with a variable name as KEY (letters, digits, _)", LIST],

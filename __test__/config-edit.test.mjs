@@ -38,8 +38,8 @@ test("the vendored jsonc-parser is byte-identical to the installed package's lib
 })
 
 test("dialectOf reads the wrapper key, else the file name", () => {
-  const pick = (text, file) => {
-    const { name, at, local, remote, disabledKey, envRef } = dialectOf(text, file)
+  const pick = (text, file, keys) => {
+    const { name, at, local, remote, disabledKey, envRef } = dialectOf(text, file, keys)
     return { name, at, local, remote, disabledKey, ref: envRef("TOKEN") }
   }
   assert.deepEqual(pick(CLAUDE, "x.json"), { name: "mcpServers", at: ["mcpServers"], local: null, remote: "http", disabledKey: "disabled", ref: "${TOKEN}" })
@@ -72,6 +72,23 @@ test("dialectOf reads the wrapper key, else the file name", () => {
   assert.equal(byName("/h/.config/zed/settings.json"), "zed")
   assert.equal(byName("/p/.mcp.json"), "mcpServers")
   assert.equal(byName("/h/.gemini/settings.json"), "mcpServers")
+  // VS Code's settings.json: "mcp" with "inputs" beside "servers" is VS Code's, whatever the file
+  // name; an opencode server named "servers" (it has a type) is opencode's.
+  assert.equal(pick(`{"mcp": {"inputs": [], "servers": {"a": {"type": "stdio", "command": "a"}}}}`, "x.json").name, "vscode-settings")
+  assert.equal(pick(`{"mcp": {"inputs": [{"id": "k"}], "servers": {}}}`, "x.json").name, "vscode-settings")
+  assert.equal(pick(`{"mcp": {"servers": {"type": "local", "command": ["x"]}, "b": {"type": "remote", "url": "u"}}}`, "x.json").name, "opencode")
+  assert.equal(pick(`{"mcp": {"servers": {"enabled": false}}}`, "x.json").name, "opencode")
+  // The file name of VS Code's user settings, and an explicit key path, win over the text.
+  assert.equal(pick(`{"mcp": {}}`, "/h/.config/Code/User/settings.json").name, "vscode-settings")
+  assert.equal(pick(`{"mcp": {"a": {"type": "local", "command": ["x"]}}}`, "/h/.config/Code/User/settings.json").name, "vscode-settings")
+  assert.deepEqual(pick(`{"servers": {}}`, "/h/.claude.json", ["projects", "/p", "mcpServers"]), {
+    name: "mcpServers",
+    at: ["projects", "/p", "mcpServers"],
+    local: null,
+    remote: "http",
+    disabledKey: "disabled",
+    ref: "${TOKEN}",
+  })
   // A settings file without servers yet keeps its name's dialect.
   assert.equal(dialectOf(`{"theme": "One"}`, "/h/.config/zed/settings.json").name, "zed")
 })
@@ -128,8 +145,9 @@ test("add and remove keep everything else byte for byte", () => {
 test("removing the only server among comments keeps the comments and leaves valid JSONC", () => {
   const text = `{\n  "mcpServers": {\n    // ours\n    "a": { "command": "x" }, // trailing\n  }\n}\n`
   const removed = editConfigText(text, "c.json", "a", { remove: true })
-  assert.equal(removed.text, `{\n  "mcpServers": {\n    // ours\n // trailing\n  }\n}\n`)
-  assert.deepEqual(removed.notes, [])
+  // The comment on the entry's line goes with it; the one above stays.
+  assert.equal(removed.text, `{\n  "mcpServers": {\n    // ours\n  }\n}\n`)
+  assert.deepEqual(removed.notes, ['Any comment inside the "a" entry or after it on its line was removed with it.'])
   assert.deepEqual(toolnexus.parseMcpConfig(removed.text), {})
 })
 
@@ -238,4 +256,101 @@ test("files: read, atomic write keeping the mode, created with their folder", ()
   writeConfigFile(link, `{"mcpServers": {}}`)
   assert.ok(fs.lstatSync(link).isSymbolicLink())
   assert.equal(fs.readFileSync(target, "utf8"), `{"mcpServers": {}}`)
+})
+
+test("VS Code settings.json with mcp.inputs: add writes a VS Code entry under mcp.servers, remove takes it out", () => {
+  const settings = `{\n  "editor.fontSize": 12,\n  "mcp": {\n    "inputs": [],\n    "servers": {\n      "a": { "type": "stdio", "command": "a" }\n    }\n  }\n}\n`
+  const file = "/h/.config/Code/User/settings.json"
+  for (const name of [file, "/p/settings.json"]) {
+    const entry = entryFor(dialectOf(settings, name), { type: "local", command: ["npx", "-y", "pkg"] })
+    assert.deepEqual(entry, { type: "stdio", command: "npx", args: ["-y", "pkg"] })
+    const added = editConfigText(settings, name, "b", { add: entry })
+    assert.equal(
+      added.text,
+      `{\n  "editor.fontSize": 12,\n  "mcp": {\n    "inputs": [],\n    "servers": {\n      "a": { "type": "stdio", "command": "a" },\n      "b": {\n        "type": "stdio",\n        "command": "npx",\n        "args": [\n          "-y",\n          "pkg"\n        ]\n      }\n    }\n  }\n}\n`,
+    )
+    assert.deepEqual(Object.keys(toolnexus.parseMcpConfig(added.text)), ["a", "b"])
+    assert.equal(editConfigText(added.text, name, "b", { remove: true }).text, settings)
+  }
+})
+
+test("remove takes whole lines: the first of several, the last (its comma before goes), CRLF", () => {
+  const text = `{\n  "mcpServers": {\n    "a": { "command": "a" }, // about a\n    "b": { "command": "b" }\n  }\n}\n`
+  const first = editConfigText(text, "c.json", "a", { remove: true })
+  assert.equal(first.text, `{\n  "mcpServers": {\n    "b": { "command": "b" }\n  }\n}\n`)
+  assert.deepEqual(first.notes, ['Any comment inside the "a" entry or after it on its line was removed with it.'])
+  assert.equal(editConfigText(text, "c.json", "b", { remove: true }).text, `{\n  "mcpServers": {\n    "a": { "command": "a" } // about a\n  }\n}\n`)
+  const three = `{\n  "mcpServers": {\n    "a": 1,\n    // c is next\n    "b": {\n      "command": "b"\n    },\n    "c": 3\n  }\n}\n`
+  assert.equal(editConfigText(three, "c.json", "b", { remove: true }).text, `{\n  "mcpServers": {\n    "a": 1,\n    // c is next\n    "c": 3\n  }\n}\n`)
+  const crlf = `{\r\n  "mcpServers": {\r\n    "a": { "command": "a" },\r\n    "b": { "command": "b" }\r\n  }\r\n}\r\n`
+  assert.equal(editConfigText(crlf, "c.json", "a", { remove: true }).text, `{\r\n  "mcpServers": {\r\n    "b": { "command": "b" }\r\n  }\r\n}\r\n`)
+  assert.equal(editConfigText(crlf, "c.json", "b", { remove: true }).text, `{\r\n  "mcpServers": {\r\n    "a": { "command": "a" }\r\n  }\r\n}\r\n`)
+})
+
+test("add: a comment on the last entry's line stays there; the map's closing brace does not move; comment lines give no indent", () => {
+  const tail = `{\n  "mcpServers": {\n    "a": { "command": "a" } // tail a\n  }\n}\n`
+  assert.equal(
+    editConfigText(tail, "c.json", "b", { add: { command: "x" } }).text,
+    `{\n  "mcpServers": {\n    "a": { "command": "a" }, // tail a\n    "b": {\n      "command": "x"\n    }\n  }\n}\n`,
+  )
+  const flat = `{\n  "mcpServers": {\n  "a": { "command": "a" }\n  }\n}\n`
+  assert.equal(editConfigText(flat, "c.json", "b", { add: { command: "x" } }).text, `{\n  "mcpServers": {\n  "a": { "command": "a" },\n  "b": {\n    "command": "x"\n  }\n  }\n}\n`)
+  const header = `/*\n * my servers\n */\n{\n    "mcpServers": {\n        "a": { "command": "a" }\n    }\n}\n`
+  assert.equal(
+    editConfigText(header, "c.json", "b", { add: { command: "x", args: ["y"] } }).text,
+    `/*\n * my servers\n */\n{\n    "mcpServers": {\n        "a": { "command": "a" },\n        "b": {\n            "command": "x",\n            "args": [\n                "y"\n            ]\n        }\n    }\n}\n`,
+  )
+})
+
+test("a file of only comments keeps them at the top; a BOM is kept; a null map becomes an object", () => {
+  assert.equal(editConfigText(`// my config\n`, "c.json", "b", { add: { command: "x" } }).text, `// my config\n{\n  "mcpServers": {\n    "b": {\n      "command": "x"\n    }\n  }\n}\n`)
+  assert.equal(editConfigText(`/* c */`, "c.json", "b", { add: { command: "x" } }).text, `/* c */\n{\n  "mcpServers": {\n    "b": {\n      "command": "x"\n    }\n  }\n}\n`)
+  const bom = `\uFEFF{\n  "mcpServers": {}\n}\n`
+  const added = editConfigText(bom, "c.json", "b", { add: { command: "x" } }).text
+  assert.equal(added, `\uFEFF{\n  "mcpServers": {\n    "b": {\n      "command": "x"\n    }\n  }\n}\n`)
+  assert.equal(editConfigText(added, "c.json", "b", { remove: true }).text, bom)
+  assert.equal(editConfigText(added, "c.json", "b", { enabled: false }).text, added.replace(`"x"\n`, `"x",\n      "disabled": true\n`))
+  assert.equal(editConfigText(`{\n  "mcpServers": null\n}\n`, "c.json", "b", { add: { command: "x" } }).text, `{\n  "mcpServers": {\n    "b": {\n      "command": "x"\n    }\n  }\n}\n`)
+  assert.throws(() => editConfigText(`{\n  "mcpServers": []\n}\n`, "c.json", "b", { add: { command: "x" } }), {
+    message: '"mcpServers" in c.json is an array, not an object; fix it by hand',
+  })
+  assert.throws(() => editConfigText(`{"mcpServers": {"a": "str"}}`, "c.json", "a", { enabled: false }), {
+    message: 'the entry "a" in c.json is a string, not an object; fix it by hand',
+  })
+})
+
+test("enabled sets both keys when an entry has both; a name written twice is refused in words", () => {
+  assert.equal(
+    editConfigText(`{"mcpServers":{"a":{"command":"a","enabled":false,"disabled":true}}}`, "c.json", "a", { enabled: true }).text,
+    `{"mcpServers":{"a":{"command":"a","enabled":true,"disabled":false}}}`,
+  )
+  assert.equal(
+    editConfigText(`{"mcpServers":{"a":{"command":"a","enabled":true,"disabled":true}}}`, "c.json", "a", { enabled: true }).text,
+    `{"mcpServers":{"a":{"command":"a","enabled":true,"disabled":false}}}`,
+  )
+  assert.equal(
+    editConfigText(`{"mcpServers":{"a":{"command":"a","enabled":true,"disabled":false}}}`, "c.json", "a", { enabled: false }).text,
+    `{"mcpServers":{"a":{"command":"a","enabled":false,"disabled":true}}}`,
+  )
+  const twice = `{\n  "mcpServers": {\n    "a": { "command": "a" },\n    "a": { "command": "b" }\n  }\n}\n`
+  for (const edit of [{ remove: true }, { enabled: false }, { tools: { x: true } }, { add: { command: "c" }, replace: true }]) {
+    assert.throws(() => editConfigText(twice, "c.json", "a", edit), {
+      message: 'the server "a" is written 2 times in c.json; keep one (toolnexus and most clients read the last) and try again',
+    })
+  }
+})
+
+test("a new config file is created readable by its owner only", () => {
+  const dir = tmpDir()
+  const file = path.join(dir, "new", "mcp.json")
+  const umask = process.umask(0o022)
+  try {
+    writeConfigFile(file, `{"mcpServers": {}}\n`)
+  } finally {
+    process.umask(umask)
+  }
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600)
+  // BOM files read as their JSON.
+  fs.writeFileSync(path.join(dir, "bom.json"), `\uFEFF{"mcpServers": {"s": {"command": "x"}}}`)
+  assert.deepEqual(readConfigFile(path.join(dir, "bom.json")).servers, { s: { command: "x" } })
 })

@@ -3,19 +3,27 @@
 // real servers: server-everything, the repo's stdio fixture, a fixture with every kind of form
 // field, a server that cannot start, and an OAuth-protected HTTP server. The tests run in order
 // on one page: listing (the demo config too), generated forms, an image, an elicitation
-// answered in the page, a slow call cancelled, a resource read, a prompt, the allowlist editor
-// and disabling a server (the file on disk checked to the byte), live re-listing on a file
-// change and on list_changed, OAuth sign-in, and the refusals of a wrong token, Host and Origin.
-// Screenshots of each screen go to a temporary folder the test prints.
+// answered in the page, a slow call cancelled, a call followed again after leaving its panel,
+// questions withdrawn, a resource read, a prompt, the allowlist editor and disabling a server
+// (the file on disk checked to the byte), live re-listing on a file change and on list_changed,
+// OAuth sign-in, the token (in the URL's fragment, kept per tab: two instances in one browser)
+// and the refusals of a wrong token, Host and Origin. Smaller instances of `toolnexus ui` check
+// a symlinked and large config, overlapping reconnects, a change made while it starts, and
+// stopping while a server is still connecting.
+// Screenshots of each screen go to a folder the test prints, under
+// <tmpdir>/toolnexus-ui-screens/ (the last 3 runs are kept).
 import { after, before, test } from "node:test"
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
+import crypto from "node:crypto"
 import fs from "node:fs"
 import http from "node:http"
 import os from "node:os"
 import path from "node:path"
+import { pathToFileURL } from "node:url"
 import { chromium } from "playwright-core"
-import { fixture, isAlive, isWatchdog, repoRoot, serverEverything, tmpDir } from "./helpers.mjs"
+import toolnexus from "../index.js"
+import { fixture, isAlive, isWatchdog, readPid, repoRoot, serverEverything, tmpDir } from "./helpers.mjs"
 import { liveDescendants } from "./compat/proc.mjs"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 import { MCP_TINY_IMAGE } from "@modelcontextprotocol/server-everything/dist/tools/get-tiny-image.js"
@@ -24,7 +32,11 @@ const CHROMIUM = "/usr/bin/chromium"
 const T = { timeout: 30_000 }
 const node = process.execPath
 const home = tmpDir()
-const shots = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-ui-screens-"))
+/** This run's screenshots: one folder per run under one parent, of which the last 3 are kept. */
+const screens = path.join(os.tmpdir(), "toolnexus-ui-screens")
+fs.mkdirSync(screens, { recursive: true })
+const shots = fs.mkdtempSync(path.join(screens, `${new Date().toISOString().replace(/[:.]/g, "-")}-`))
+for (const old of fs.readdirSync(screens).sort().reverse().slice(3)) fs.rmSync(path.join(screens, old), { recursive: true, force: true })
 console.log(`toolnexus ui screenshots: ${shots}`)
 
 /** The test config: JSONC with comments, which edits must keep. */
@@ -71,13 +83,21 @@ async function eventually(check, { timeout = 15_000, message = "condition" } = {
   }
 }
 
-/** Starts `toolnexus ui <config>`; resolves { child, url, port, token, output() } once it printed its URL. */
-function startUi(config, { cwd = repoRoot } = {}) {
-  const child = spawn(node, [path.join(repoRoot, "bin", "toolnexus.mjs"), "ui", config], {
+/** Every `toolnexus ui` started here, until it exits (`after` stops those a failure left). */
+const started = new Set()
+
+/**
+ * Starts `toolnexus ui <config>` (`nodeArgs` go to its node); resolves { child, url, port, token,
+ * exited, output() } once it printed its URL.
+ */
+function startUi(config, { cwd = repoRoot, nodeArgs = [] } = {}) {
+  const child = spawn(node, [...nodeArgs, path.join(repoRoot, "bin", "toolnexus.mjs"), "ui", config], {
     cwd,
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, "config"), NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   })
+  started.add(child)
+  child.on("exit", () => started.delete(child))
   let stdout = ""
   let stderr = ""
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
@@ -86,7 +106,8 @@ function startUi(config, { cwd = repoRoot } = {}) {
     const timer = setTimeout(() => reject(new Error(`toolnexus ui printed no URL within 10 s: ${stdout}${stderr}`)), 10_000)
     child.stdout.setEncoding("utf8").on("data", (d) => {
       stdout += d
-      const m = /^(http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]{48}))$/m.exec(stdout)
+      // The token is in the fragment, which no request carries.
+      const m = /^(http:\/\/127\.0\.0\.1:(\d+)\/#token=([0-9a-f]{48}))$/m.exec(stdout)
       if (m) {
         clearTimeout(timer)
         resolve({ child, url: m[1], port: Number(m[2]), token: m[3], exited, output: () => ({ stdout, stderr }) })
@@ -141,12 +162,27 @@ const openServer = async (name, tab = "tools") => {
 const saidAfterSave = () => eventually(() => page.locator("#panel .saved").textContent(), { message: "the save was answered" })
 const openItem = (key) => page.locator(`.items .item[data-item="${key}"]`).click()
 const result = () => page.locator('#panel [data-testid="result"]').last()
-/** The ui's state as its API gives it (with the token header). */
-const apiState = async () => {
-  const res = await raw(ui.port, { path: "/api/state", headers: { host: `127.0.0.1:${ui.port}`, "x-toolnexus-token": ui.token } })
+/** A ui's state as its API gives it (with the token header). */
+const apiState = async (of = ui) => {
+  const res = await raw(of.port, { path: "/api/state", headers: { host: `127.0.0.1:${of.port}`, "x-toolnexus-token": of.token } })
   assert.equal(res.status, 200, res.body)
   return JSON.parse(res.body)
 }
+/** A JSON POST to a ui's API with its token; resolves { status, headers, body }. */
+const apiPost = (of, at, body) =>
+  raw(of.port, { method: "POST", path: at, headers: { host: `127.0.0.1:${of.port}`, "x-toolnexus-token": of.token, "content-type": "application/json" }, body: JSON.stringify(body) })
+
+/** A page of the browser context `context` (the main page's unless told), failing on what it throws. */
+async function newPage(where = context) {
+  const p = await where.newPage()
+  p.setDefaultTimeout(15_000)
+  // Anything the page throws fails the test that caused it.
+  p.on("pageerror", (err) => {
+    throw new Error(`the page threw: ${err.message}`)
+  })
+  return p
+}
+let context
 
 before(async () => {
   oauth = await startOAuthServer()
@@ -155,17 +191,23 @@ before(async () => {
   fs.writeFileSync(configFile, original)
   ui = await startUi(configFile)
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(15_000)
-  // Anything the page throws fails the test that caused it.
-  page.on("pageerror", (err) => {
-    throw new Error(`the page threw: ${err.message}`)
-  })
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  page = await newPage()
 })
 
 after(async () => {
   await browser?.close()
-  if (ui && ui.child.exitCode === null) ui.child.kill("SIGKILL")
+  // SIGINT first, so that each ui closes its servers; SIGKILL only if one does not exit.
+  await Promise.all(
+    [...started].map(async (child) => {
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGINT")
+      let timer
+      const stopped = await Promise.race([exited.then(() => true), new Promise((resolve) => (timer = setTimeout(resolve, 10_000, false)))])
+      clearTimeout(timer)
+      if (!stopped) child.kill("SIGKILL")
+    }),
+  )
   await oauth?.close()
 })
 
@@ -208,14 +250,53 @@ test("lists the demo config (examples/mcp.json): statuses, reasons and tools", T
 
 test("refuses a wrong token, a foreign Host and a foreign Origin; the page carries a strict CSP", T, async () => {
   const host = `127.0.0.1:${ui.port}`
-  assert.equal((await raw(ui.port, { headers: { host } })).status, 401)
-  assert.equal((await raw(ui.port, { path: "/?token=0123", headers: { host } })).status, 401)
-  assert.equal((await raw(ui.port, { path: `/?token=${"0".repeat(48)}`, headers: { host } })).status, 401)
-  assert.equal((await raw(ui.port, { path: "/api/state", headers: { host, "x-toolnexus-token": "f".repeat(48) } })).status, 401)
+  const REFUSED = "toolnexus ui: missing or wrong token; open the URL `toolnexus ui` printed (with its #token=…)\n"
+  // The shell is served without the token, and holds neither it nor anything of the config.
+  const shell = await raw(ui.port, { headers: { host } })
+  assert.equal(shell.status, 200)
+  assert.equal(shell.body.includes(ui.token), false)
+  assert.equal(shell.body.includes(configFile), false)
+  assert.equal(shell.headers["set-cookie"], undefined)
+  assert.equal(
+    shell.headers["content-security-policy"],
+    "default-src 'self'; img-src 'self' data:; media-src 'self' data:; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  )
+  assert.doesNotMatch(shell.body, /<script>|<script [^>]*>[^<]/, "no inline script")
+  const script = await raw(ui.port, { path: "/app.js", headers: { host } })
+  assert.equal(script.status, 200)
+  assert.equal(script.body.includes(ui.token), false)
+
+  // Every API route, the event stream included, needs the token in the header: not in the
+  // query, not in a cookie; a wrong one, a short one, and one of another byte length (a
+  // character outside ASCII) are 401.
+  for (const [at, headers] of [
+    ["/api/state", {}],
+    ["/api/events", {}],
+    [`/api/events?token=${ui.token}`, {}],
+    [`/api/state?token=${ui.token}`, {}],
+    ["/api/state", { cookie: `toolnexus_ui=${ui.token}` }],
+    ["/api/state", { "x-toolnexus-token": "f".repeat(48) }],
+    ["/api/state", { "x-toolnexus-token": "0123" }],
+    ["/api/events", { "x-toolnexus-token": `é${ui.token.slice(1)}` }],
+    ["/api/state", { "x-toolnexus-token": `${ui.token}é` }],
+  ]) {
+    const res = await raw(ui.port, { path: at, headers: { host, ...headers } })
+    assert.equal(res.status, 401, `${at} ${JSON.stringify(headers)}`)
+    assert.equal(res.body, REFUSED)
+  }
+  const cookieOnly = await raw(ui.port, { method: "POST", path: "/api/cancel", headers: { host, cookie: `toolnexus_ui=${ui.token}`, "content-type": "application/json" }, body: "{}" })
+  assert.equal(cookieOnly.status, 401)
+  // With the header, the event stream is served.
+  const events = await fetch(`http://${host}/api/events`, { headers: { "x-toolnexus-token": ui.token } })
+  assert.equal(events.status, 200)
+  assert.equal(events.headers.get("content-type"), "text/event-stream; charset=utf-8")
+  await events.body.cancel()
+
   // DNS rebinding: the right token under another name is still refused.
-  const rebound = await raw(ui.port, { path: `/?token=${ui.token}`, headers: { host: `evil.example:${ui.port}` } })
+  const rebound = await raw(ui.port, { path: "/api/state", headers: { host: `evil.example:${ui.port}`, "x-toolnexus-token": ui.token } })
   assert.equal(rebound.status, 403)
   assert.equal(rebound.body, "toolnexus ui: wrong Host header (only 127.0.0.1 and localhost are served)\n")
+  assert.equal((await raw(ui.port, { headers: { host: `evil.example:${ui.port}` } })).status, 403)
   assert.equal((await raw(ui.port, { path: "/api/state", headers: { host: `127.0.0.1:${ui.port + 1}`, "x-toolnexus-token": ui.token } })).status, 403)
   // Another origin, even with the token.
   const foreign = await raw(ui.port, {
@@ -228,22 +309,6 @@ test("refuses a wrong token, a foreign Host and a foreign Origin; the page carri
   assert.equal(foreign.body, "toolnexus ui: requests from another origin are refused\n")
   assert.equal((await raw(ui.port, { path: "/api/state", headers: { host, origin: `http://localhost:${ui.port + 1}`, "x-toolnexus-token": ui.token } })).status, 403)
 
-  // The right token: a cookie (HttpOnly, SameSite=Strict) and a redirect out of the address bar.
-  const first = await raw(ui.port, { path: `/?token=${ui.token}`, headers: { host: `localhost:${ui.port}` } })
-  assert.equal(first.status, 303)
-  assert.equal(first.headers.location, "/")
-  assert.deepEqual(first.headers["set-cookie"], [`toolnexus_ui=${ui.token}; HttpOnly; SameSite=Strict; Path=/`])
-  const cookie = `toolnexus_ui=${ui.token}`
-  const pageRes = await raw(ui.port, { headers: { host, cookie } })
-  assert.equal(pageRes.status, 200)
-  assert.equal(
-    pageRes.headers["content-security-policy"],
-    "default-src 'self'; img-src 'self' data:; media-src 'self' data:; script-src 'self'; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  )
-  assert.doesNotMatch(pageRes.body, /<script>|<script [^>]*>[^<]/, "no inline script")
-  // A write with the cookie alone (what a cross-site form would carry) is refused.
-  const cookieOnly = await raw(ui.port, { method: "POST", path: "/api/cancel", headers: { host, cookie, "content-type": "application/json" }, body: "{}" })
-  assert.equal(cookieOnly.status, 401)
   // Bad input from the page is a 400 in words, not a crash.
   const bad = await raw(ui.port, { method: "POST", path: "/api/call", headers: { host, "x-toolnexus-token": ui.token }, body: "{not json" })
   assert.equal(bad.status, 400)
@@ -269,6 +334,37 @@ test("lists every server of the config: statuses, the failure's reason, the sign
   )
   await page.getByRole("button", { name: "Sign in" }).waitFor()
   await shot("04-needs-sign-in")
+})
+
+test("the token stays in its tab: two toolnexus ui in one browser each keep working, and no cookie is set", T, async () => {
+  // The token left the address bar for this tab's sessionStorage.
+  assert.equal(page.url(), `http://127.0.0.1:${ui.port}/`)
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("toolnexus-ui-token")), ui.token)
+  const emptyConfig = path.join(tmpDir(), "mcp.json")
+  fs.writeFileSync(emptyConfig, '{ "mcpServers": {} }\n')
+  const other = await startUi(emptyConfig)
+  const otherPage = await newPage()
+  const bare = await newPage()
+  try {
+    await otherPage.goto(other.url)
+    await otherPage.locator("#live.on").waitFor()
+    assert.equal(await otherPage.locator(".nav-title").textContent(), "0 servers")
+    assert.equal(await otherPage.evaluate(() => sessionStorage.getItem("toolnexus-ui-token")), other.token)
+    // The first page, reloaded after the other one opened, still has its own token and stream.
+    await page.reload()
+    await page.locator("#live.on").waitFor()
+    await server("everything").locator(".status.connected").waitFor()
+    assert.equal(await page.evaluate(() => sessionStorage.getItem("toolnexus-ui-token")), ui.token)
+    assert.deepEqual(await context.cookies(), [])
+    // Opened without its token (a new tab, the bare address), the page says what to do.
+    await bare.goto(`http://127.0.0.1:${other.port}/`)
+    assert.equal(await bare.locator("#banner").textContent(), "This page was opened without its token: open the URL `toolnexus ui` printed, with its #token=…")
+    assert.equal(await bare.locator("#live").textContent(), "no token")
+  } finally {
+    await otherPage.close()
+    await bare.close()
+    await stopUi(other)
+  }
 })
 
 test("a generated form with every kind of field: what was filled in is what the tool got", T, async () => {
@@ -341,8 +437,9 @@ test("what a hostile server sends stays text: no markup, no script, no bad media
   assert.equal(await page.locator("#panel .tool > .description").textContent(), '<img src=x onerror="window.pwned=1">')
   // A "__proto__" field is a field; a $ref cycle is cut off; an unknown type is a JSON box.
   assert.equal(await page.locator("#panel .field-label").first().textContent(), "<b>proto</b>")
-  const depth = await page.locator("#panel fieldset.object").count()
-  assert.ok(depth >= 1 && depth <= 13, `nested fieldsets of the $ref cycle: ${depth}`)
+  // The cycle is followed MAX_DEPTH (12) levels down, then the rest is a JSON box.
+  assert.equal(await page.locator("#panel fieldset.object").count(), 12)
+  assert.equal(await page.locator(`#panel textarea[name="loop${".again".repeat(12)}"]`).count(), 1)
   assert.equal(await page.locator('#panel textarea[name="odd"]').count(), 1)
   await page.locator('#panel textarea[name="odd"]').fill("{nope")
   await page.getByRole("button", { name: "Call" }).click()
@@ -358,6 +455,39 @@ test("what a hostile server sends stays text: no markup, no script, no bad media
   assert.deepEqual(JSON.parse(await result().locator("pre.json").textContent()), { type: "mystery", payload: { n: 1 } })
   assert.equal(await page.evaluate(() => window.pwned), undefined)
   await shot("06-hostile-server")
+
+  // Raw JSON and back, with property names Object.prototype has: {} leaves the "__proto__"
+  // field empty, and a "__proto__" value goes into the field and back out as itself.
+  const rawToggle = page.locator("#panel").getByLabel("Raw JSON")
+  const rawBox = page.locator("#panel").getByLabel("Arguments as JSON")
+  const protoField = page.locator('#panel input[name="__proto__"]')
+  await rawToggle.check()
+  await rawBox.fill("{}")
+  await rawToggle.uncheck()
+  assert.equal(await protoField.inputValue(), "")
+  await rawToggle.check()
+  assert.equal(await rawBox.inputValue(), "{}")
+  const given = '{"__proto__":"p","odd":[1]}'
+  await rawBox.fill(given)
+  await rawToggle.uncheck()
+  assert.equal(await protoField.inputValue(), "p")
+  assert.equal(await page.locator('#panel textarea[name="odd"]').inputValue(), "[\n  1\n]")
+  await rawToggle.check()
+  assert.equal(await rawBox.inputValue(), JSON.stringify(JSON.parse(given), null, 2))
+  await rawToggle.uncheck()
+  // The same through allOf (merged part by part), with "constructor" and "toString" too.
+  const merged = await page.evaluate(async () => {
+    const { schemaForm } = await import("/schema-form.js")
+    const names = ["__proto__", "constructor", "toString"]
+    const schema = JSON.parse(`{"type":"object","allOf":[{"properties":{${names.map((n) => `"${n}":{"type":"string"}`).join(",")}}}]}`)
+    const form = schemaForm(schema)
+    const fields = [...form.element.querySelectorAll("input")].map((i) => i.name)
+    form.set({})
+    const empty = JSON.stringify(form.value().value)
+    form.set(JSON.parse('{"__proto__":"a","constructor":"b","toString":"c"}'))
+    return { fields, empty, full: JSON.stringify(form.value().value) }
+  })
+  assert.deepEqual(merged, { fields: ["__proto__", "constructor", "toString"], empty: "{}", full: '{"__proto__":"a","constructor":"b","toString":"c"}' })
 })
 
 test("server-everything: an enum and a boolean from the form; the image it returns renders", T, async () => {
@@ -443,9 +573,10 @@ test("a slow call shows its progress and is cancelled from the page; the call is
   await eventually(async () => /^\d+ of 120$/.test(await words.textContent()), { message: "progress shown" })
   assert.equal(await page.locator("#panel .progress progress").getAttribute("max"), "120")
   assert.equal((await apiState()).calls.length, 1)
-  assert.equal(await page.locator("#running").textContent(), "1 call running")
+  assert.equal(await page.locator("#running .running-title").textContent(), "1 call running")
+  assert.equal(await page.locator("#running .call-name").textContent(), "everything · trigger-long-running-operation")
   await shot("09-progress")
-  await page.getByRole("button", { name: "Cancel" }).click()
+  await page.locator("#panel").getByRole("button", { name: "Cancel" }).click()
   await result().waitFor()
   assert.equal(await result().locator(".result-head strong").textContent(), "Cancelled (cancelled from the page)")
   assert.equal(await result().getAttribute("class"), "result error")
@@ -454,6 +585,95 @@ test("a slow call shows its progress and is cancelled from the page; the call is
   assert.deepEqual((await apiState()).calls, [])
   assert.equal(await page.locator("#panel .progress").isHidden(), true)
   await shot("10-cancelled")
+})
+
+test("a running call outlives its panel: shown again it is followed, and the sidebar cancels it", T, async () => {
+  await openServer("fixture")
+  await openItem("sleep")
+  await page.getByLabel("ms", { exact: true }).fill("60000")
+  await page.locator("#panel").getByRole("button", { name: "Call" }).click()
+  const entry = page.locator("#running .running-call")
+  await entry.waitFor()
+  assert.equal(await entry.locator(".call-name").textContent(), "fixture · sleep")
+  // Another tool's panel, then this one again: the call is still shown as running here.
+  await openItem("echo")
+  assert.equal(await page.locator("#panel").getByRole("button", { name: "Cancel" }).isHidden(), true)
+  await openItem("sleep")
+  const cancel = page.locator("#panel").getByRole("button", { name: "Cancel" })
+  assert.equal(await cancel.isVisible(), true)
+  assert.equal(await page.locator("#panel").getByRole("button", { name: "Call" }).isDisabled(), true)
+  assert.equal(await page.locator("#panel .progress span").textContent(), "running…")
+  await shot("10b-running-call-sidebar")
+  await entry.getByRole("button", { name: "Cancel" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator(".result-head strong").textContent(), "Cancelled (cancelled from the page)")
+  await page.locator("#running").waitFor({ state: "detached" })
+  assert.equal(await cancel.isHidden(), true)
+  assert.deepEqual((await apiState()).calls, [])
+})
+
+test("cancelling a call that has just ended shows no error above its result", T, async () => {
+  await openServer("fixture")
+  await openItem("echo")
+  // The call's answer is held in the browser once the server has sent it (the call has ended),
+  // and the cancel is held until that answer is shown: the cancel then finds no call (404).
+  const gate = () => {
+    let open
+    const opened = new Promise((resolve) => (open = resolve))
+    return { open, opened }
+  }
+  const callEnded = gate()
+  const callShown = gate()
+  const cancelSent = gate()
+  const cancelGoes = gate()
+  await page.route("**/api/call", async (route) => {
+    const response = await route.fetch()
+    callEnded.open()
+    await callShown.opened
+    await route.fulfill({ response })
+  })
+  await page.route("**/api/cancel", async (route) => {
+    cancelSent.open()
+    await cancelGoes.opened
+    await route.continue()
+  })
+  try {
+    await page.getByLabel("text", { exact: true }).fill("just in time")
+    await page.locator("#panel").getByRole("button", { name: "Call" }).click()
+    await callEnded.opened
+    await page.locator("#panel").getByRole("button", { name: "Cancel" }).click()
+    await cancelSent.opened
+    callShown.open()
+    await result().waitFor()
+    const answered = page.waitForResponse("**/api/cancel")
+    cancelGoes.open()
+    assert.equal((await answered).status(), 404)
+    await page.evaluate(() => window.toolnexusUi.cancels())
+    assert.equal(await result().locator("pre.text").textContent(), "just in time")
+    assert.equal(await page.locator("#panel .output > *").count(), 1)
+  } finally {
+    await page.unroute("**/api/call")
+    await page.unroute("**/api/cancel")
+  }
+})
+
+test("a server's open questions are withdrawn once nothing the page started runs on it", T, async () => {
+  await openServer("fixture")
+  // Two calls on one server: the one that asks is cancelled while the other runs; when that one
+  // ends too, the question goes (the page drops its card) and a late answer is a 404 in words.
+  const sleeping = apiPost(ui, "/api/call", { id: "withdraw-sleep", server: "fixture", tool: "sleep", args: { ms: 1000 } })
+  const asking = apiPost(ui, "/api/call", { id: "withdraw-ask", server: "fixture", tool: "elicit", args: {} })
+  const question = await eventually(async () => (await apiState()).elicitations.find((q) => q.server === "fixture"), { message: "the fixture asked" })
+  const card = page.locator(`[data-elicitation="${question.id}"]`)
+  await card.waitFor()
+  assert.equal((await apiPost(ui, "/api/cancel", { id: "withdraw-ask" })).status, 200)
+  assert.equal(JSON.parse((await asking).body).cancelled, "cancelled from the page")
+  assert.equal(JSON.parse((await sleeping).body).output, "slept 1000")
+  assert.deepEqual((await apiState()).elicitations, [])
+  await card.waitFor({ state: "detached" })
+  const late = await apiPost(ui, "/api/elicit", { id: question.id, action: "decline" })
+  assert.equal(late.status, 404)
+  assert.deepEqual(JSON.parse(late.body), { error: 'that question was withdrawn: nothing that "fixture" was asked to do is running any more' })
 })
 
 test("reads a resource and a resource template, and gets a prompt", T, async () => {
@@ -594,6 +814,118 @@ test("OAuth: the page starts the loopback sign-in of a server that needs it", T,
   await eventually(async () => (await page.locator("#signin").textContent()) === "Signed in: secure is connected.", { message: "the page said it signed in" })
   assert.equal(await server("secure").locator(".counts").textContent(), "2 tools")
   assert.equal(oauth.stats.authorizations, 1)
+})
+
+test("a symlinked, large config: the file it points to is watched, overlapping reconnects leave one process, a save sends a digest", T, async () => {
+  // The config is a symlink to a file in another folder, larger than a request body may be.
+  const marker = `ui-test-${crypto.randomBytes(6).toString("hex")}`
+  const realFile = path.join(tmpDir(), "real.jsonc")
+  const link = path.join(tmpDir(), "mcp.jsonc")
+  const padding = `// ${"x".repeat(4_500_000)}\n`
+  const one = `"one": { "command": ${JSON.stringify(node)}, "args": [${JSON.stringify(fixture("stdio-server"))}, "--tools", "echo", "--name", "${marker}"] }`
+  const off = (tools = "") => `"off": { "command": "toolnexus-ui-test-no-such-binary", "disabled": true${tools} }`
+  const text = (...servers) => `${padding}{\n  "mcpServers": {\n    ${servers.join(",\n    ")}\n  }\n}\n`
+  fs.writeFileSync(realFile, text(one, off()))
+  fs.symlinkSync(realFile, link)
+  const big = await startUi(link)
+  /** The live processes under this ui whose command line has the marker (the server `one`). */
+  const markedServers = () =>
+    liveDescendants(big.child.pid).filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes(marker)
+      } catch {
+        return false
+      }
+    })
+  try {
+    await eventually(async () => (await apiState(big)).servers.find((s) => s.name === "one")?.status === "connected", { message: "one connected" })
+    assert.equal(markedServers().length, 1)
+
+    // Three reconnects at once: each newer one aborts the older; one process is left.
+    const answers = await Promise.all([1, 2, 3].map(() => apiPost(big, "/api/reconnect", { server: "one" })))
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200])
+    assert.equal(JSON.parse(answers[2].body).status, "connected")
+    assert.equal((await apiState(big)).servers.find((s) => s.name === "one").status, "connected")
+    assert.equal(markedServers().length, 1)
+
+    // The file the link points to changes: the page follows.
+    const added = `"added": { "command": "toolnexus-ui-test-no-such-binary", "disabled": true }`
+    fs.writeFileSync(realFile, text(one, off(), added))
+    await eventually(async () => (await apiState(big)).servers.map((s) => s.name).join() === "one,off,added", { timeout: 5000, message: "the server added to the linked file is shown" })
+
+    // A save sends the SHA-256 of the text its diff was made from, not that (large) text.
+    const edit = { server: "off", edit: { tools: { echo: true } } }
+    const preview = await apiPost(big, "/api/edit/preview", edit)
+    assert.equal(preview.status, 200, preview.body)
+    const { baseHash, unchanged } = JSON.parse(preview.body)
+    assert.equal(baseHash, crypto.createHash("sha256").update(fs.readFileSync(link)).digest("hex"))
+    assert.equal(unchanged, false)
+    const stale = await apiPost(big, "/api/edit/save", { ...edit, baseHash: "0".repeat(64) })
+    assert.equal(stale.status, 409)
+    assert.deepEqual(JSON.parse(stale.body), { error: `${link} changed on disk since this change was shown; nothing was saved. Look at the new diff and save again.` })
+    const saved = await apiPost(big, "/api/edit/save", { ...edit, baseHash })
+    assert.equal(saved.status, 200, saved.body)
+    assert.equal(JSON.parse(saved.body).saved, true)
+    assert.equal(fs.readFileSync(link, "utf8").startsWith(padding), true)
+    assert.deepEqual(toolnexus.parseMcpConfig(link).off.tools, { echo: true })
+
+    // A body larger than 4 MiB is read to its end and answered 413, not cut off.
+    const huge = await raw(big.port, { method: "POST", path: "/api/prompt", headers: { host: `127.0.0.1:${big.port}`, "x-toolnexus-token": big.token }, body: "x".repeat(5 * 1024 * 1024) })
+    assert.equal(huge.status, 413)
+    assert.deepEqual(JSON.parse(huge.body), { error: "the request body is larger than 4194304 bytes" })
+  } finally {
+    await stopUi(big)
+  }
+})
+
+test("a change to the file made while toolnexus ui starts, before it watches the file, is applied", T, async () => {
+  const dir = tmpDir()
+  const config = path.join(dir, "mcp.json")
+  const entry = { command: "toolnexus-ui-test-no-such-binary", disabled: true }
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { first: entry } }))
+  // A module hook rewrites the file when toolnexus ui imports its editor: after it has read the
+  // file, before it watches it.
+  const hooks = path.join(dir, "hooks.mjs")
+  fs.writeFileSync(
+    hooks,
+    `import fs from "node:fs"
+let done = false
+export async function resolve(specifier, context, next) {
+  if (!done && specifier === "./config-edit.mjs" && String(context.parentURL).endsWith("/cli/ui.mjs")) {
+    done = true
+    fs.writeFileSync(${JSON.stringify(config)}, ${JSON.stringify(JSON.stringify({ mcpServers: { first: entry, second: entry } }))})
+  }
+  return next(specifier, context)
+}
+`,
+  )
+  const preload = path.join(dir, "preload.mjs")
+  fs.writeFileSync(preload, `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
+  const early = await startUi(config, { nodeArgs: ["--import", pathToFileURL(preload).href] })
+  try {
+    await eventually(async () => (await apiState(early)).servers.map((s) => s.name).join() === "first,second", { timeout: 5000, message: "the server written during start-up is shown" })
+  } finally {
+    await stopUi(early)
+  }
+})
+
+test("stopping while a server is still connecting closes it (its input ends) before exiting", T, async () => {
+  const dir = tmpDir()
+  const pidFile = path.join(dir, "pid")
+  const events = path.join(dir, "events")
+  const config = path.join(dir, "mcp.json")
+  const starting = { command: node, args: [fixture("never-ready-server")], env: { PID_FILE: pidFile, EVENT_FILE: events }, timeout: 60_000 }
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { starting } }))
+  const slow = await startUi(config)
+  const pid = await eventually(() => readPid(pidFile), { message: "the server started" })
+  assert.equal((await apiState(slow)).servers[0].status, "connecting")
+  slow.child.kill("SIGTERM")
+  const { code, signal } = await slow.exited
+  assert.equal(signal, null, slow.output().stderr)
+  assert.equal(code, 0, slow.output().stderr)
+  // Closed by toolnexus ui (its stdin ended and it left), not killed as toolnexus ui exited.
+  assert.equal(fs.readFileSync(events, "utf8"), "stdin closed\n")
+  assert.equal(isAlive(pid), false)
 })
 
 test("stopping: SIGINT ends toolnexus ui with status 0 and every server it started", T, async () => {

@@ -8,9 +8,11 @@ const OFFICIAL = "io.modelcontextprotocol.registry/official"
 
 /**
  * Serves `documents` (server.json objects). Resolves with `{ url, requests, close() }`;
- * `requests` records each request's path and query as received.
+ * `requests` records each request's path and query as received. `pageSize`: search answers hold
+ * at most that many servers, the rest behind `metadata.nextCursor` (`&cursor=`), as the real
+ * registry pages them.
  */
-export async function startRegistry(documents) {
+export async function startRegistry(documents, { pageSize = Infinity } = {}) {
   const requests = []
   const wrap = (server) => ({ server, _meta: { [OFFICIAL]: { status: "active", isLatest: true, publishedAt: "2025-12-01T00:00:00Z" } } })
   const reply = (res, status, body) => {
@@ -24,8 +26,12 @@ export async function startRegistry(documents) {
     if (url.pathname === "/v0.1/servers") {
       // As the real registry: a case-insensitive substring of the name.
       const search = (url.searchParams.get("search") ?? "").toLowerCase()
-      const found = documents.filter((d) => d.name.toLowerCase().includes(search)).map(wrap)
-      return reply(res, 200, { servers: found, metadata: { count: found.length } })
+      const all = documents.filter((d) => d.name.toLowerCase().includes(search)).map(wrap)
+      const from = Number(url.searchParams.get("cursor") ?? 0)
+      const found = all.slice(from, from + pageSize)
+      const metadata = { count: found.length }
+      if (from + pageSize < all.length) metadata.nextCursor = String(from + pageSize)
+      return reply(res, 200, { servers: found, metadata })
     }
     const latest = /^\/v0\.1\/servers\/([^/]+)\/versions\/latest$/.exec(url.pathname)
     if (latest) {

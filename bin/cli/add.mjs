@@ -52,7 +52,8 @@ Options:
   --package N       use the Nth package (from 1) when the server offers several ways to run
   --remote          use the server's remote (hosted) endpoint
   --set KEY=VALUE   a value for an input: an environment variable or header by name, an
-                    argument by its name without dashes or its valueHint, a {variable}
+                    argument by its name without dashes or its valueHint, a {variable};
+                    repeated for an isRepeated argument (--set tag=a --set tag=b)
   --secret-values   write secret values in clear (from --set, or asked on a terminal)
   --force           replace a server of the same name
   --registry URL    the registry to look names up in (default: ${DEFAULT_REGISTRY})
@@ -74,7 +75,10 @@ Options:
   --dry-run      print what would be removed without writing the file
   -h, --help     show this help
 
-Exit status: 0 removed, 2 usage error (no such server, or several configs define it).
+The removed entry is printed with its environment and header values masked.
+
+Exit status: 0 removed, 2 usage error (no such server, a name written twice, or several
+configs define it).
 `
 
 /** How each registry type runs by default. */
@@ -83,18 +87,58 @@ const RUNTIMES = { npm: "npx", pypi: "uvx", oci: "docker", nuget: "dnx" }
 /** Characters a shell would act on; values holding them are refused (clients may use a shell). */
 const SHELL_META = /[;&|`<>\n\r\0]|\$\(/
 
-/** The pieces of a server.json that become a command line, bounded and shell-safe. */
+/**
+ * The pieces of a server.json that become a command line, bounded and shell-safe. The value is
+ * never repeated back (it may be a secret): only the field and the offending character are.
+ */
 function checkArgText(text, where) {
   if (typeof text !== "string") throw new UsageError(`toolnexus add: ${where} must be a string`)
   if (text.length > 4096) throw new UsageError(`toolnexus add: ${where} is longer than 4096 characters`)
   const bad = SHELL_META.exec(text)
   if (bad) {
     const shown = JSON.stringify(bad[0])
-    throw new UsageError(`toolnexus add: ${where} ${JSON.stringify(text.slice(0, 80))} holds the shell character ${shown}; toolnexus add does not write such values (some clients run commands through a shell)`)
+    throw new UsageError(`toolnexus add: ${where} holds the shell character ${shown}; toolnexus add does not write such values (some clients run commands through a shell)`)
   }
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(text)) throw new UsageError(`toolnexus add: ${where} holds control characters`)
 }
+
+/** Control characters a header value may not hold (a tab is allowed, as HTTP allows it). */
+// eslint-disable-next-line no-control-regex
+const HEADER_VALUE_BAD = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/
+
+/** A header value: no line break, NUL or other control character (it would split or end the header). */
+function checkHeaderValue(value, where) {
+  if (typeof value !== "string") throw new UsageError(`toolnexus add: ${where} must be a string`)
+  if (value.length > 8192) throw new UsageError(`toolnexus add: ${where} is longer than 8192 characters`)
+  if (HEADER_VALUE_BAD.test(value)) throw new UsageError(`toolnexus add: ${where} holds a line break or another control character; a header value may not`)
+}
+
+/** Environment references of every dialect (`${VAR}`, `${env:VAR}`, `{env:VAR}`), which a client expands later. */
+const REFERENCE = /\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}|\{env:[A-Za-z_][A-Za-z0-9_]*\}/g
+
+/**
+ * Checks a URL by URL rules (not shell rules: `?a=1&b=2` is fine): http or https, no white space
+ * or control characters, and it parses (with environment references standing for a word).
+ */
+function checkUrl(url, where) {
+  if (typeof url !== "string" || url === "") throw new UsageError(`toolnexus add: ${where} must be a URL`)
+  if (url.length > 4096) throw new UsageError(`toolnexus add: ${where} is longer than 4096 characters`)
+  // eslint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f-\u009f]/.test(url)) throw new UsageError(`toolnexus add: ${where} holds white space or control characters; a URL may not`)
+  let parsed
+  try {
+    parsed = new URL(url.replace(REFERENCE, "x"))
+  } catch {
+    throw new UsageError(`toolnexus add: ${where} is not a valid URL`)
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`toolnexus add: ${where} must be an http or https URL`)
+}
+
+/** The authority (host and port, with any user) of a URL text, as written. */
+const authorityOf = (url) => /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#\\]*)/.exec(url)?.[1]
+
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -144,6 +188,7 @@ class Inputs {
     this.prefix = prefix
     this.wanted = [] // [{ variable, about, secret }]
     this.secrets = [] // secret values written in clear (--secret-values), masked when printed
+    this.shell = new Map() // secret values and references → the variable a shell command names
     this.ignored = [] // --set keys of secrets not written (no --secret-values)
   }
 
@@ -157,33 +202,86 @@ class Inputs {
     if (value !== undefined) return value
     const set = this.sets.get(key)
     if (set !== undefined && secret && !this.secretValues) this.ignored.push(key)
-    if (set !== undefined && (!secret || this.secretValues)) return this.keep(set, secret)
+    if (set !== undefined && (!secret || this.secretValues)) return this.keep(set, secret, variable)
     if (!secret && typeof input.default === "string") return input.default
     if (input.isRequired !== true && !secret) return undefined
     if (secret && input.isRequired !== true && !this.secretValues) {
       // An optional secret: referenced, so setting the variable is enough to use it.
       this.want(variable, input, secret)
-      return this.envRef(variable)
+      return this.reference(variable)
     }
     if ((this.secretValues || !secret) && interactive()) {
       const about = typeof input.description === "string" ? ` (${input.description.slice(0, 120)})` : ""
       const answer = await ask(`${key}${about}${secret ? ", hidden" : ""}; empty for a \${${variable}} reference: `, secret)
-      if (answer !== "") return this.keep(answer, secret)
+      if (answer !== "") return this.keep(answer, secret, variable)
     }
-    if (secret && typeof input.default === "string" && this.secretValues) return this.keep(input.default, secret)
+    if (secret && typeof input.default === "string" && this.secretValues) return this.keep(input.default, secret, variable)
     this.want(variable, input, secret)
-    return this.envRef(variable)
+    return this.reference(variable)
   }
 
-  keep(value, secret) {
-    if (secret && value !== "") this.secrets.push(value)
+  keep(value, secret, variable) {
+    if (secret && value !== "") {
+      this.secrets.push(value)
+      if (variable !== undefined) this.shell.set(value, variable)
+    }
     return value
+  }
+
+  /** The dialect's reference to `variable`, remembered for the shell command of an HTTP package. */
+  reference(variable) {
+    const ref = this.envRef(variable)
+    this.shell.set(ref, variable)
+    return ref
+  }
+
+  /** The variables of secrets given in clear, which a printed command names instead of their values. */
+  secretVariables() {
+    return [...new Set(this.secrets.map((s) => this.shell.get(s)).filter(Boolean))]
+  }
+
+  /**
+   * `word` quoted for a POSIX shell, each secret value or environment reference in it written as
+   * "${VAR}" (so a printed command shows no secret, and VS Code's ${env:VAR} becomes one a shell reads).
+   */
+  shellWord(word) {
+    const known = [...this.shell.keys()].sort((a, b) => b.length - a.length)
+    const quote = (lit) => (lit === "" ? "" : /^[\w@%+=:,./-]+$/.test(lit) ? lit : `'${lit.replaceAll("'", `'\\''`)}'`)
+    let out = ""
+    let rest = word
+    while (rest !== "") {
+      let at = -1
+      let hit
+      for (const k of known) {
+        const i = rest.indexOf(k)
+        if (i >= 0 && (at < 0 || i < at)) [at, hit] = [i, k]
+      }
+      if (at < 0) break
+      out += `${quote(rest.slice(0, at))}"\${${this.shell.get(hit)}}"`
+      rest = rest.slice(at + hit.length)
+    }
+    out += quote(rest)
+    return out === "" ? "''" : out
+  }
+
+  /**
+   * The values of a repeatable input (`isRepeated`): each `--set key=…` given, in order (several
+   * --set of one key), else the one value `resolve` finds ([] when it is left out).
+   */
+  async resolveAll(input, key, variable, where) {
+    const sets = this.sets.all(key)
+    const secret = input.isSecret === true
+    if (typeof input.value !== "string" && sets.length > 1 && (!secret || this.secretValues)) return sets.map((v) => this.keep(v, secret))
+    const value = await this.resolve(input, key, variable, where)
+    return value === undefined ? [] : [value]
   }
 
   /** `entry` as JSON with the secret values written in clear shown as "••••". */
   show(entry) {
     let text = JSON.stringify(entry, null, 2)
-    for (const secret of this.secrets) text = text.replaceAll(JSON.stringify(secret).slice(1, -1), "••••")
+    // Longest first, and as a URL holds them (percent-encoded) too.
+    const shown = [...new Set(this.secrets.flatMap((s) => [s, encodeURIComponent(s)]))].sort((a, b) => b.length - a.length)
+    for (const secret of shown) text = text.replaceAll(JSON.stringify(secret).slice(1, -1), "••••")
     return text
   }
 
@@ -203,25 +301,87 @@ class Inputs {
     }
     return out
   }
+
+  /**
+   * A URL template with its `{name}`s filled: from `known` (name → value: a package's environment)
+   * and from `variables` (resolved as inputs). A value goes in percent-encoded
+   * (encodeURIComponent); in the host and port it may hold no `/`, `?`, `#`, `@`, `:`, `\` or white
+   * space, and the host filled in must still fit the template's (only the variables' parts
+   * differ). An environment reference stays as written, for the client to expand.
+   */
+  async expandUrl(template, variables, known, where) {
+    if (typeof template !== "string") throw new UsageError(`toolnexus add: ${where}.url must be a string`)
+    const values = new Map(Object.entries(known ?? {}))
+    for (const [name, variable] of Object.entries(variables ?? {})) {
+      if (!template.includes(`{${name}}`) || values.has(name)) continue
+      values.set(name, (await this.resolve(variable, name, envName(this.prefix, name), `${where}.variables.${name}`)) ?? "")
+    }
+    const authority = authorityOf(template)
+    const [aStart, aEnd] = authority === undefined ? [-1, -1] : [template.indexOf("://") + 3, template.indexOf("://") + 3 + authority.length]
+    let out = ""
+    let last = 0
+    let hostPattern = ""
+    let aLast = aStart
+    for (const match of template.matchAll(/\{([^{}]+)\}/g)) {
+      const [whole, name] = match
+      if (!values.has(name)) continue
+      const raw = values.get(name)
+      const inAuthority = match.index >= aStart && match.index < aEnd
+      const isReference = raw !== "" && raw.replace(REFERENCE, "") === ""
+      let value = raw
+      if (inAuthority && !isReference && (raw === "" || /[/?#@:\\%\s]/.test(raw))) {
+        throw new UsageError(`toolnexus add: ${where}.url: the value of {${name}} goes in the host, so it may not be empty or hold "/", "?", "#", "@", ":", "\\", "%" or white space`)
+      }
+      if (!inAuthority && !isReference) value = encodeURIComponent(raw)
+      if (inAuthority) {
+        hostPattern += escapeRegExp(template.slice(aLast, match.index)) + (isReference ? escapeRegExp(raw) : "[^/?#@:\\\\\\s]+")
+        aLast = match.index + whole.length
+      }
+      out += template.slice(last, match.index) + value
+      last = match.index + whole.length
+    }
+    out += template.slice(last)
+    if (authority !== undefined) {
+      hostPattern += escapeRegExp(template.slice(aLast, aEnd))
+      const filled = authorityOf(out)
+      if (filled === undefined || !new RegExp(`^${hostPattern}$`, "i").test(filled)) {
+        throw new UsageError(`toolnexus add: ${where}.url: the host filled in does not fit the template's host ${JSON.stringify(authority)}`)
+      }
+    }
+    checkUrl(out, `${where}.url`)
+    return out
+  }
+
 }
 
-/** Command-line words for one argument (positional or named); [] when it is left out. */
+/**
+ * Command-line words for one argument (positional or named); [] when it is left out. An
+ * `isRepeated` argument takes each value given with `--set key=…` repeated: `--tag a --tag b`,
+ * or for a positional one word each.
+ */
 async function argumentWords(arg, inputs, where) {
   if (arg.type === "positional") {
     const key = typeof arg.valueHint === "string" ? arg.valueHint : where
-    const value = await inputs.resolve(arg, key, envName(inputs.prefix, key), where)
-    if (value === undefined) return []
-    checkArgText(value, `${where}.value`)
-    return [value]
+    const values = arg.isRepeated === true ? await inputs.resolveAll(arg, key, envName(inputs.prefix, key), where) : [await inputs.resolve(arg, key, envName(inputs.prefix, key), where)]
+    const words = values.filter((v) => v !== undefined)
+    for (const value of words) checkArgText(value, `${where}.value`)
+    return words
   }
   checkArgText(arg.name, `${where}.name`)
   if (arg.name === "" || arg.name.includes(" ")) throw new UsageError(`toolnexus add: ${where}.name must be one flag, got ${JSON.stringify(arg.name)}`)
   const key = arg.name.replace(/^-+/, "")
-  const value = await inputs.resolve(arg, key, envName(inputs.prefix, key), where)
-  if (arg.format === "boolean") return value === "true" || (value === undefined && arg.isRequired === true) ? [arg.name] : []
-  if (value === undefined) return []
-  checkArgText(value, `${where}.value`)
-  return [arg.name, value]
+  if (arg.format === "boolean") {
+    const value = await inputs.resolve(arg, key, envName(inputs.prefix, key), where)
+    return value === "true" || (value === undefined && arg.isRequired === true) ? [arg.name] : []
+  }
+  const values = arg.isRepeated === true ? await inputs.resolveAll(arg, key, envName(inputs.prefix, key), where) : [await inputs.resolve(arg, key, envName(inputs.prefix, key), where)]
+  const words = []
+  for (const value of values) {
+    if (value === undefined) continue
+    checkArgText(value, `${where}.value`)
+    words.push(arg.name, value)
+  }
+  return words
 }
 
 async function argumentList(args, inputs, where) {
@@ -247,7 +407,10 @@ async function headerMap(headers, inputs, where) {
   for (const [i, header] of (headers ?? []).entries()) {
     if (!HEADER_NAME.test(header.name)) throw new UsageError(`toolnexus add: ${where}.headers[${i}].name ${JSON.stringify(header.name)} is not a header name`)
     const value = await inputs.resolve(header, header.name, envName(inputs.prefix, header.name), `${where}.headers[${i}]`)
-    if (value !== undefined) out[header.name] = value
+    if (value !== undefined) {
+      checkHeaderValue(value, `${where}.headers[${i}] (${header.name})`)
+      out[header.name] = value
+    }
   }
   return out
 }
@@ -329,8 +492,7 @@ async function canonicalOf(doc, values, inputs) {
 
   if (pick.remote) {
     const remote = pick.remote
-    const url = await inputs.expand(remote.url, remote.variables, pick.where)
-    checkArgText(url, `${pick.where}.url`)
+    const url = await inputs.expandUrl(remote.url, remote.variables, {}, pick.where)
     const headers = await headerMap(remote.headers, inputs, pick.where)
     return { canonical: { type: "remote", url, transport: remote.type === "sse" ? "sse" : "streamable-http", headers }, notes }
   }
@@ -339,26 +501,40 @@ async function canonicalOf(doc, values, inputs) {
   const transport = pkg.transport ?? { type: "stdio" }
   if (transport.type === "stdio") return { canonical: { type: "local", command, env }, notes }
   // An HTTP package: the entry is the URL; the user starts the server.
-  let url = transport.url
   // {names} in a package's URL refer to its arguments and environment variables.
-  for (const [key, value] of Object.entries(env)) url = url.replaceAll(`{${key}}`, value)
-  url = await inputs.expand(url, transport.variables, `${pick.where}.transport`)
-  checkArgText(url, `${pick.where}.transport.url`)
+  const url = await inputs.expandUrl(transport.url, transport.variables, env, `${pick.where}.transport`)
   const headers = await headerMap(transport.headers, inputs, `${pick.where}.transport`)
-  const envText = Object.entries(env).map(([k, v]) => `${k}=${JSON.stringify(v)} `).join("")
-  notes.push(`This package serves MCP over HTTP (${transport.type}); an MCP config cannot start it, so start it yourself and keep it running:\n    ${envText}${command.join(" ")}`)
+  // The command to run, for a shell: secrets (given or not) as references to the variables
+  // named, never in clear.
+  const envText = Object.entries(env).map(([k, v]) => `${k}=${inputs.shellWord(v)} `).join("")
+  const secretVariables = inputs.secretVariables()
+  const setFirst = secretVariables.length > 0 ? ` (with ${secretVariables.join(", ")} set in its environment)` : ""
+  notes.push(`This package serves MCP over HTTP (${transport.type}); an MCP config cannot start it, so start it yourself${setFirst} and keep it running:\n    ${envText}${command.map((w) => inputs.shellWord(w)).join(" ")}`)
   return { canonical: { type: "remote", url, transport: transport.type === "sse" ? "sse" : "streamable-http", headers }, notes }
 }
 
-/** The `--set KEY=VALUE` pairs as a Map. */
+/**
+ * The `--set KEY=VALUE` pairs: `get(key)` the value (a key given twice is an error unless the
+ * input is repeatable, see `all`), `all(key)` every value given, in order. A malformed pair is
+ * refused without repeating it (it may be a secret).
+ */
 function parseSets(sets = []) {
   const map = new Map()
   for (const pair of sets) {
     const at = pair.indexOf("=")
-    if (at <= 0) throw new ArgumentError(`toolnexus add: --set takes KEY=VALUE, got "${pair}"`)
-    map.set(pair.slice(0, at), pair.slice(at + 1))
+    if (at <= 0) throw new ArgumentError(`toolnexus add: --set takes KEY=VALUE (one was given without a KEY before "=")`)
+    const key = pair.slice(0, at)
+    map.set(key, [...(map.get(key) ?? []), pair.slice(at + 1)])
   }
-  return map
+  return {
+    get(key) {
+      const values = map.get(key)
+      if (values === undefined) return undefined
+      if (values.length > 1) throw new UsageError(`toolnexus add: --set ${key} was given ${values.length} times, but ${key} takes one value`)
+      return values[0]
+    },
+    all: (key) => map.get(key) ?? [],
+  }
 }
 
 /** The config file to write: --config, else the single client config found here. */
@@ -458,7 +634,7 @@ export async function add({ positionals, values }, { signal }) {
   }
   const target = chooseConfig(values.config, undefined, "add")
   const text = configText(target.file)
-  const dialect = dialectOf(text, target.file)
+  const dialect = dialectOf(text, target.file, target.at)
   const inputs = new Inputs({ sets, secretValues: values["secret-values"] === true, envRef: dialect.envRef, prefix: name })
   const { canonical, notes } = await canonicalOf(doc, values, inputs)
   let entry
@@ -490,6 +666,30 @@ export async function add({ positionals, values }, { signal }) {
   return 0
 }
 
+/**
+ * An entry as printed by `remove`: the values of its environment and headers, and of its URL's
+ * password and query, shown as "••••" (they are often tokens) unless they are only environment
+ * references.
+ */
+function masked(entry) {
+  if (!entry || typeof entry !== "object" || Array.isArray(entry)) return entry
+  const hide = (v) => (typeof v === "string" && v !== "" && v.replace(REFERENCE, "") === "" ? v : "••••")
+  const out = { ...entry }
+  for (const key of ["env", "environment", "headers", "http_headers"]) {
+    if (out[key] && typeof out[key] === "object" && !Array.isArray(out[key])) out[key] = Object.fromEntries(Object.entries(out[key]).map(([k, v]) => [k, hide(v)]))
+  }
+  for (const key of ["url", "serverUrl", "httpUrl"]) {
+    if (typeof out[key] !== "string") continue
+    try {
+      const url = new URL(out[key])
+      if (url.password) url.password = "xxxx"
+      if (url.search) url.search = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=xxxx`).join("&")
+      out[key] = url.password || url.search ? url.href : out[key]
+    } catch {}
+  }
+  return out
+}
+
 export async function remove({ positionals, values }) {
   const [name] = positionals
   try {
@@ -509,7 +709,7 @@ export async function remove({ positionals, values }) {
     throw new UsageError(`toolnexus remove: ${messageOf(err)}`)
   }
   if (!values["dry-run"]) writeConfigFile(target.file, edited.text)
-  process.stdout.write(`${values["dry-run"] ? "would remove" : "removed"} "${name}" from ${target.file}:\n${JSON.stringify({ [name]: entry }, null, 2)}\n`)
+  process.stdout.write(`${values["dry-run"] ? "would remove" : "removed"} "${name}" from ${target.file}:\n${JSON.stringify({ [name]: masked(entry) }, null, 2)}\n`)
   printNotes(edited.notes)
   return 0
 }

@@ -39,15 +39,40 @@ export function withConfig(reason, config) {
   return reason.replace(/toolnexus auth <config> (\S+)"/, (_, name) => `${authCommand(config, name)}"`)
 }
 
-/** Opens `url` in the system browser; failures are ignored (the URL is printed anyway). */
-export function openBrowser(url) {
-  const [command, args] =
-    process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url]] : ["xdg-open", [url]]
+/**
+ * The program and arguments that open `url` in the system browser on `platform`, or null when
+ * `url` is not an http(s) URL (another scheme could start any program). No shell runs them: on
+ * Windows `cmd /c start` would read `&` in a query as a second command, so the URL goes to
+ * `rundll32 url.dll,FileProtocolHandler` as one argument; macOS has `open`, others `xdg-open`.
+ * The URL handed on is the parsed one (`new URL(url).href`).
+ */
+export function browserCommand(url, platform = process.platform) {
+  let parsed
   try {
-    const child = spawn(command, args, { stdio: "ignore", detached: true })
+    parsed = new URL(String(url))
+  } catch {
+    return null
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return null
+  const href = parsed.href
+  if (platform === "win32") return ["rundll32", ["url.dll,FileProtocolHandler", href]]
+  if (platform === "darwin") return ["open", [href]]
+  return ["xdg-open", [href]]
+}
+
+/**
+ * Opens `url` in the system browser, without a shell; failures are ignored (the URL is printed
+ * anyway). Returns false when the URL is not one to open (not http or https).
+ */
+export function openBrowser(url) {
+  const command = browserCommand(url)
+  if (command === null) return false
+  try {
+    const child = spawn(command[0], command[1], { stdio: "ignore", detached: true, shell: false, windowsHide: true })
     child.on("error", () => {})
     child.unref()
   } catch {}
+  return true
 }
 
 function describe(credential) {

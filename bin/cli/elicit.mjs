@@ -6,9 +6,11 @@
 //
 // Questions and hints go to stderr, so stdout holds only the result. The first question decides
 // the MCP action: Enter or y accepts (then the fields are asked), n declines, c cancels; Ctrl-C
-// or Ctrl-D at any question cancels.
+// or Ctrl-D at any question cancels, and after a Ctrl-C any further question of the same
+// command is declined without asking.
 import readline from "node:readline"
-import { openBrowser } from "./auth.mjs"
+import { Worker } from "node:worker_threads"
+import { browserCommand, openBrowser } from "./auth.mjs"
 import { colorEnabled, palette } from "./term.mjs"
 
 /** The help text's paragraph on questions, for `call`, `read` and `prompt`. */
@@ -16,17 +18,27 @@ export const ELICIT_HELP = `Questions from the server (MCP elicitation): when st
 they are asked there (on stderr): Enter or y answers, n declines, c cancels; then each
 field, with its description, choices and default, is asked and checked against its
 schema (asked again, with the reason, until it fits; Enter takes the default or skips
-an optional field). Ctrl-C or Ctrl-D at any question cancels. A URL the server asks to
-open is shown, and opened in the browser once confirmed. Off a terminal, every question
-is declined.`
+an optional field). A choice is given by its name or its number in the list; when the
+choices are themselves numbers, typing one of them means that value, not a position.
+Ctrl-C or Ctrl-D at any question cancels; after a Ctrl-C, further questions of the same
+command are declined without asking. A URL the server asks to open is shown, and opened
+in the browser once confirmed. Off a terminal, every question is declined.`
 
 const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v)
 
-/** Text from a server, safe to print: control characters (escape sequences) shown as �, long text cut. */
-export function clean(text, max = 2000) {
-  const s = String(text ?? "").replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, "\uFFFD")
+/**
+ * Text from a server, safe to print: control characters (escape sequences, line breaks) and
+ * bidirectional overrides (U+202A–U+202E, U+2066–U+2069, which reorder what follows) shown as
+ * �, long text cut. `lines`: line breaks are kept, each following line indented by two spaces
+ * (a message may have lines, but none can pass for a prompt or a line of toolnexus's own).
+ */
+export function clean(text, max = 2000, { lines = false } = {}) {
+  // eslint-disable-next-line no-control-regex
+  const bad = lines ? /[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g : /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+  let s = String(text ?? "").replace(/\r\n/g, "\n").replace(bad, "\uFFFD")
   const chars = [...s]
-  return chars.length > max ? `${chars.slice(0, max).join("")}…` : s
+  if (chars.length > max) s = `${chars.slice(0, max).join("")}…`
+  return lines ? s.replaceAll("\n", "\n  ") : s
 }
 
 /**
@@ -43,14 +55,20 @@ export function terminalElicitation({ input = process.stdin, output = process.st
   let current = null
   let count = 0
   let closed = false
+  let interrupted = false // Ctrl-C was pressed: the user wants no more questions
   const waitFor = (request) => {
     count += 1
     const turn = queue.then(async () => {
       if (closed) return { ok: false, reason: "cancelled" }
+      if (interrupted) {
+        output.write(`${c.bold(clean(request?.server ?? "the server", 200))} asks again: declined (Ctrl-C was pressed)\n`)
+        return DECLINED
+      }
       current = new Questions(input, output, signal)
       try {
         return request?.kind === "authorization" ? await askUrl(current, request, c, browser) : await askForm(current, request, c)
       } finally {
+        if (current.interrupted) interrupted = true
         current.close()
         current = null
       }
@@ -78,7 +96,10 @@ class Questions {
     this.rl = readline.createInterface({ input, output, terminal: true, historySize: 0 })
     // Ctrl-C reaches readline as a key (the terminal is in raw mode): it cancels, as Ctrl-D
     // (which closes the interface) and an interrupt of the command do.
-    this.rl.on("SIGINT", () => this.rl.close())
+    this.rl.on("SIGINT", () => {
+      this.interrupted = true
+      this.rl.close()
+    })
     this.rl.on("close", () => {
       if (!this.ended) output.write("\n") // ended mid-question: leave the prompt's line
       this.ended = true
@@ -137,7 +158,7 @@ async function choose(q, query, c) {
 
 /** "ask-server asks: …", then accept/decline/cancel, then each field of the schema. */
 async function askForm(q, request, c) {
-  q.say(`${c.bold(clean(request?.server ?? "the server", 200))} asks: ${clean(request?.message)}`)
+  q.say(`${c.bold(clean(request?.server ?? "the server", 200))} asks: ${clean(request?.message, 2000, { lines: true })}`)
   const action = await choose(q, "  Answer? [Y]es, [n]o (decline), [c]ancel > ", c)
   if (action !== "accept") {
     q.say(`  ${action === "decline" ? "declined" : "cancelled"}`)
@@ -146,6 +167,7 @@ async function askForm(q, request, c) {
   const schema = isObject(request?.data?.schema) ? request.data.schema : {}
   const properties = isObject(schema.properties) ? schema.properties : {}
   const required = new Set(Array.isArray(schema.required) ? schema.required : [])
+  // Answers by key, "__proto__" too (a plain assignment would set the prototype instead).
   const data = {}
   for (const [key, property] of Object.entries(properties)) {
     const field = fieldOf(key, isObject(property) ? property : {}, required.has(key))
@@ -162,7 +184,7 @@ async function askForm(q, request, c) {
         q.say(`  ${c.red("✗")} ${answer.error}`)
         continue
       }
-      if (!answer.skip) data[key] = answer.value
+      if (!answer.skip) Object.defineProperty(data, key, { value: answer.value, enumerable: true, writable: true, configurable: true })
       break
     }
   }
@@ -172,15 +194,16 @@ async function askForm(q, request, c) {
 /** A URL to open: shown, then accepted (opened in the browser, when allowed), declined or cancelled. */
 async function askUrl(q, request, c, browser) {
   const url = String(request?.url ?? "")
-  q.say(`${c.bold(clean(request?.server ?? "the server", 200))} asks you to open a URL: ${clean(request?.message)}`)
+  q.say(`${c.bold(clean(request?.server ?? "the server", 200))} asks you to open a URL: ${clean(request?.message, 2000, { lines: true })}`)
   q.say(`  ${clean(url)}`)
   const action = await choose(q, "  Open it? [Y]es, [n]o (decline), [c]ancel > ", c)
   if (action !== "accept") {
     q.say(`  ${action === "decline" ? "declined" : "cancelled"}`)
     return action === "decline" ? DECLINED : CANCELLED
   }
-  // Only a web page is handed to the system: another scheme could start any program.
-  if (!/^https?:\/\//i.test(url)) q.say("  not opened: only http and https URLs are opened; visit it yourself if you trust it")
+  // Only a web page is handed to the system (parsed, without a shell): another scheme could
+  // start any program.
+  if (browserCommand(url) === null) q.say("  not opened: only http and https URLs are opened; visit it yourself if you trust it")
   else if (browser) {
     openBrowser(url)
     q.say("  opened in the browser (if it did not open, visit the URL above)")
@@ -259,13 +282,62 @@ function validDate(text) {
   return date.getUTCFullYear() === Number(m[1]) && date.getUTCMonth() === Number(m[2]) - 1 && date.getUTCDate() === Number(m[3])
 }
 
-/** The choice an answer word names: its number (1-based), its value or its label (any case). */
+/**
+ * The choice an answer word names: a value exactly as typed first (so with enum [5, 3, 1], "3"
+ * is the value 3, not the second choice), then its number (1-based), then its label or value in
+ * any case.
+ */
 function pick(word, choices) {
+  const exact = choices.find((ch) => String(ch.value) === word)
+  if (exact) return exact
   if (/^\d+$/.test(word)) {
     const n = Number(word)
     if (n >= 1 && n <= choices.length) return choices[n - 1]
   }
-  return choices.find((ch) => String(ch.value) === word) ?? choices.find((ch) => ch.label.toLowerCase() === word.toLowerCase() || String(ch.value).toLowerCase() === word.toLowerCase())
+  return choices.find((ch) => ch.label.toLowerCase() === word.toLowerCase() || String(ch.value).toLowerCase() === word.toLowerCase())
+}
+
+/** Whether some choice's value reads as a whole number (then a typed number may be a value, not a position). */
+const numericChoices = (choices) => choices.some((ch) => /^\d+$/.test(String(ch.value)))
+
+/** Patterns longer than this are not run here (the server checks them). */
+export const MAX_PATTERN = 200
+/** Answers longer than this are not matched against a pattern here (the server checks them). */
+export const MAX_PATTERN_INPUT = 1000
+
+/** How long one pattern check may take (in a worker thread, stopped after that). */
+export const PATTERN_TIME_MS = 1000
+
+/**
+ * `regexp.test(text)` bounded in time: run in a worker thread that is terminated after
+ * PATTERN_TIME_MS (a server's pattern may backtrack catastrophically, and a RegExp cannot be
+ * interrupted on the main thread). True or false, or undefined when it took too long.
+ */
+export function testBounded(regexp, text, ms = PATTERN_TIME_MS) {
+  const shared = new Int32Array(new SharedArrayBuffer(8))
+  const code =
+    'const { workerData: { source, flags, text, shared } } = require("node:worker_threads");' +
+    "Atomics.store(shared, 1, new RegExp(source, flags).test(text) ? 1 : 0); Atomics.store(shared, 0, 1); Atomics.notify(shared, 0)"
+  const worker = new Worker(code, { eval: true, workerData: { source: regexp.source, flags: regexp.flags, text, shared }, stdout: true, stderr: true })
+  worker.on("error", () => {})
+  try {
+    Atomics.wait(shared, 0, 0, ms)
+  } finally {
+    worker.terminate().catch(() => {})
+    worker.unref()
+  }
+  return Atomics.load(shared, 0) === 1 ? Atomics.load(shared, 1) === 1 : undefined
+}
+
+/** A server's pattern as a RegExp to run here (`v` flag, else `u`), or null when it is not one to run. */
+function patternOf(source) {
+  if (typeof source !== "string" || source.length > MAX_PATTERN) return null
+  for (const flags of ["v", "u"]) {
+    try {
+      return new RegExp(source, flags)
+    } catch {}
+  }
+  return null // a pattern JavaScript cannot read is left to the server to check
 }
 
 /**
@@ -278,7 +350,8 @@ export function fieldOf(key, schema, required) {
   const description = typeof schema.description === "string" && schema.description !== "" ? ` — ${clean(schema.description)}` : ""
   const head = `${title}${required ? " *" : ""}${description}`
   const type = typeOf(schema)
-  const hasDefault = schema.default !== undefined
+  let hasDefault = schema.default !== undefined
+  let fits = () => true // whether a default is an answer this field accepts
   const hints = []
   let words // what is accepted, in words
   let shownDefault // the default as the prompt shows it
@@ -289,9 +362,10 @@ export function fieldOf(key, schema, required) {
   const many = type === "array" ? choicesOf(schema.items) : null
   if (single) {
     single.forEach((ch, i) => hints.push(`${i + 1}) ${clean(ch.label, 200)}`))
-    words = "choose one: its number or its name"
+    words = numericChoices(single) ? "choose one: its value, its name or its number in the list (a value typed is that value)" : "choose one: its number or its name"
     const current = single.find((ch) => ch.value === schema.default)
     shownDefault = current ? `${single.indexOf(current) + 1}) ${clean(current.label, 200)}` : hasDefault ? clean(JSON.stringify(schema.default), 200) : undefined
+    fits = (d) => current !== undefined && current.value === d
     parse = (text) => {
       const ch = pick(text, single)
       return ch ? { value: ch.value } : { error: `not one of the choices: give its number (1-${single.length}) or its name` }
@@ -300,10 +374,11 @@ export function fieldOf(key, schema, required) {
     many.forEach((ch, i) => hints.push(`${i + 1}) ${clean(ch.label, 200)}`))
     const [min, max] = [whole(schema.minItems), whole(schema.maxItems)]
     const count = lengthWords(min, max, "choice")
-    words = `choose ${count || "any number"}: numbers or names, separated by commas`
+    words = `choose ${count || "any number"}: ${numericChoices(many) ? "values, names or numbers in the list" : "numbers or names"}, separated by commas`
     if (Array.isArray(schema.default)) {
       shownDefault = schema.default.map((v) => clean(many.find((ch) => ch.value === v)?.label ?? JSON.stringify(v), 200)).join(", ")
     }
+    fits = (d) => Array.isArray(d) && d.every((v) => many.some((ch) => ch.value === v)) && (min === undefined || d.length >= min) && (max === undefined || d.length <= max)
     parse = (text) => {
       // "1 3" and "1,3" both work for numbers; names (which may hold spaces) are split at commas.
       const tokens = (/^[\d\s,]+$/.test(text) ? text.split(/[\s,]+/) : text.split(",")).map((t) => t.trim()).filter(Boolean)
@@ -320,6 +395,7 @@ export function fieldOf(key, schema, required) {
   } else if (type === "boolean") {
     words = "yes or no"
     if (typeof schema.default === "boolean") shownDefault = schema.default ? "yes" : "no"
+    fits = (d) => typeof d === "boolean"
     parse = (text) => {
       if (/^(y|yes|true|1)$/i.test(text)) return { value: true }
       if (/^(n|no|false|0)$/i.test(text)) return { value: false }
@@ -329,6 +405,7 @@ export function fieldOf(key, schema, required) {
     const range = rangeWords(schema)
     words = `${type === "integer" ? "a whole number" : "a number"}${range ? ` ${range.startsWith("from") ? range : `(${range})`}` : ""}`
     if (hasDefault) shownDefault = clean(String(schema.default), 200)
+    fits = (d) => typeof d === "number" && parse(String(d)).error === undefined
     parse = (text) => {
       if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text)) return { error: type === "integer" ? "not a whole number" : "not a number" }
       const n = Number(text)
@@ -344,6 +421,7 @@ export function fieldOf(key, schema, required) {
     // A list of free values (not in MCP's elicitation schemas, but answered sensibly).
     words = "values separated by commas"
     if (Array.isArray(schema.default)) shownDefault = clean(schema.default.join(", "), 200)
+    fits = (d) => Array.isArray(d)
     parse = (text) => ({ value: text.split(",").map((t) => t.trim()).filter(Boolean) })
   } else {
     // Text: a string, or a property of no known type.
@@ -352,23 +430,25 @@ export function fieldOf(key, schema, required) {
     const length = lengthWords(whole(schema.minLength), whole(schema.maxLength), "character")
     const parts = [format ? format.words : "text"]
     if (length) parts.push(length)
-    let pattern = null
-    if (typeof schema.pattern === "string") {
-      try {
-        pattern = new RegExp(schema.pattern, "u")
-        parts.push(`matching ${clean(schema.pattern, 200)}`)
-      } catch {} // a pattern JavaScript cannot read is left to the server to check
-    }
+    const pattern = patternOf(schema.pattern)
+    if (pattern) parts.push(`matching ${clean(schema.pattern, 200)}`)
     words = parts.join(", ")
     if (hasDefault) shownDefault = clean(typeof schema.default === "string" ? schema.default : JSON.stringify(schema.default), 200)
+    fits = (d) => typeof d === "string" && parse(d).error === undefined
     parse = (text) => {
       const n = [...text].length
       if (whole(schema.minLength) !== undefined && n < schema.minLength) return { error: `too short: at least ${plural(schema.minLength, "character")}` }
       if (whole(schema.maxLength) !== undefined && n > schema.maxLength) return { error: `too long: at most ${plural(schema.maxLength, "character")}` }
       if (format && !format.check(text)) return { error: format.error }
-      if (pattern && !pattern.test(text)) return { error: `does not match ${clean(schema.pattern, 200)}` }
+      // A long answer, or one the pattern takes too long over, is left to the server to check.
+      if (pattern && n <= MAX_PATTERN_INPUT && testBounded(pattern, text) === false) return { error: `does not match ${clean(schema.pattern, 200)}` }
       return { value: text }
     }
+  }
+  // A default is checked like an answer: one that does not fit is not offered.
+  if (hasDefault && !fits(schema.default)) {
+    hasDefault = false
+    shownDefault = undefined
   }
   hints.push(!required && !hasDefault ? `${words}; Enter skips` : words)
   const prompt = `  ${shownDefault !== undefined ? `[${shownDefault}] ` : ""}> `

@@ -19,7 +19,9 @@ const SHELL_OPERATOR = /^(?:[|&;<>]+|\d>>?|\d>&\d?|&>>?)$/
 /**
  * Splits `line` into words as a POSIX shell does, without expanding anything: whitespace
  * separates words; '…' keeps everything literally; "…" keeps everything but \" \\ \$ \` (and a
- * backslash-newline, which disappears); outside quotes a backslash keeps the next character.
+ * backslash-newline, which disappears); outside quotes a backslash keeps the next character,
+ * and a backslash before a line break (\n or \r\n) continues the line: both disappear, no word
+ * begins or ends there.
  * `""` is an empty word. Throws a `UsageError` (prefixed with `what`) on an unterminated quote,
  * a trailing backslash, or an unquoted shell operator (| && ; > …), which no shell would run here.
  */
@@ -37,8 +39,14 @@ export function splitCommandLine(line, what = "--stdio") {
     quoted = false
   }
   let i = 0
+  /** The length of a backslash-newline at `at` (2, or 3 with \r\n), else 0. */
+  const continuation = (at) => (line[at] !== "\\" ? 0 : line[at + 1] === "\n" ? 2 : line[at + 1] === "\r" && line[at + 2] === "\n" ? 3 : 0)
   while (i < line.length) {
     const ch = line[i]
+    if (continuation(i) > 0) {
+      i += continuation(i)
+      continue
+    }
     if (ch === " " || ch === "\t" || ch === "\n" || ch === "\r") {
       end()
       i += 1
@@ -58,8 +66,12 @@ export function splitCommandLine(line, what = "--stdio") {
         if (i >= line.length) throw new UsageError(`${what}: unterminated " quote`)
         const c = line[i]
         if (c === '"') break
-        if (c === "\\" && i + 1 < line.length && '"\\$`\n'.includes(line[i + 1])) {
-          if (line[i + 1] !== "\n") word += line[i + 1]
+        if (continuation(i) > 0) {
+          i += continuation(i)
+          continue
+        }
+        if (c === "\\" && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) {
+          word += line[i + 1]
           i += 2
           continue
         }
@@ -69,7 +81,7 @@ export function splitCommandLine(line, what = "--stdio") {
       i += 1
     } else if (ch === "\\") {
       if (i + 1 >= line.length) throw new UsageError(`${what}: a backslash ends the command line (nothing to escape)`)
-      if (line[i + 1] !== "\n") word += line[i + 1]
+      word += line[i + 1]
       quoted = true
       i += 2
     } else {
@@ -85,23 +97,31 @@ export function splitCommandLine(line, what = "--stdio") {
 const RUNNERS = new Set(["npx", "pnpx", "bunx", "uvx", "pipx", "node", "nodejs", "bun", "deno", "python", "python3", "py", "uv", "pnpm", "yarn", "npm", "docker", "podman", "env"])
 const SUBCOMMANDS = new Set(["run", "dlx", "exec", "x", "tool", "start"])
 
+/** Per runner, the flags after which it takes code, not a file (`node -e`, `node -p`, `python -c`). */
+const JS_CODE = ["-e", "--eval", "-p", "--print"]
+const CODE_FLAGS = { node: JS_CODE, nodejs: JS_CODE, bun: JS_CODE, deno: JS_CODE, python: ["-c"], python3: ["-c"], py: ["-c"] }
+
 /**
  * A server name for a --stdio command: the package, module, script or image it runs, without
  * scope, version, folder or extension (`npx -y @scope/server-x@1.2 --flag` → `server-x`,
- * `node path/to/notes.mjs` → `notes`, `python -m my_server` → `my_server`), else "stdio".
+ * `node path/to/notes.mjs` → `notes`, `python -m my_server` → `my_server`); inline code
+ * (`node -e '…'`, `python -c '…'`) names it after its runner (`node`, `python`); else "stdio".
  */
 export function stdioServerName(words) {
-  let afterRunner = false
+  let runner
   for (let i = 0; i < words.length; i++) {
     const w = words[i]
     // `python -m pkg`: the module is the server.
     if (w === "-m" && i + 1 < words.length) return cleanName(words[i + 1])
+    // `node -e '<code>'`: the code is no name.
+    if (runner !== undefined && CODE_FLAGS[runner]?.includes(w.replace(/=.*$/s, ""))) return cleanName(runner)
     if (w.startsWith("-") || w.includes("=")) continue
-    if (RUNNERS.has(w.split(/[\\/]/).pop().toLowerCase().replace(/\.exe$/, ""))) {
-      afterRunner = true
+    const base = w.split(/[\\/]/).pop().toLowerCase().replace(/\.exe$/, "")
+    if (RUNNERS.has(base)) {
+      runner = base
       continue
     }
-    if (afterRunner && SUBCOMMANDS.has(w)) continue
+    if (runner !== undefined && SUBCOMMANDS.has(w)) continue
     return cleanName(w)
   }
   return "stdio"
@@ -202,7 +222,8 @@ export function oneOffTarget(command, positionals, values) {
       // Never repeat a header back: a malformed one may be a bare token.
       if (!HEADER_NAME.test(key)) fail(`--header must be "Name: value" (one was given without a valid name before ":")`)
       const value = header.slice(colon + 1).trim()
-      if (/[\0\r\n]/.test(value)) fail(`--header ${key}: the value must not hold a line break or NUL`)
+      // eslint-disable-next-line no-control-regex
+      if (/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/.test(value)) fail(`--header ${key}: the value must not hold a line break, NUL or another control character`)
       headers[key] = value
     }
     spec = { url, headers }

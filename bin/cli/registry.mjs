@@ -119,30 +119,49 @@ async function readBounded(res) {
   return Buffer.concat(chunks).toString("utf8")
 }
 
+/** How many search pages (`metadata.nextCursor`) are followed before a name is judged. */
+export const MAX_SEARCH_PAGES = 10
+
 /**
  * Finds `wanted` in the registry at `base`: the latest version of the server of that exact name,
- * else the single server a search finds (an exact name among several wins). Returns the
- * server.json object; a name matching nothing or several servers is a `UsageError` listing them.
+ * else the server of that exact name a search finds, else (a word without "/", not a full name)
+ * the single server a search finds. The search's pages are followed (`metadata.nextCursor`, at
+ * most MAX_SEARCH_PAGES) before a match is taken as the only one. Returns the server.json object;
+ * a name matching nothing or several servers is a `UsageError` listing them.
  */
 export async function fromRegistry(base, wanted, { timeout = 15000, signal } = {}) {
-  if (wanted.includes("/")) {
+  const fullName = wanted.includes("/")
+  if (fullName) {
     const latest = await getJson(`${base}/v0.1/servers/${encodeURIComponent(wanted)}/versions/latest`, { timeout, signal })
     if (latest !== null) return parseDocument(JSON.stringify(latest), `the registry's ${wanted}`)
   }
-  const found = await getJson(`${base}/v0.1/servers?search=${encodeURIComponent(wanted)}`, { timeout, signal })
-  const list = Array.isArray(found?.servers) ? found.servers : []
   // One entry per name: the one the registry marks latest, else the last listed.
   const byName = new Map()
-  for (const item of list) {
-    const server = item?.server ?? item
-    if (typeof server?.name !== "string") continue
-    const latest = item?._meta?.["io.modelcontextprotocol.registry/official"]?.isLatest
-    if (!byName.has(server.name) || latest === true) byName.set(server.name, server)
+  let cursor
+  let more = false
+  for (let page = 0; page < MAX_SEARCH_PAGES; page++) {
+    const query = `search=${encodeURIComponent(wanted)}${cursor !== undefined ? `&cursor=${encodeURIComponent(cursor)}` : ""}`
+    const found = await getJson(`${base}/v0.1/servers?${query}`, { timeout, signal })
+    for (const item of Array.isArray(found?.servers) ? found.servers : []) {
+      const server = item?.server ?? item
+      if (typeof server?.name !== "string") continue
+      const latest = item?._meta?.["io.modelcontextprotocol.registry/official"]?.isLatest
+      if (!byName.has(server.name) || latest === true) byName.set(server.name, server)
+    }
+    const next = found?.metadata?.nextCursor
+    more = typeof next === "string" && next !== "" && next !== cursor
+    if (!more || byName.has(wanted)) break
+    cursor = next
   }
-  if (byName.size === 0) throw new UsageError(`toolnexus add: the registry at ${base} has no server matching "${wanted}"`)
   const exact = byName.get(wanted)
   if (exact) return exact
-  if (byName.size === 1) return [...byName.values()][0]
-  const lines = [...byName.values()].slice(0, 20).map((s) => `  ${s.name}${typeof s.description === "string" ? `  ${s.description}` : ""}`)
-  throw new UsageError(`toolnexus add: "${wanted}" matches ${byName.size} servers in the registry at ${base}; name one:\n${lines.join("\n")}`)
+  const list = (names) => names.slice(0, 20).map((s) => `  ${s.name}${typeof s.description === "string" ? `  ${s.description}` : ""}`)
+  if (byName.size === 0) throw new UsageError(`toolnexus add: the registry at ${base} has no server matching "${wanted}"`)
+  if (fullName) {
+    // A full name is taken only as written: a search hit of another name is not it.
+    throw new UsageError(`toolnexus add: the registry at ${base} has no server named "${wanted}"; servers whose names hold it:\n${list([...byName.values()]).join("\n")}`)
+  }
+  if (byName.size === 1 && !more) return [...byName.values()][0]
+  const count = `${byName.size}${more ? " or more" : ""}`
+  throw new UsageError(`toolnexus add: "${wanted}" matches ${count} servers in the registry at ${base}; name one:\n${list([...byName.values()]).join("\n")}`)
 }

@@ -331,7 +331,10 @@ function objectType(schema, state, depth, indent) {
       index = unionOf(others)
       if (index.t !== "unknown" && members.length > 0) index = unionOf([index, ...memberTypes, ...(optional ? [atom("undefined")] : [])])
     }
-    if (members.length === 0) return atom(index ? `Record<string, ${index.t}>` : "Record<string, never>")
+    // An index signature, not Record<…>: a type alias may refer to itself through an object
+    // type's members but not through a generic's arguments (`type J = J[] | Record<string, J>`
+    // is TS2456, a circular reference).
+    if (members.length === 0) return atom(!index ? "Record<string, never>" : index.t === "unknown" ? "Record<string, unknown>" : `{ [key: string]: ${index.t} }`)
     if (index) members.push(`${inner}[key: string]: ${index.t}`)
     return atom(`{\n${members.join("\n")}\n${indent}}`)
   })

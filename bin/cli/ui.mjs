@@ -6,23 +6,26 @@
 // cancelled. The config file is watched and re-read; the page edits a server's `tools`
 // allowlist and switches servers on and off through ./config-edit.mjs (format-preserving).
 //
-// Security: the listener binds 127.0.0.1; every request must carry the random token the printed
-// URL holds (first as ?token=, then as an HttpOnly SameSite=Strict cookie; API writes also as the
-// x-toolnexus-token header, which a cross-site form cannot send); a Host other than
-// 127.0.0.1:PORT / localhost:PORT (DNS rebinding) and an Origin other than the page's own are
-// refused with 403. Servers are untrusted: the page renders what they send as text only.
+// Security: the listener binds 127.0.0.1. The printed URL holds a random token in its fragment
+// (`/#token=…`: never sent to a server, never in a Referer); the page keeps it in sessionStorage
+// (per origin, so per port, and per tab) and sends it as the x-toolnexus-token header on every
+// /api request, the event stream included; nothing is kept in a cookie (cookies are shared by
+// every port of 127.0.0.1). The page's shell (HTML, JS, CSS) is served without the token: it
+// holds no secret and no server data. A Host other than 127.0.0.1:PORT / localhost:PORT (DNS
+// rebinding) and an Origin other than the page's own are refused with 403. Servers are
+// untrusted: the page renders what they send as text only.
 import crypto from "node:crypto"
 import fs from "node:fs"
 import http from "node:http"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { withConfig } from "./auth.mjs"
+import { openBrowser, withConfig } from "./auth.mjs"
 import { configLocations, discover } from "./discover.mjs"
 import { UsageError, messageOf, tn } from "./inventory.mjs"
 
 export const UI_HELP = `Usage: toolnexus ui [<config>] [--port n] [--open] [--timeout ms]
 
-Serves a local web page for one config at http://127.0.0.1:<port>/?token=… (printed):
+Serves a local web page for one config at http://127.0.0.1:<port>/#token=… (printed):
 every server's status, reason, latency and info; its tools, resources, templates,
 prompts and skills, re-listed live when the file changes or a server says its lists
 changed. Tools are called from a form generated from their input schema (or raw JSON),
@@ -34,8 +37,9 @@ off, and starts the OAuth sign-in of a server that needs it.
 Without <config>, the one client config \`toolnexus configs\` finds is used (name one
 when there are several).
 
-Only 127.0.0.1 is bound; every request needs the token of the printed URL, and requests
-naming another host or coming from another origin are refused. Stop with Ctrl-C.
+Only 127.0.0.1 is bound; the page's requests need the token in the printed URL's fragment
+(kept by the page in its tab, never in a cookie), and requests naming another host or
+coming from another origin are refused. Stop with Ctrl-C.
 
 Options:
   --port n      the port to listen on (default 0: a free one)
@@ -57,9 +61,15 @@ const STATIC = {
 const CSP =
   "default-src 'self'; img-src 'self' data:; media-src 'self' data:; script-src 'self'; style-src 'self'; " +
   "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-const COOKIE = "toolnexus_ui"
 /** The largest request body the API reads. */
 const MAX_BODY = 4 * 1024 * 1024
+/** How much of a too-large body is read (and thrown away) so that the 413 reaches the client. */
+const MAX_DRAIN = 4 * MAX_BODY
+/** How long stopping waits for servers still connecting to give up. */
+const STOP_BOUND = 5000
+
+/** The SHA-256 of a text (or bytes), as hex. */
+const sha256 = (data) => crypto.createHash("sha256").update(data).digest("hex")
 
 /** The config file to show: the given one, or the only client config found. */
 function pickConfig(config) {
@@ -204,6 +214,13 @@ export async function ui({ positionals, values }, { signal }) {
   const calls = new Map()
   /** Elicitation id → { id, server, request, resolve }. */
   const elicitations = new Map()
+  /** Questions withdrawn because what asked them ended (the latest few): id → server, for a clear 404. */
+  const withdrawn = new Map()
+  /** Server name → how many calls, reads and prompt gets of the page are running on it. */
+  const busy = new Map()
+  /** Connects under way (aborted and awaited, within STOP_BOUND, when stopping) and closes under way. */
+  const connecting = new Set()
+  const closing = new Set()
   let stopping = false
 
   // ---------------------------------------------------------------------------------------------
@@ -313,7 +330,17 @@ export async function ui({ positionals, values }, { signal }) {
   }
 
   function newSlot(name, entry) {
-    return { name, entry, key: keyOf(entry), status: "disabled", gen: 0, source: null }
+    return { name, entry, key: keyOf(entry), status: "disabled", gen: 0, source: null, attempt: null }
+  }
+
+  /** Keeps `promise` in `set` while it runs: what stopping waits for. */
+  const track = (set, promise) => {
+    set.add(promise)
+    promise.then(
+      () => set.delete(promise),
+      () => set.delete(promise),
+    )
+    return promise
   }
 
   /** The answer an elicitation gets from the page's action. */
@@ -344,32 +371,81 @@ export async function ui({ positionals, values }, { signal }) {
     return true
   }
 
+  /** Dismisses a server's open questions (what asked them has ended); the page drops their cards. */
+  function withdrawQuestions(server) {
+    for (const pending of [...elicitations.values()]) {
+      if (pending.server !== server) continue
+      settleElicitation(pending.id, { ok: false, reason: "dismissed" })
+      withdrawn.set(pending.id, server)
+      if (withdrawn.size > 256) withdrawn.delete(withdrawn.keys().next().value)
+    }
+  }
+
+  /**
+   * Runs `work` (a call, a read, a prompt get) counted as running on `server`. Questions can only
+   * be tied to a server, not to the request that asked them: once nothing of the page runs on
+   * the server any more (ended, failed, timed out or cancelled), its open questions are withdrawn.
+   */
+  async function running(server, work) {
+    busy.set(server, (busy.get(server) ?? 0) + 1)
+    try {
+      return await work()
+    } finally {
+      const left = busy.get(server) - 1
+      if (left > 0) busy.set(server, left)
+      else {
+        busy.delete(server)
+        withdrawQuestions(server)
+      }
+    }
+  }
+
   /** Ends what a server had running here: its calls aborted, its elicitations cancelled. */
   function dropServerWork(name) {
     for (const call of calls.values()) if (call.server === name) call.controller.abort(new Error(`server "${name}" was stopped`))
-    for (const pending of [...elicitations.values()]) if (pending.server === name) settleElicitation(pending.id, { ok: false, reason: "dismissed" })
+    withdrawQuestions(name)
   }
 
+  /** Closes the slot's source (what runs on it ends); attempts under way are left to `gen`. */
   async function closeSlot(slot) {
-    slot.gen++
     dropServerWork(slot.name)
     const source = slot.source
     slot.source = null
     if (source) await source.close().catch(() => {})
   }
 
+  /** Stops a slot for good (removed from the config, or stopping): an attempt under way gives up. */
+  function retireSlot(slot, why) {
+    slot.gen++
+    slot.attempt?.abort(new Error(why))
+    slot.attempt = null
+    return track(closing, closeSlot(slot))
+  }
+
   /**
    * (Re)connects one server; `authorize` (a URL callback) lets an OAuth sign-in run. Resolves
-   * once this attempt settled; a newer attempt or a close makes it give its source up.
+   * once this attempt settled; a newer attempt, retiring the slot or stopping aborts it, and it
+   * gives up whatever it got.
    */
-  async function connect(slot, { authorize } = {}) {
+  function connect(slot, opts) {
+    return track(connecting, connectOnce(slot, opts))
+  }
+
+  async function connectOnce(slot, { authorize } = {}) {
+    // Taken before anything is awaited, so that of overlapping attempts only the last one keeps
+    // its source (an older one still loading is aborted, and closes what it gets).
+    const gen = ++slot.gen
+    slot.attempt?.abort(new Error("a newer connect of this server started"))
+    const attempt = new AbortController()
+    slot.attempt = attempt
     await closeSlot(slot)
+    if (slot.gen !== gen || stopping) return
     if (slot.entry.enabled === false) {
+      slot.attempt = null
       Object.assign(slot, { status: "disabled", error: undefined, info: undefined, ms: undefined })
       changed()
       return
     }
-    const gen = slot.gen
     Object.assign(slot, { status: "connecting", error: undefined, info: undefined, ms: undefined })
     changed()
     const { tools, ...entry } = slot.entry // every tool, so the allowlist editor sees them all
@@ -381,6 +457,7 @@ export async function ui({ positionals, values }, { signal }) {
     }
     if (values.timeout !== undefined) opts.deadline = values.timeout
     if (authorize) opts.authorize = authorize
+    opts.signal = attempt.signal
     const started = performance.now()
     let source = null
     let error
@@ -389,7 +466,8 @@ export async function ui({ positionals, values }, { signal }) {
     } catch (err) {
       error = messageOf(err)
     }
-    if (slot.gen !== gen || stopping) {
+    if (slot.attempt === attempt) slot.attempt = null
+    if (slot.gen !== gen || stopping || slots.get(slot.name) !== slot) {
       await source?.close().catch(() => {})
       return
     }
@@ -425,7 +503,7 @@ export async function ui({ positionals, values }, { signal }) {
         next.set(name, slot)
       }
     }
-    for (const [name, slot] of slots) if (!next.has(name)) closeSlot(slot)
+    for (const [name, slot] of slots) if (!next.has(name)) retireSlot(slot, `server "${name}" was removed from ${shown}`)
     slots = next
     changed()
   }
@@ -468,16 +546,35 @@ export async function ui({ positionals, values }, { signal }) {
     }
   }
   let watchTimer = null
-  let watcher = null
-  try {
-    watcher = fs.watch(path.dirname(file), (_event, name) => {
-      if (name !== null && String(name) !== path.basename(file)) return
-      clearTimeout(watchTimer)
-      watchTimer = setTimeout(() => reread(), 120)
-    })
-    watcher.on("error", () => {})
-  } catch (err) {
-    process.stderr.write(`toolnexus ui: cannot watch ${shown} (${messageOf(err)}); changes show after a reload\n`)
+  const watchers = []
+  /**
+   * Watches the config file through its folder (editors replace files by renaming), and, when
+   * it is a symlink, the file it points to through that file's folder too.
+   */
+  function watchConfig() {
+    const names = new Map() // folder → the names in it that are the config
+    const add = (p) => {
+      const dir = path.dirname(p)
+      if (!names.has(dir)) names.set(dir, new Set())
+      names.get(dir).add(path.basename(p))
+    }
+    add(file)
+    try {
+      add(fs.realpathSync(file))
+    } catch {}
+    for (const [dir, watched] of names) {
+      try {
+        const watcher = fs.watch(dir, (_event, name) => {
+          if (name !== null && !watched.has(String(name))) return
+          clearTimeout(watchTimer)
+          watchTimer = setTimeout(() => reread(), 120)
+        })
+        watcher.on("error", () => {})
+        watchers.push(watcher)
+      } catch (err) {
+        process.stderr.write(`toolnexus ui: cannot watch ${dir} for ${shown} (${messageOf(err)}); changes show after a reload\n`)
+      }
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -509,29 +606,32 @@ export async function ui({ positionals, values }, { signal }) {
     const call = { id, server, tool, controller, started: performance.now(), progress: null }
     calls.set(id, call)
     changed()
-    try {
-      const result = await found.execute(args ?? {}, {
-        signal: controller.signal,
-        onProgress: (p) => {
-          call.progress = { progress: p.progress, total: p.total, message: p.message }
-          broadcast("progress", { id, ...call.progress })
-        },
-      })
-      const out = { output: String(result.output ?? ""), isError: result.isError === true, ms: Math.round(performance.now() - call.started) }
-      if (Array.isArray(result.content)) out.content = plain(result.content)
-      if (result.structuredContent !== undefined) out.structuredContent = plain(result.structuredContent)
-      if (result._meta !== undefined) out._meta = plain(result._meta)
-      if (controller.signal.aborted) out.cancelled = messageOf(controller.signal.reason)
-      return out
-    } finally {
-      calls.delete(id)
-      // A cancelled call's questions go with it, once nothing else runs on that server.
-      if (controller.signal.aborted && ![...calls.values()].some((c) => c.server === server)) {
-        for (const pending of [...elicitations.values()]) if (pending.server === server) settleElicitation(pending.id, { ok: false, reason: "dismissed" })
+    return running(server, async () => {
+      try {
+        return await runCall(call, found, args, controller)
+      } finally {
+        calls.delete(id)
+        broadcast("call-done", { id })
+        changed()
       }
-      broadcast("call-done", { id })
-      changed()
-    }
+    })
+  }
+
+  /** Runs one call of the page (registered in `calls`) and shapes its result for the page. */
+  async function runCall(call, found, args, controller) {
+    const result = await found.execute(args ?? {}, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        call.progress = { progress: p.progress, total: p.total, message: p.message }
+        broadcast("progress", { id: call.id, ...call.progress })
+      },
+    })
+    const out = { output: String(result.output ?? ""), isError: result.isError === true, ms: Math.round(performance.now() - call.started) }
+    if (Array.isArray(result.content)) out.content = plain(result.content)
+    if (result.structuredContent !== undefined) out.structuredContent = plain(result.structuredContent)
+    if (result._meta !== undefined) out._meta = plain(result._meta)
+    if (controller.signal.aborted) out.cancelled = messageOf(controller.signal.reason)
+    return out
   }
 
   async function readResource({ server, uri, uriTemplate, vars }) {
@@ -540,13 +640,13 @@ export async function ui({ positionals, values }, { signal }) {
       const template = slot.source.resourceTemplates.find((t) => t.uriTemplate === uriTemplate)
       if (!template) throw new HttpError(404, `server "${server}" has no template "${uriTemplate}"`)
       const given = vars && typeof vars === "object" && !Array.isArray(vars) ? Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, String(v)])) : {}
-      const result = plain(await template.read(given))
+      const result = plain(await running(server, () => template.read(given)))
       // The URI read is the one the contents name (the template expanded by the library).
       const uri = Array.isArray(result?.contents) && typeof result.contents[0]?.uri === "string" ? result.contents[0].uri : undefined
       return { uri, result }
     }
     if (typeof uri !== "string" || uri === "") throw new HttpError(400, "a read needs a uri")
-    return { uri, result: plain(await slot.source.readResource(server, uri)) }
+    return { uri, result: plain(await running(server, () => slot.source.readResource(server, uri))) }
   }
 
   async function getPrompt({ server, name, args }) {
@@ -557,11 +657,11 @@ export async function ui({ positionals, values }, { signal }) {
       if (value === undefined || value === null || value === "") continue
       strings[key] = typeof value === "string" ? value : JSON.stringify(value)
     }
-    return { result: plain(await slot.source.getPrompt(server, name, strings)) }
+    return { result: plain(await running(server, () => slot.source.getPrompt(server, name, strings))) }
   }
 
   /** The text an edit would write, its diff and notes; `base` is the text it was made from. */
-  function previewEdit({ server, edit }) {
+  function planEdit({ server, edit }) {
     if (!editor) throw new HttpError(501, editorError)
     if (typeof server !== "string" || !slots.has(server)) throw new HttpError(404, `no server named "${server}" in ${shown}`)
     let change
@@ -583,18 +683,27 @@ export async function ui({ positionals, values }, { signal }) {
     } catch (err) {
       throw new HttpError(422, messageOf(err))
     }
-    return { base: before, text: edited.text, notes: edited.notes ?? [], diff: lineDiff(before, edited.text), unchanged: edited.text === before }
+    return { base: before, text: edited.text, notes: edited.notes ?? [], unchanged: edited.text === before }
+  }
+
+  /**
+   * What the page shows before a save: the diff and notes, and `baseHash`, the SHA-256 of the
+   * text the diff was made from, which the save sends back (not the text: a config may be large).
+   */
+  function previewEdit(body) {
+    const plan = planEdit(body)
+    return { baseHash: sha256(plan.base), notes: plan.notes, diff: lineDiff(plan.base, plan.text), unchanged: plan.unchanged }
   }
 
   function saveEdit(body) {
-    const preview = previewEdit(body)
-    if (typeof body.base !== "string" || body.base !== preview.base) {
+    const plan = planEdit(body)
+    if (typeof body.baseHash !== "string" || body.baseHash !== sha256(plan.base)) {
       throw new HttpError(409, `${shown} changed on disk since this change was shown; nothing was saved. Look at the new diff and save again.`)
     }
-    if (!preview.unchanged) editor.writeConfigFile(file, preview.text)
+    if (!plan.unchanged) editor.writeConfigFile(file, plan.text)
     // Applied now (the watcher would too, a little later).
     reread()
-    return { saved: !preview.unchanged, notes: preview.notes }
+    return { saved: !plan.unchanged, notes: plan.notes }
   }
 
   /** Signs a server in by OAuth (the engine's loopback flow); the URL goes to the page. */
@@ -623,8 +732,9 @@ export async function ui({ positionals, values }, { signal }) {
     },
     "POST /api/elicit": ({ id, action, content }) => {
       if (!["accept", "decline", "cancel"].includes(action)) throw new HttpError(400, "action must be accept, decline or cancel")
-      if (!settleElicitation(id, answerOf(action, content))) throw new HttpError(404, "that question was already answered or withdrawn")
-      return { answered: id }
+      if (settleElicitation(id, answerOf(action, content))) return { answered: id }
+      if (withdrawn.has(id)) throw new HttpError(404, `that question was withdrawn: nothing that "${withdrawn.get(id)}" was asked to do is running any more`)
+      throw new HttpError(404, "no such question is open (it was already answered)")
     },
     "POST /api/read": readResource,
     "POST /api/prompt": getPrompt,
@@ -640,32 +750,36 @@ export async function ui({ positionals, values }, { signal }) {
     "GET /api/state": () => snapshot(),
   }
 
-  const cookieToken = (req) => {
-    for (const part of String(req.headers.cookie ?? "").split(";")) {
-      const [k, v] = part.trim().split("=")
-      if (k === COOKIE) return v
-    }
-    return undefined
-  }
-  const sameToken = (given) => typeof given === "string" && given.length === token.length && crypto.timingSafeEqual(Buffer.from(given), Buffer.from(token))
+  // Digests of equal length whatever was given (timingSafeEqual throws on buffers of two lengths,
+  // and a header may hold any bytes).
+  const tokenDigest = crypto.createHash("sha256").update(token).digest()
+  const sameToken = (given) => typeof given === "string" && crypto.timingSafeEqual(crypto.createHash("sha256").update(given).digest(), tokenDigest)
 
   function refuse(res, status, message) {
     res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
     res.end(`${message}\n`)
   }
 
+  /**
+   * The request's JSON body. One larger than MAX_BODY is read to its end and thrown away, then
+   * refused with 413 (answering while the client still sends would reset the connection before
+   * it reads the answer); past MAX_DRAIN the connection is cut.
+   */
   function readBody(req) {
     return new Promise((resolve, reject) => {
       const chunks = []
       let size = 0
+      const tooLarge = () => new HttpError(413, `the request body is larger than ${MAX_BODY} bytes`)
       req.on("data", (chunk) => {
         size += chunk.length
-        if (size > MAX_BODY) {
-          reject(new HttpError(413, "request body too large"))
+        if (size <= MAX_BODY) chunks.push(chunk)
+        else if (size > MAX_DRAIN) {
+          reject(tooLarge())
           req.destroy()
-        } else chunks.push(chunk)
+        } else chunks.length = 0
       })
       req.on("end", () => {
+        if (size > MAX_BODY) return reject(tooLarge())
         const text = Buffer.concat(chunks).toString("utf8")
         if (text === "") return resolve({})
         try {
@@ -692,25 +806,21 @@ export async function ui({ positionals, values }, { signal }) {
     }
     const base = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" }
 
-    if (req.method === "GET" && url.pathname === "/" && url.searchParams.has("token")) {
-      if (!sameToken(url.searchParams.get("token"))) return refuse(res, 401, "toolnexus ui: wrong token; use the URL `toolnexus ui` printed")
-      // The token moves to a cookie, and out of the address bar and history.
-      res.writeHead(303, { ...base, location: "/", "set-cookie": `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` })
-      return res.end()
-    }
-    const headerToken = req.headers["x-toolnexus-token"]
-    const authorised = sameToken(cookieToken(req)) || sameToken(headerToken)
-    if (!authorised) return refuse(res, 401, "toolnexus ui: missing or wrong token; open the URL `toolnexus ui` printed")
-
+    // The page's shell: no secret and no server data in it, so no token is needed (the token is
+    // in the URL's fragment, which the page reads; the server never sees it there).
     if (req.method === "GET" && url.pathname === "/") {
-      const html = fs.readFileSync(path.join(UI_DIR, "index.html"), "utf8").replace("{{TOKEN}}", token)
       res.writeHead(200, { ...base, "content-type": "text/html; charset=utf-8", "content-security-policy": CSP })
-      return res.end(html)
+      return res.end(fs.readFileSync(path.join(UI_DIR, "index.html")))
     }
-    if (req.method === "GET" && STATIC[url.pathname]) {
+    if (req.method === "GET" && Object.hasOwn(STATIC, url.pathname)) {
       const [name, type] = STATIC[url.pathname]
       res.writeHead(200, { ...base, "content-type": type, "content-security-policy": CSP })
       return res.end(fs.readFileSync(path.join(UI_DIR, name)))
+    }
+    // Everything else, the event stream included, needs the token in the header (a page of
+    // another origin cannot send it; nothing carries it by itself, as a cookie would).
+    if (!sameToken(req.headers["x-toolnexus-token"])) {
+      return refuse(res, 401, "toolnexus ui: missing or wrong token; open the URL `toolnexus ui` printed (with its #token=…)")
     }
     if (req.method === "GET" && url.pathname === "/api/events") {
       res.writeHead(200, { ...base, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" })
@@ -719,10 +829,8 @@ export async function ui({ positionals, values }, { signal }) {
       send(res, "state", snapshot())
       return
     }
-    const route = API[`${req.method} ${url.pathname}`]
+    const route = Object.hasOwn(API, `${req.method} ${url.pathname}`) ? API[`${req.method} ${url.pathname}`] : undefined
     if (!route) return refuse(res, 404, `toolnexus ui: nothing at ${req.method} ${url.pathname}`)
-    // Writes need the header too: a cookie alone is what a cross-site request would carry.
-    if (req.method !== "GET" && !sameToken(headerToken)) return refuse(res, 401, "toolnexus ui: API writes need the x-toolnexus-token header")
     try {
       const body = req.method === "GET" ? {} : await readBody(req)
       const out = await route(body && typeof body === "object" && !Array.isArray(body) ? body : {})
@@ -732,7 +840,8 @@ export async function ui({ positionals, values }, { signal }) {
       const status = err instanceof HttpError ? err.status : 502
       const data = err && typeof err === "object" && "code" in err && typeof err.code === "number" ? { code: err.code } : {}
       if (res.headersSent) return res.end()
-      res.writeHead(status, { ...base, "content-type": "application/json; charset=utf-8" })
+      // After a body too large, the connection is not reused.
+      res.writeHead(status, { ...base, "content-type": "application/json; charset=utf-8", ...(status === 413 ? { connection: "close" } : {}) })
       res.end(JSON.stringify({ error: messageOf(err), ...data }))
     }
   }
@@ -749,7 +858,6 @@ export async function ui({ positionals, values }, { signal }) {
       server.listen(port, "127.0.0.1", resolve)
     })
   } catch (err) {
-    watcher?.close()
     process.stderr.write(`toolnexus ui: cannot listen on 127.0.0.1:${port}: ${messageOf(err)}\n`)
     return 1
   }
@@ -762,13 +870,18 @@ export async function ui({ positionals, values }, { signal }) {
   }, 15_000)
   heartbeat.unref()
 
-  const pageUrl = `http://127.0.0.1:${bound}/?token=${token}`
+  // The token goes in the fragment: browsers send no fragment to servers, nor in a Referer.
+  const pageUrl = `http://127.0.0.1:${bound}/#token=${token}`
   process.stdout.write(`toolnexus ui: ${shown}\n${pageUrl}\nStop with Ctrl-C.\n`)
   if (values.open) openBrowser(pageUrl)
 
   // Every server starts now, concurrently; the page shows each as it settles.
   for (const [name, entry] of Object.entries(first.servers)) slots.set(name, newSlot(name, entry))
   for (const slot of slots.values()) connect(slot)
+  // Watched once the slots are there (a change seen earlier would have been applied to none),
+  // then read again: what changed before the watching started is applied now.
+  watchConfig()
+  reread()
 
   await new Promise((resolve) => {
     if (signal?.aborted) return resolve()
@@ -779,23 +892,22 @@ export async function ui({ positionals, values }, { signal }) {
   clearInterval(heartbeat)
   clearTimeout(watchTimer)
   clearTimeout(snapshotTimer)
-  watcher?.close()
+  for (const watcher of watchers) watcher.close()
   for (const res of clients) res.end()
   clients.clear()
   server.close()
   server.closeAllConnections()
-  await Promise.all([...slots.values()].map(closeSlot))
+  // Every server is closed; one still connecting is aborted, and waited for (within STOP_BOUND)
+  // so that it is closed too rather than left to the engine's exit-time kill.
+  for (const slot of slots.values()) retireSlot(slot, "toolnexus ui is stopping")
+  let stopTimer
+  await Promise.race([
+    Promise.allSettled([...connecting]),
+    new Promise((resolve) => {
+      stopTimer = setTimeout(resolve, STOP_BOUND)
+    }),
+  ])
+  clearTimeout(stopTimer)
+  await Promise.allSettled([...closing])
   return 0
-}
-
-/** Opens `url` in the system browser (--open); failures are ignored (the URL is printed). */
-async function openBrowser(url) {
-  const { spawn } = await import("node:child_process")
-  const [command, args] =
-    process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url]] : ["xdg-open", [url]]
-  try {
-    const child = spawn(command, args, { stdio: "ignore", detached: true })
-    child.on("error", () => {})
-    child.unref()
-  } catch {}
 }

@@ -1,12 +1,39 @@
 // The page of `toolnexus ui`: the servers of one config (bin/cli/ui.mjs serves it and its API).
-// A snapshot of every server arrives over Server-Sent Events (/api/events) whenever something
-// changes; the sidebar and the selected server's header and lists are redrawn from it, while an
-// open panel (a form being filled in, a call running) is kept as long as its item is listed.
-// Calls, reads, prompts, edits and sign-ins are JSON POSTs carrying the page's token header.
+// A snapshot of every server arrives over a Server-Sent Events stream (/api/events, read with
+// fetch so that it carries the token header) whenever something changes; the sidebar and the
+// selected server's header and lists are redrawn from it, while an open panel (a form being
+// filled in) is kept as long as its item is listed. Calls the page started live outside their
+// panel: a panel shown again picks its running call up, and the sidebar lists every running
+// call with a Cancel. Calls, reads, prompts, edits and sign-ins are JSON POSTs carrying the
+// page's token header.
+//
+// The token: `toolnexus ui` prints the page's URL with it in the fragment (#token=…), which no
+// request carries. It is kept in sessionStorage (this origin, so this port, and this tab only)
+// and taken out of the address bar; nothing is kept in a cookie.
 import { h, schemaForm } from "./schema-form.js"
 import { contentPart, errorBox, json, link, promptResult, readResult, toolResult } from "./render.js"
 
-const token = document.querySelector('meta[name="toolnexus-token"]')?.getAttribute("content") ?? ""
+const TOKEN_KEY = "toolnexus-ui-token"
+/** The token from the URL's fragment (then kept for reloads of this tab), or the one kept before. */
+function takeToken() {
+  const match = /^#(?:.*&)?token=([^&]*)/.exec(location.hash)
+  let given = null
+  try {
+    given = match ? decodeURIComponent(match[1]) : null
+  } catch {
+    given = match[1] // not %-encoded after all
+  }
+  let kept = null
+  try {
+    if (given !== null) sessionStorage.setItem(TOKEN_KEY, given)
+    kept = sessionStorage.getItem(TOKEN_KEY)
+  } catch {
+    // No storage (a privacy setting): the token lives as long as this page.
+  }
+  if (match) history.replaceState(null, "", location.pathname + location.search)
+  return kept ?? given ?? ""
+}
+const token = takeToken()
 const $ = (id) => document.getElementById(id)
 /** Replaces `el`'s children, leaving out null, undefined and false (replaceChildren would print them). */
 function put(el, ...children) {
@@ -19,79 +46,162 @@ let state = null
 const view = { server: null, tab: "tools", item: null }
 /** The open panel: { key, el, onState? } (key: server/tab/item it shows). */
 let panel = null
-/** Progress bars of running calls, by call id. */
-const progressBars = new Map()
+/**
+ * Calls this page started, by id, until they end: { id, server, tool, progress, view? }; `view`
+ * is the tool panel showing the call (the latest one drawn for its tool), which gets its
+ * progress and its result.
+ */
+const myCalls = new Map()
+/** Results of calls that ended while their panel was not shown, by server/tool: shown when it is. */
+const unseen = new Map()
+/** Cancels under way (the test hook `cancels()` waits for them). */
+const cancelling = new Set()
 /** Open elicitation cards, by id. */
 const questions = new Map()
 /** Each server's sign-in as the page shows it: { phase: "starting" | "url" | "done" | "failed", url?, text? }. */
 const signIns = new Map()
 
-/** POSTs `body` to `path`; resolves with the JSON answer, rejects with its error in words. */
+/** What is wrong with the page's token, once the server refused it (it stays said). */
+let tokenProblem = null
+
+/** Says that the page has no (valid) token, for good: nothing works without it. */
+function noToken() {
+  tokenProblem = token
+    ? "This page's token is not the one of the running toolnexus ui (was it restarted?): open the URL it printed, with its #token=…"
+    : "This page was opened without its token: open the URL `toolnexus ui` printed, with its #token=…"
+  const banner = $("banner")
+  banner.hidden = false
+  banner.className = "banner error"
+  banner.textContent = tokenProblem
+  const live = $("live")
+  live.textContent = "no token"
+  live.className = "live off"
+}
+
+/** An error of the page's API: its message in words and the HTTP status. */
+class ApiError extends Error {
+  constructor(message, status) {
+    super(message)
+    this.status = status
+  }
+}
+
+/** POSTs `body` to `path`; resolves with the JSON answer, rejects with an ApiError in words. */
 async function api(path, body = {}) {
   const res = await fetch(path, {
     method: "POST",
     headers: { "content-type": "application/json", "x-toolnexus-token": token },
     body: JSON.stringify(body),
   })
+  if (res.status === 401) noToken()
   let data
   try {
     data = await res.json()
   } catch {
     data = { error: `the page's server answered ${res.status}` }
   }
-  if (!res.ok) throw new Error(data.error ?? `the page's server answered ${res.status}`)
+  if (!res.ok) throw new ApiError(data.error ?? `the page's server answered ${res.status}`, res.status)
   return data
 }
 
 // ---------------------------------------------------------------------------------------------
 // Live updates
 
-function connectEvents() {
-  const events = new EventSource("/api/events")
-  const live = $("live")
-  events.addEventListener("open", () => {
-    live.textContent = "live"
-    live.className = "live on"
-  })
-  events.addEventListener("error", () => {
-    live.textContent = "reconnecting…"
-    live.className = "live off"
-  })
-  const on = (name, handler) =>
-    events.addEventListener(name, (e) => {
-      let data
-      try {
-        data = JSON.parse(e.data)
-      } catch {
-        return
-      }
-      handler(data)
-    })
-  on("state", (snapshot) => {
+/** What each event of the stream does. */
+const HANDLERS = {
+  state(snapshot) {
     state = snapshot
     render()
-  })
-  on("progress", (p) => progressBars.get(p.id)?.(p))
-  on("elicit", (q) => showQuestion(q))
-  on("elicit-done", ({ id }) => dropQuestion(id))
-  on("auth-url", ({ server, url }) => {
+  },
+  progress(p) {
+    const call = myCalls.get(p.id)
+    if (call) {
+      call.progress = p
+      call.view?.progress(p)
+    }
+    const words = document.querySelector(`#running [data-call="${CSS.escape(String(p.id))}"] .call-progress`)
+    if (words) words.textContent = progressWords(p)
+  },
+  elicit: (q) => showQuestion(q),
+  "elicit-done": ({ id }) => dropQuestion(id),
+  "auth-url"({ server, url }) {
     if (signIns.get(server)?.phase !== "starting" || typeof url !== "string") return
     signIns.set(server, { phase: "url", url })
     render()
-  })
-  on("notice", ({ text }) => notice(text))
+  },
+  notice: ({ text }) => notice(text),
+}
+
+/** One event block of the stream (`event: …` and `data: …` lines); comments are heartbeats. */
+function dispatch(block) {
+  let name = "message"
+  const data = []
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim()
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""))
+  }
+  if (data.length === 0 || !Object.hasOwn(HANDLERS, name)) return
+  let value
+  try {
+    value = JSON.parse(data.join("\n"))
+  } catch {
+    return
+  }
+  try {
+    HANDLERS[name](value)
+  } catch (err) {
+    // A bug of the page, not of the stream: reported as the page's error, and the stream goes on.
+    setTimeout(() => {
+      throw err
+    })
+  }
+}
+
+/**
+ * Follows /api/events for as long as the page is open: read with fetch (an EventSource cannot
+ * send the token header), reconnected a second after it drops; a 401 ends it (noToken).
+ */
+async function connectEvents() {
+  const live = $("live")
+  if (!token) return noToken()
+  for (;;) {
+    try {
+      const res = await fetch("/api/events", { headers: { "x-toolnexus-token": token }, cache: "no-store" })
+      if (res.status === 401) return noToken()
+      if (!res.ok || !res.body) throw new Error(`the page's server answered ${res.status}`)
+      live.textContent = "live"
+      live.className = "live on"
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+      let buffer = ""
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) break
+        buffer += value.replaceAll("\r\n", "\n")
+        let end
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          dispatch(buffer.slice(0, end))
+          buffer = buffer.slice(end + 2)
+        }
+      }
+    } catch {
+      // Dropped (the server stopped, the network): tried again below.
+    }
+    live.textContent = "reconnecting…"
+    live.className = "live off"
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
 }
 
 let noticeTimer
 function notice(text) {
   const banner = $("banner")
-  if (state?.configError) return
+  if (state?.configError || tokenProblem) return
   banner.hidden = false
   banner.className = "banner info"
   banner.textContent = text
   clearTimeout(noticeTimer)
   noticeTimer = setTimeout(() => {
-    if (!state?.configError) banner.hidden = true
+    if (!state?.configError && !tokenProblem) banner.hidden = true
   }, 4000)
 }
 
@@ -106,7 +216,8 @@ function render() {
   $("dialect").textContent = state.dialect ? `dialect: ${state.dialect}` : ""
   $("dialect").hidden = !state.dialect
   const banner = $("banner")
-  if (state.configError) {
+  if (tokenProblem) banner.textContent = tokenProblem
+  else if (state.configError) {
     banner.hidden = false
     banner.className = "banner error"
     banner.textContent = state.configError
@@ -135,7 +246,7 @@ function render() {
         s.status === "connected" ? h("span", { class: "counts dim" }, `${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`) : null,
       ),
     ),
-    state.calls.length > 0 ? h("div", { class: "running", id: "running" }, `${state.calls.length} call${state.calls.length === 1 ? "" : "s"} running`) : null,
+    runningList(state.calls),
   )
   const server = servers.find((s) => s.name === view.server)
   const main = $("main")
@@ -157,6 +268,48 @@ function render() {
   // Questions of servers that asked before this page was opened.
   for (const q of state.elicitations) if (!questions.has(q.id)) showQuestion(q)
   for (const id of [...questions.keys()]) if (!state.elicitations.some((q) => q.id === id)) dropQuestion(id)
+}
+
+/** The sidebar's running calls (every call the server runs for a page), each with a Cancel. */
+function runningList(calls) {
+  if (calls.length === 0) return null
+  return h(
+    "div",
+    { class: "running", id: "running" },
+    h("div", { class: "running-title" }, `${calls.length} call${calls.length === 1 ? "" : "s"} running`),
+    h(
+      "ul",
+      {},
+      calls.map((c) =>
+        h(
+          "li",
+          { class: "running-call", "data-call": c.id },
+          h("span", { class: "call-name", title: `${c.server} · ${c.tool}` }, `${c.server} · ${c.tool}`),
+          h("span", { class: "call-progress dim" }, c.progress ? progressWords(c.progress) : ""),
+          h("button", { type: "button", class: "small", onclick: () => cancelCall(c.id) }, "Cancel"),
+        ),
+      ),
+    ),
+  )
+}
+
+/** Progress in words: "3 of 10: message". */
+const progressWords = (p) => `${p.progress}${typeof p.total === "number" ? ` of ${p.total}` : ""}${p.message ? `: ${p.message}` : ""}`
+
+/**
+ * Cancels call `id`. A 404 is not an error to show: the call has ended meanwhile (its own answer
+ * says how, and may already be shown), or it was never this page's to follow.
+ */
+function cancelCall(id) {
+  const task = api("/api/cancel", { id }).catch((err) => {
+    if (err.status === 404) return
+    const view = myCalls.get(id)?.view
+    if (view?.el.isConnected) view.problem(err.message)
+    else notice(err.message)
+  })
+  cancelling.add(task)
+  task.finally(() => cancelling.delete(task))
+  return task
 }
 
 function select(name) {
@@ -373,57 +526,96 @@ function titleBlock(name, title, description) {
   return [h("h3", {}, name), title && title !== name ? h("div", { class: "subtitle" }, title) : null, description ? h("p", { class: "description" }, description) : null]
 }
 
+/**
+ * Starts a call of `tool` of `server`. It lives in `myCalls` until it ends, whatever panel shows
+ * it; its result goes to the panel showing it then, or waits in `unseen` for the next one.
+ */
+function startCall(server, tool, args) {
+  const call = { id: crypto.randomUUID(), server, tool, progress: null, view: null }
+  myCalls.set(call.id, call)
+  api("/api/call", { id: call.id, server, tool, args })
+    .then(
+      (result) => ({ result }),
+      (err) => ({ error: err.message }),
+    )
+    .then((ended) => {
+      myCalls.delete(call.id)
+      if (call.view?.el.isConnected) call.view.finish(ended)
+      else unseen.set(JSON.stringify([server, tool]), ended)
+    })
+  return call
+}
+
 function toolPanel(s, tool) {
   if (!tool) return null
   const args = argumentsForm(tool.inputSchema, `tool-${tool.name}`)
   const out = h("div", { class: "output" })
   const progress = h("div", { class: "progress", hidden: true })
+  /** The call this panel shows while it runs. */
   let running = null
   const callButton = h("button", { type: "submit", class: "primary" }, "Call")
-  const cancelButton = h("button", { type: "button", hidden: true, onclick: () => running && api("/api/cancel", { id: running }).catch((err) => out.prepend(errorBox(err.message))) }, "Cancel")
+  const cancelButton = h("button", { type: "button", hidden: true, onclick: () => running && cancelCall(running.id) }, "Cancel")
   const form = h("form", { class: "try", novalidate: true }, args.el, h("div", { class: "buttons" }, callButton, cancelButton), progress)
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault()
-    if (running) return
-    const { value, errors } = args.value()
-    if (errors.length > 0) return
-    const id = crypto.randomUUID()
-    running = id
-    callButton.disabled = true
-    cancelButton.hidden = false
-    const bar = h("progress", { max: 1 })
-    bar.removeAttribute("value") // indeterminate until the server says how far it is
-    const words = h("span", { class: "dim" }, "running…")
-    put(progress, bar, words)
-    progress.hidden = false
-    progressBars.set(id, (p) => {
-      if (typeof p.total === "number" && p.total > 0) {
-        bar.max = p.total
-        bar.value = Math.min(p.progress, p.total)
-      }
-      words.textContent = `${p.progress}${typeof p.total === "number" ? ` of ${p.total}` : ""}${p.message ? `: ${p.message}` : ""}`
-    })
-    put(out)
-    try {
-      const result = await api("/api/call", { id, server: s.name, tool: tool.name, args: value })
-      put(out, toolResult(result, { onRead: (uri) => readInto(out, s.name, uri) }))
-    } catch (err) {
-      put(out, errorBox(err.message))
-    } finally {
-      progressBars.delete(id)
-      running = null
-      callButton.disabled = false
-      cancelButton.hidden = true
-      progress.hidden = true
-    }
-  })
+  const bar = h("progress", { max: 1 })
+  const words = h("span", { class: "dim" }, "running…")
   const facts = []
   if (!tool.allowed) facts.push(h("span", { class: "tag warn" }, "not in the config's allowlist"))
   if (tool.taskSupport) facts.push(h("span", { class: "tag" }, `task: ${tool.taskSupport}`))
   for (const [k, v] of Object.entries(tool.annotations ?? {})) if (v === true) facts.push(h("span", { class: "tag" }, k.replace(/Hint$/, "")))
-  return {
-    el: h("div", { class: "tool" }, ...titleBlock(tool.name, tool.title, tool.description), facts.length ? h("div", { class: "facts" }, facts) : null, form, out),
+  const el = h("div", { class: "tool" }, ...titleBlock(tool.name, tool.title, tool.description), facts.length ? h("div", { class: "facts" }, facts) : null, form, out)
+
+  /** What a running call tells the panel showing it. */
+  const view = {
+    el,
+    progress(p) {
+      if (typeof p.total === "number" && p.total > 0) {
+        bar.max = p.total
+        bar.value = Math.min(p.progress, p.total)
+      }
+      words.textContent = progressWords(p)
+    },
+    problem(message) {
+      out.prepend(errorBox(message))
+    },
+    finish(ended) {
+      running = null
+      callButton.disabled = false
+      cancelButton.hidden = true
+      progress.hidden = true
+      put(out, ended.error !== undefined ? errorBox(ended.error) : toolResult(ended.result, { onRead: (uri) => readInto(out, s.name, uri) }))
+    },
   }
+  /** Shows `call` as this panel's running call. */
+  const follow = (call) => {
+    running = call
+    call.view = view
+    callButton.disabled = true
+    cancelButton.hidden = false
+    bar.max = 1
+    bar.removeAttribute("value") // indeterminate until the server says how far it is
+    words.textContent = "running…"
+    put(progress, bar, words)
+    progress.hidden = false
+    if (call.progress) view.progress(call.progress)
+  }
+  form.addEventListener("submit", (e) => {
+    e.preventDefault()
+    if (running) return
+    const { value, errors } = args.value()
+    if (errors.length > 0) return
+    put(out)
+    follow(startCall(s.name, tool.name, value))
+  })
+  // A call of this tool the page started is picked up again; a result that came while no panel
+  // showed it is shown now.
+  const key = JSON.stringify([s.name, tool.name])
+  const already = [...myCalls.values()].find((c) => c.server === s.name && c.tool === tool.name)
+  if (already) follow(already)
+  else if (unseen.has(key)) {
+    view.finish(unseen.get(key))
+    unseen.delete(key)
+  }
+  return { el }
 }
 
 /** Reads `uri` of `server` and shows the contents under `out` (a resource link's Read). */
@@ -610,7 +802,7 @@ async function editPreview(server, edit, into) {
   save.addEventListener("click", async () => {
     save.disabled = true
     try {
-      const done = await api("/api/edit/save", { server, edit, base: preview.base })
+      const done = await api("/api/edit/save", { server, edit, baseHash: preview.baseHash })
       said.className = "saved ok"
       said.textContent = done.saved ? `Saved ${state.file}.` : "Nothing to save."
       cancel.textContent = "Close"
@@ -692,7 +884,14 @@ function dropQuestion(id) {
   questions.delete(id)
 }
 
-// Exposed for tests and curious users: what the page knows.
-window.toolnexusUi = { get state() { return state }, contentPart }
+// Exposed for tests and curious users: what the page knows; `cancels()` resolves once every
+// cancel the page sent has been answered and dealt with.
+window.toolnexusUi = {
+  get state() {
+    return state
+  },
+  contentPart,
+  cancels: () => Promise.allSettled([...cancelling]).then(() => undefined),
+}
 
 connectEvents()

@@ -6,7 +6,9 @@
 // as fields (no type, a mixed anyOf, a map) is a JSON text box for that value alone.
 //
 // Schemas come from servers, which are untrusted: every text is set with textContent, nothing
-// is assumed about a schema's shape, and recursion is bounded.
+// is assumed about a schema's shape, and recursion is bounded. Property names are any strings
+// ("__proto__", "constructor" and "toString" too): only own properties are read, and objects
+// are built with defineProperty, never by assignment.
 //
 //   const form = schemaForm(schema, { id: "call" })
 //   container.append(form.element)
@@ -33,6 +35,10 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+/** `obj[key]` when it is `obj`'s own property (not one of Object.prototype's), else undefined. */
+const own = (obj, key) => (isObject(obj) && Object.hasOwn(obj, key) ? obj[key] : undefined)
+/** Sets `obj[key]` as an own property, whatever the key ("__proto__" would set the prototype). */
+const define = (obj, key, value) => Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
 
 /** Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`) and merges `allOf` object parts. */
 function resolve(schema, root, depth = 0) {
@@ -41,7 +47,7 @@ function resolve(schema, root, depth = 0) {
   if (typeof s.$ref === "string" && s.$ref.startsWith("#") && depth < MAX_DEPTH) {
     let target = root
     for (const part of s.$ref.slice(1).split("/").filter(Boolean)) {
-      target = isObject(target) ? target[decodeURIComponent(part).replaceAll("~1", "/").replaceAll("~0", "~")] : undefined
+      target = own(target, decodeURIComponent(part).replaceAll("~1", "/").replaceAll("~0", "~"))
     }
     const { $ref, ...rest } = s
     s = { ...resolve(target, root, depth + 1), ...rest }
@@ -51,7 +57,7 @@ function resolve(schema, root, depth = 0) {
     delete merged.allOf
     for (const part of s.allOf.map((p) => resolve(p, root, depth + 1))) {
       if (part.type !== undefined && merged.type === undefined) merged.type = part.type
-      if (isObject(part.properties)) Object.assign(merged.properties, part.properties)
+      if (isObject(part.properties)) for (const [key, value] of Object.entries(part.properties)) define(merged.properties, key, value)
       if (Array.isArray(part.required)) merged.required.push(...part.required)
     }
     s = merged
@@ -161,14 +167,15 @@ function objectField(s, path, ctx, required = false) {
       for (const [key, child] of children) {
         const v = child.get(errors)
         // defineProperty: a property named "__proto__" is a property like any other here.
-        if (v !== undefined) Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        if (v !== undefined) define(out, key, v)
       }
       if (Object.keys(out).length === 0 && !required && !ctx.top) return undefined
       return out
     },
     set(value) {
       if (mapField) return mapField.set(value)
-      for (const [key, child] of children) child.set(isObject(value) ? value[key] : undefined)
+      // Only the value's own properties: `{}` leaves "constructor" or "__proto__" fields empty.
+      for (const [key, child] of children) child.set(own(value, key))
     },
   }
 }
@@ -219,7 +226,7 @@ function stringField(s, path, required, ctx) {
   const long = typeof s.maxLength === "number" ? s.maxLength > 200 : false
   const input = long
     ? h("textarea", { id: idFor(ctx, path), name: path.join("."), rows: 3 })
-    : h("input", { id: idFor(ctx, path), name: path.join("."), type: formats[s.format] ?? "text", autocomplete: "off" })
+    : h("input", { id: idFor(ctx, path), name: path.join("."), type: own(formats, s.format) ?? "text", autocomplete: "off" })
   if (required) input.setAttribute("aria-required", "true")
   if (typeof s.const === "string") input.readOnly = true
   const set = (v) => {

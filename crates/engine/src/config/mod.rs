@@ -129,14 +129,9 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
             None => {}
             // A bare map may hold a server that happens to be called `mcp` or `servers`.
             Some(Value::Object(map)) if looks_like_server(map) => {}
-            // VS Code's settings.json nests its servers as `"mcp": { "servers": {...} }`.
-            Some(Value::Object(map))
-                if wrapper == "mcp"
-                    && map.len() == 1
-                    && map.get("servers").is_some_and(|v| {
-                        v.is_object() && !v.as_object().is_some_and(looks_like_server)
-                    }) =>
-            {
+            // VS Code's settings.json nests its servers as `"mcp": { "servers": {...} }`, beside
+            // other keys of its own (`inputs`); an opencode server called `servers` is one entry.
+            Some(Value::Object(map)) if wrapper == "mcp" && is_vscode_mcp(map) => {
                 let inner = map["servers"].as_object().expect("checked above");
                 return Ok(servers(inner.iter(), "mcp.servers"));
             }
@@ -172,6 +167,17 @@ fn is_normalised_entry(value: &Value) -> bool {
                 Some("local" | "remote" | "invalid")
             )
     })
+}
+
+/// True for VS Code's `"mcp": { "servers": {...}, "inputs": [...] }`: `servers` is a map of server
+/// entries (every value an object), not itself one server entry (an opencode server named
+/// `servers` has `type`/`command`/`url`).
+fn is_vscode_mcp(map: &Map<String, Value>) -> bool {
+    map.get("servers")
+        .and_then(Value::as_object)
+        .is_some_and(|servers| {
+            !looks_like_server(servers) && servers.values().all(Value::is_object)
+        })
 }
 
 /// True for a server entry (its `command`/`url`/`type` are scalars or arrays), false for a map of

@@ -93,6 +93,35 @@ fn vscode_settings_nest_servers_under_mcp() {
 }
 
 #[test]
+fn vscode_settings_mcp_with_inputs_beside_servers() {
+    // VS Code's settings.json: `inputs` next to `servers` under "mcp".
+    let c = load_value(json!({
+        "editor.fontSize": 12,
+        "mcp": {
+            "inputs": [{"type": "promptString", "id": "key"}],
+            "servers": {"gh": {"type": "stdio", "command": "gh-mcp"}, "r": {"url": "u"}},
+        },
+    }));
+    let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["gh", "r"]);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // opencode servers, one of them named "servers": an entry, not VS Code's map.
+    let c = load_value(json!({
+        "mcp": {
+            "servers": {"type": "local", "command": ["a"]},
+            "other": {"type": "remote", "url": "u"},
+        },
+    }));
+    let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["servers", "other"]);
+    // A "servers" whose values are not all objects is not a map of servers.
+    let c =
+        load_value(json!({"mcp": {"servers": {"enabled": false, "x": {}}, "o": {"command": "c"}}}));
+    let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["servers", "o"]);
+}
+
+#[test]
 fn config_order_is_kept() {
     let names = ["zeta", "alpha", "mid", "Beta", "0"];
     let text = format!(
