@@ -1,23 +1,34 @@
 // `toolnexus add` / `toolnexus remove` (issue 42, part 3): the real CLI writes real published
 // server.json documents (__test__/fixtures/server-json, see its README) into configs of three
 // dialects, keeping everything else byte for byte; names come from a registry served on
-// 127.0.0.1; bad documents are refused with reasons. No server is ever started.
-import { test, after, before } from "node:test"
+// 127.0.0.1; bad documents are refused with reasons. Then what was written is used: `toolnexus
+// list` starts the npx and uvx entries (through PATH shims that exec a fixture MCP server) and
+// reaches a remote entry (a toolkit served on 127.0.0.1 with a bearer token); and values are
+// asked at a real pseudo-terminal.
+import { test, after, afterEach, before } from "node:test"
 import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
+import crypto from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
+import { createToolkit, defineTool } from "toolnexus"
 import toolnexus from "../index.js"
 import { BIN, envWith } from "./lib/cli.mjs"
 import { startRegistry } from "./lib/registry.mjs"
-import { repoRoot, runNode, tmpDir } from "./helpers.mjs"
+import { deferredCleanup, repoRoot, runNode, tmpDir } from "./helpers.mjs"
 
 const FIXTURES = path.join(repoRoot, "__test__", "fixtures", "server-json")
 const fixture = (name) => path.join(FIXTURES, `${name}.server.json`)
 const doc = (name) => JSON.parse(fs.readFileSync(fixture(name), "utf8"))
+const reEscape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** Runs the CLI in `cwd` with HOME (and the XDG folder) inside `home`, so no real config is seen. */
-function run(args, { cwd, home = cwd } = {}) {
-  const env = envWith({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), APPDATA: path.join(home, "AppData") })
+/**
+ * Runs the CLI in `cwd` with HOME (and the XDG folder) inside `home`, so no real config is seen;
+ * `env` adds variables, and a variable given as undefined is taken out.
+ */
+function run(args, { cwd, home = cwd, env: extra = {} } = {}) {
+  const env = envWith({ HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), APPDATA: path.join(home, "AppData"), ...extra })
+  for (const [key, value] of Object.entries(extra)) if (value === undefined) delete env[key]
   return runNode(BIN, { args, cwd, env, timeout: 20000 })
 }
 
@@ -60,6 +71,8 @@ const OPENCODE = `{
   "mcp": {}
 }
 `
+
+const defer = deferredCleanup(afterEach)
 
 let registry
 before(async () => {
@@ -585,4 +598,342 @@ test("remove refuses a name the file holds twice, in words, and leaves the file"
   const r = await run(["remove", "a", "--config", file], { cwd: dir })
   assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `toolnexus remove: the server "a" is written 2 times in ${file}; keep one (toolnexus and most clients read the last) and try again\n`])
   assert.equal(fs.readFileSync(file, "utf8"), text)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The resulting entries list: what `add` wrote is started (npx, uvx) or reached (a remote) by
+// `toolnexus list`, and connects.
+
+/** sha256 of a text, hex: how the shims report a secret without writing it anywhere. */
+const digest = (text) => crypto.createHash("sha256").update(text).digest("hex")
+
+/**
+ * A folder holding executable `npx` and `uvx` shims (for the front of PATH). Each appends one
+ * JSON line to `log` — { shim, argv, braveKey: sha256 of $BRAVE_API_KEY or null when unset } —
+ * then execs the stdio fixture server serving `echo`, named `<shim>-fixture`, so the entry
+ * connects for real without the package managers or the network.
+ */
+function shims(log) {
+  const dir = tmpDir()
+  const logger = path.join(dir, "log-argv.cjs")
+  fs.writeFileSync(
+    logger,
+    `const fs = require("node:fs")
+const crypto = require("node:crypto")
+const key = process.env.BRAVE_API_KEY
+const braveKey = key === undefined ? null : crypto.createHash("sha256").update(key).digest("hex")
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ shim: process.argv[2], argv: process.argv.slice(3), braveKey }) + "\\n")
+`,
+  )
+  const server = path.join(repoRoot, "__test__", "fixtures", "stdio-server.mjs")
+  const q = (text) => `'${text.replaceAll("'", `'\\''`)}'`
+  for (const shim of ["npx", "uvx"]) {
+    fs.writeFileSync(
+      path.join(dir, shim),
+      `#!/bin/sh\n${q(process.execPath)} ${q(logger)} ${shim} "$@" || exit 1\nexec ${q(process.execPath)} ${q(server)} --tools echo --name ${shim}-fixture\n`,
+      { mode: 0o755 },
+    )
+  }
+  return dir
+}
+
+/** The lines the shims logged (and the log emptied for the next run). */
+function shimLog(log) {
+  const lines = fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
+  fs.rmSync(log, { force: true })
+  return lines.sort((a, b) => a.shim.localeCompare(b.shim))
+}
+
+const ECHO_TOOL = {
+  name: "echo",
+  description: "Echo the text back",
+  inputSchema: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  execution: { taskSupport: "forbidden" },
+}
+
+test("the entries add writes for npm and pypi packages connect: list starts npx and uvx (PATH shims) with exactly the written command line, the secret from the variable its reference names", async () => {
+  const dir = folder()
+  const log = path.join(tmpDir(), "shims.log")
+  const bin = shims(log)
+  const BRAVE = ["-y", "@brave/brave-search-mcp-server@2.1.3"]
+  const SERENA = ["-p", "3.13", "start-mcp-server", "--project-from-cwd", "--context", "desktop-app", "serena-agent==1.7.0"]
+  const KEY = "bsk-list-test-4f1e9a"
+  // Two dialects: a Claude-style mcpServers file (${VAR}) and VS Code's (${env:VAR}).
+  for (const [file, dialect, reference] of [
+    [path.join(dir, ".mcp.json"), "mcpServers", "${BRAVE_API_KEY}"],
+    [path.join(dir, ".vscode", "mcp.json"), "VS Code servers", "${env:BRAVE_API_KEY}"],
+  ]) {
+    for (const name of ["brave", "serena"]) {
+      const added = await run(["add", fixture(name), "--config", file], { cwd: dir })
+      assert.equal(added.code, 0, added.stderr)
+      assert.match(added.stdout, new RegExp(`^added "[^"]+" \\(.*\\) to ${reEscape(file)} \\(${reEscape(dialect)}\\):\\n`))
+    }
+    const written = toolnexus.parseMcpConfig(file)
+    assert.deepEqual(written["brave-search-mcp-server"].command, ["npx", ...BRAVE])
+    assert.deepEqual(written["brave-search-mcp-server"].environment, { BRAVE_API_KEY: reference })
+    assert.deepEqual(written.serena.command, ["uvx", ...SERENA])
+
+    const PATH = `${bin}${path.delimiter}${process.env.PATH}`
+    const listed = await run(["list", file, "--json"], { cwd: dir, env: { PATH, BRAVE_API_KEY: KEY } })
+    assert.equal(listed.stderr, "", file)
+    assert.equal(listed.code, 0, file)
+    assert.equal(listed.stdout.includes(KEY), false)
+    const inv = JSON.parse(listed.stdout)
+    assert.deepEqual(inv.status, { "brave-search-mcp-server": "connected", serena: "connected" }, file)
+    assert.deepEqual(inv.errors, {})
+    assert.deepEqual(inv.tools, { "brave-search-mcp-server": [ECHO_TOOL], serena: [ECHO_TOOL] })
+    assert.deepEqual(
+      [inv.info["brave-search-mcp-server"].name, inv.info.serena.name],
+      ["npx-fixture", "uvx-fixture"],
+    )
+    // Each shim ran once, with exactly the arguments add wrote; the secret arrived as the value
+    // of BRAVE_API_KEY, the variable the reference names (an unexpanded reference would have
+    // overridden the inherited one). The serena entry sets no environment: it inherits list's.
+    assert.deepEqual(shimLog(log), [
+      { shim: "npx", argv: BRAVE, braveKey: digest(KEY) },
+      { shim: "uvx", argv: SERENA, braveKey: digest(KEY) },
+    ])
+
+    // Without the variable: the reference expands to "" (said on stderr), and the server still
+    // starts with the command line add wrote.
+    const unset = await run(["list", file, "--json"], { cwd: dir, env: { PATH, BRAVE_API_KEY: undefined } })
+    assert.equal(unset.code, 0, unset.stderr)
+    assert.equal(unset.stderr, `toolnexus: environment variable BRAVE_API_KEY is not set (server "brave-search-mcp-server"); using ""\n`)
+    assert.deepEqual(JSON.parse(unset.stdout).status, { "brave-search-mcp-server": "connected", serena: "connected" })
+    assert.deepEqual(shimLog(log), [
+      { shim: "npx", argv: BRAVE, braveKey: digest("") },
+      { shim: "uvx", argv: SERENA, braveKey: null },
+    ])
+  }
+})
+
+test("a remote entry with a secret Authorization header connects to a served toolkit when its variable is set; without it, the 401 in words", async () => {
+  const TOKEN = "tn-add-remote-8c2d51e7a9"
+  const shout = defineTool({
+    name: "shout",
+    description: "Upper-cases text",
+    inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    run: ({ text }) => text.toUpperCase(),
+  })
+  const tk = await createToolkit({ builtins: false, extraTools: [shout] })
+  const handle = await tk.serve("127.0.0.1:0", { auth: { tokens: [TOKEN] } })
+  try {
+    const url = `${handle.url}/mcp`
+    const dir = folder()
+    // Synthetic: the apify document's shape (a streamable-http remote whose Authorization header
+    // is a required secret), pointing at the toolkit served above.
+    const apify = doc("apify")
+    const source = writeDoc(dir, "synthetic-remote.json", {
+      ...apify,
+      name: "io.github.toolnexus-test/synthetic-remote",
+      description: "A toolkit served by this test",
+      version: "1.0.0",
+      repository: undefined,
+      remotes: [{ ...apify.remotes[0], url, headers: [{ ...apify.remotes[0].headers[0], description: "Bearer <token>" }] }],
+    })
+    for (const [file, reference] of [
+      [path.join(dir, ".mcp.json"), "${SYNTHETIC_REMOTE_AUTHORIZATION}"],
+      [path.join(dir, ".vscode", "mcp.json"), "${env:SYNTHETIC_REMOTE_AUTHORIZATION}"],
+    ]) {
+      const added = await run(["add", source, "--config", file], { cwd: dir })
+      assert.equal(added.code, 0, added.stderr)
+      assert.match(added.stdout, /\nset this variable in the environment the client starts with:\n {2}SYNTHETIC_REMOTE_AUTHORIZATION \(secret\) {2}Bearer <token>\n$/)
+      const entry = toolnexus.parseMcpConfig(file)["synthetic-remote"]
+      assert.deepEqual([entry.type, entry.url, entry.headers], ["remote", url, { Authorization: reference }])
+
+      const listed = await run(["list", file, "--json"], { cwd: dir, env: { SYNTHETIC_REMOTE_AUTHORIZATION: `Bearer ${TOKEN}` } })
+      assert.equal(listed.stderr, "")
+      assert.equal(listed.code, 0)
+      assert.equal(listed.stdout.includes(TOKEN), false)
+      const inv = JSON.parse(listed.stdout)
+      assert.deepEqual(inv.status, { "synthetic-remote": "connected" })
+      assert.deepEqual(inv.errors, {})
+      assert.deepEqual(inv.tools["synthetic-remote"], [{ name: "shout", description: "Upper-cases text", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }])
+
+      const unset = await run(["list", file, "--json"], { cwd: dir, env: { SYNTHETIC_REMOTE_AUTHORIZATION: undefined } })
+      assert.equal(unset.code, 1)
+      assert.equal(unset.stderr, `toolnexus: environment variable SYNTHETIC_REMOTE_AUTHORIZATION is not set (server "synthetic-remote"); using ""\n`)
+      const refused = JSON.parse(unset.stdout)
+      assert.deepEqual([refused.status, refused.errors, refused.tools], [{ "synthetic-remote": "failed" }, { "synthetic-remote": `HTTP 401 Unauthorized at ${url}` }, {}])
+      // A token the server does not accept: the same reason, and the token is not repeated.
+      const wrong = await run(["list", file, "--json"], { cwd: dir, env: { SYNTHETIC_REMOTE_AUTHORIZATION: "Bearer tn-not-this-one" } })
+      assert.equal(wrong.code, 1)
+      assert.deepEqual(JSON.parse(wrong.stdout).errors, { "synthetic-remote": `HTTP 401 Unauthorized at ${url}` })
+      assert.equal(`${wrong.stdout}${wrong.stderr}`.includes("tn-not-this-one"), false)
+    }
+  } finally {
+    await handle.stop()
+    await tk.close()
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// Values asked at a terminal: `add` run in a real pseudo-terminal (fixtures/pty-run.py: stdin and
+// stderr on the terminal, stdout into a file), as in cli-elicit-pty.test.mjs. Each step waits for
+// the prompt's text on the terminal before typing.
+
+const PTY = path.join(repoRoot, "__test__", "fixtures", "pty-run.py")
+/** How long one prompt may take to appear: a bound on a hang, not a stand-in for a sync. */
+const HANG = 20000
+
+/** What the terminal shows, without cursor movements and colours, lines ending in \n. */
+const screenText = (raw) => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r+\n/g, "\n").replace(/\r/g, "")
+
+/**
+ * Runs `toolnexus ...args` in a pseudo-terminal in `cwd` (HOME there too). `expect(text)`
+ * resolves once `text` appears on the terminal after what the previous expect matched;
+ * `type(keys)` types; `exited` resolves { code, stdout (the file), screen, raw }.
+ */
+function inPty(args, { cwd }) {
+  const stdoutFile = path.join(tmpDir(), "pty-stdout")
+  const env = envWith({ HOME: cwd, XDG_CONFIG_HOME: path.join(cwd, ".config"), APPDATA: path.join(cwd, "AppData"), NO_COLOR: "1" })
+  const child = spawn("python3", [PTY, stdoutFile, process.execPath, BIN, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
+  let raw = ""
+  let errors = ""
+  let cursor = 0
+  let waiter = null
+  const check = () => {
+    if (!waiter) return
+    const at = screenText(raw).indexOf(waiter.text, cursor)
+    if (at < 0) return
+    cursor = at + waiter.text.length
+    clearTimeout(waiter.timer)
+    const { resolve } = waiter
+    waiter = null
+    resolve()
+  }
+  child.stdout.setEncoding("utf8").on("data", (d) => {
+    raw += d
+    check()
+  })
+  child.stderr.setEncoding("utf8").on("data", (d) => (errors += d))
+  const exited = new Promise((resolve) =>
+    child.on("close", (code) => {
+      if (waiter) {
+        clearTimeout(waiter.timer)
+        waiter.reject(new Error(`exited (${code}) while waiting for ${JSON.stringify(waiter.text)}; the terminal showed:\n${screenText(raw)}${errors}`))
+      }
+      let stdout = null
+      try {
+        stdout = fs.readFileSync(stdoutFile, "utf8")
+      } catch {} // the command never started: `errors` says why
+      resolve({ code, stdout, screen: screenText(raw) + errors, raw })
+    }),
+  )
+  defer(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    await exited
+  })
+  return {
+    expect(text) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiter = null
+          reject(new Error(`${JSON.stringify(text)} did not appear within ${HANG} ms; the terminal showed:\n${screenText(raw).slice(cursor)}`))
+        }, HANG)
+        waiter = { text, resolve, reject, timer }
+        check()
+      })
+    },
+    type: (keys) => child.stdin.write(keys),
+    exited,
+  }
+}
+
+test("--secret-values at a terminal: the secret is asked hidden (naming the dialect's reference), not echoed, written in clear into a new 0600 file, masked when printed", { timeout: 60000 }, async () => {
+  const dir = folder()
+  const file = path.join(dir, ".vscode", "mcp.json")
+  const SECRET = "bsk-typed-at-the-terminal-5d"
+  const pty = inPty(["add", fixture("brave"), "--config", file, "--secret-values"], { cwd: dir })
+  // VS Code's reference is ${env:VAR}: the prompt names the one an empty answer writes.
+  const PROMPT = "BRAVE_API_KEY (Your API key for the service), hidden; empty for a ${env:BRAVE_API_KEY} reference: "
+  await pty.expect(PROMPT)
+  pty.type(`${SECRET}\r`)
+  const { code, stdout, screen, raw } = await pty.exited
+  assert.equal(code, 0, screen)
+  // Nothing typed is shown: the terminal holds the prompt and the line break after the answer.
+  assert.equal(screen, `${PROMPT}\n`)
+  assert.equal(raw.includes(SECRET), false)
+  assert.equal(
+    fs.readFileSync(file, "utf8"),
+    `{\n  "servers": {\n    "brave-search-mcp-server": {\n      "type": "stdio",\n      "command": "npx",\n      "args": [\n        "-y",\n        "@brave/brave-search-mcp-server@2.1.3"\n      ],\n      "env": {\n        "BRAVE_API_KEY": "${SECRET}"\n      }\n    }\n  }\n}\n`,
+  )
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600)
+  assert.equal(
+    stdout,
+    `added "brave-search-mcp-server" (io.github.brave/brave-search-mcp-server 2.1.3) to ${file} (VS Code servers):
+{
+  "brave-search-mcp-server": {
+    "type": "stdio",
+    "command": "npx",
+    "args": [
+      "-y",
+      "@brave/brave-search-mcp-server@2.1.3"
+    ],
+    "env": {
+      "BRAVE_API_KEY": "••••"
+    }
+  }
+}
+`,
+  )
+})
+
+/**
+ * Synthetic (written for these tests, not a published document): an npm package with a secret
+ * environment variable and a required named argument that has no default.
+ */
+const WORKSPACE_SERVER = {
+  $schema: SCHEMA_ID,
+  name: "io.github.toolnexus-test/workspace-server",
+  description: "d",
+  version: "1.0.0",
+  packages: [
+    {
+      registryType: "npm",
+      identifier: "@toolnexus-test/workspace-server",
+      version: "1.0.0",
+      transport: { type: "stdio" },
+      environmentVariables: [{ name: "WS_TOKEN", description: "API token", isRequired: true, isSecret: true }],
+      packageArguments: [{ type: "named", name: "--workspace", description: "The folder to serve", isRequired: true }],
+    },
+  ],
+}
+
+test("a required input without a default is asked at a terminal (shown as typed); empty answers, secret or not, write references", { timeout: 60000 }, async () => {
+  const dir = folder()
+  const file = path.join(dir, ".mcp.json")
+  const source = writeDoc(dir, "workspace-server.json", WORKSPACE_SERVER)
+  const ASK_WORKSPACE = "workspace (The folder to serve); empty for a ${WORKSPACE_SERVER_WORKSPACE} reference: "
+
+  // Without --secret-values only the argument is asked; the secret is referenced.
+  const first = inPty(["add", source, "--config", file], { cwd: dir })
+  await first.expect(ASK_WORKSPACE)
+  first.type("/srv/project\r")
+  const one = await first.exited
+  assert.equal(one.code, 0, one.screen)
+  assert.equal(one.screen, `${ASK_WORKSPACE}/srv/project\n`)
+  const entry = toolnexus.parseMcpConfig(file)["workspace-server"]
+  assert.deepEqual([entry.command, entry.environment], [["npx", "-y", "@toolnexus-test/workspace-server@1.0.0", "--workspace", "/srv/project"], { WS_TOKEN: "${WS_TOKEN}" }])
+  assert.match(one.stdout, /\nset this variable in the environment the client starts with:\n {2}WS_TOKEN \(secret\) {2}API token\n$/)
+
+  // With --secret-values the secret is asked first (hidden); Enter at both writes references.
+  const second = inPty(["add", source, "--config", file, "--force", "--secret-values"], { cwd: dir })
+  const ASK_TOKEN = "WS_TOKEN (API token), hidden; empty for a ${WS_TOKEN} reference: "
+  await second.expect(ASK_TOKEN)
+  second.type("\r")
+  await second.expect(ASK_WORKSPACE)
+  second.type("\r")
+  const two = await second.exited
+  assert.equal(two.code, 0, two.screen)
+  assert.equal(two.screen, `${ASK_TOKEN}\n${ASK_WORKSPACE}\n`)
+  const referenced = toolnexus.parseMcpConfig(file)["workspace-server"]
+  assert.deepEqual(
+    [referenced.command, referenced.environment],
+    [["npx", "-y", "@toolnexus-test/workspace-server@1.0.0", "--workspace", "${WORKSPACE_SERVER_WORKSPACE}"], { WS_TOKEN: "${WS_TOKEN}" }],
+  )
+  assert.match(
+    two.stdout,
+    /\nset these variables in the environment the client starts with:\n {2}WS_TOKEN \(secret\) {2}API token\n {2}WORKSPACE_SERVER_WORKSPACE {2}The folder to serve\n$/,
+  )
 })

@@ -212,7 +212,8 @@ class Inputs {
     }
     if ((this.secretValues || !secret) && interactive()) {
       const about = typeof input.description === "string" ? ` (${input.description.slice(0, 120)})` : ""
-      const answer = await ask(`${key}${about}${secret ? ", hidden" : ""}; empty for a \${${variable}} reference: `, secret)
+      // The reference named is the one this dialect writes (VS Code's ${env:VAR}, opencode's {env:VAR}).
+      const answer = await ask(`${key}${about}${secret ? ", hidden" : ""}; empty for a ${this.envRef(variable)} reference: `, secret)
       if (answer !== "") return this.keep(answer, secret, variable)
     }
     if (secret && typeof input.default === "string" && this.secretValues) return this.keep(input.default, secret, variable)
