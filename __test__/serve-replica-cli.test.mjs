@@ -68,10 +68,17 @@ test("toolnexus serve: a bad state-key flag is exit 2 in words, before any serve
     [["--state-key-file", good, "--replica-url", "10.0.0.5:8808"], "toolnexus serve: --replica-url must be an http:// or https:// URL other replicas reach this one at (e.g. http://10.0.0.5:8808), got a string that is not a URL\n"],
     [["--stdio", "--state-key-file", good], `toolnexus serve: --state-key-file is for HTTP serving, not --stdio\n${USAGE}`],
     [["--stdio", "--replica-url", "http://10.0.0.5:8808"], `toolnexus serve: --replica-url is for HTTP serving, not --stdio\n${USAGE}`],
+    [["--state-store", "redis://127.0.0.1:6379"], `toolnexus serve: --state-store needs a state key (--state-key-file or --state-key-env)\n${USAGE}`],
+    [["--state-key-file", good, "--state-store", `redis://u:${KEY_TWO}@127.0.0.1:6379`], `toolnexus serve: --state-store must not hold a password (the command line is visible to every user of the machine): put the URL in an environment variable and pass --state-store-env NAME\n${USAGE}`],
+    [["--state-key-file", good, "--state-store", "http://127.0.0.1:6379"], "toolnexus serve: --state-store must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got http://\n"],
+    [["--state-key-file", good, "--state-store-env", "TN_KEY_NOT_SET"], "toolnexus serve: --state-store-env TN_KEY_NOT_SET: the environment variable TN_KEY_NOT_SET is not set\n"],
+    [["--state-key-file", good, "--state-store-env", "TN_STORE_BAD"], "toolnexus serve: --state-store-env TN_STORE_BAD: the URL must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got http://\n"],
+    [["--state-key-file", good, "--state-store", "redis://127.0.0.1", "--state-store-env", "TN_STORE_BAD"], `toolnexus serve: --state-store and --state-store-env cannot be combined\n${USAGE}`],
+    [["--stdio", "--state-store", "redis://127.0.0.1"], `toolnexus serve: --state-store is for HTTP serving, not --stdio\n${USAGE}`],
     // A key on argv is impossible by design: there is no such flag, and the value is not echoed.
     [["--state-key", KEY_ONE], `toolnexus serve: Unknown option '--state-key'\n${USAGE}`],
   ]
-  const env = { TN_KEY_ONE: KEY_ONE, TN_KEY_EMPTY: " \n", TN_KEY_SHORT: "SECRET-short" }
+  const env = { TN_KEY_ONE: KEY_ONE, TN_KEY_EMPTY: " \n", TN_KEY_SHORT: "SECRET-short", TN_STORE_BAD: `http://u:${KEY_TWO}@127.0.0.1` }
   const runs = await Promise.all(cases.map(([args]) => serveCli([config, "--addr", "127.0.0.1:0", ...args], { env })))
   runs.forEach(({ code, stdout, stderr }, i) => {
     const [args, expected] = cases[i]
@@ -156,7 +163,7 @@ test("toolnexus serve --state-key-file: a raw 32-byte key file and the same key 
 test("toolnexus serve --help names the state-key flags", T, async () => {
   const { code, stdout } = await serveCli(["--help"], { cwd: tmpDir() })
   assert.equal(code, 0)
-  for (const flag of ["[--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]", "  --state-key-file PATH\n", "  --state-key-env NAME\n", "  --replica-url URL "]) {
+  for (const flag of ["[--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]", "  --state-key-file PATH\n", "  --state-key-env NAME\n", "  --replica-url URL ", "[--state-store URL | --state-store-env NAME]", "  --state-store URL ", "  --state-store-env NAME\n"]) {
     assert.ok(stdout.includes(flag), flag)
   }
 })
