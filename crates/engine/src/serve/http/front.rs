@@ -160,7 +160,7 @@ impl Front {
             Ok(false) => None,
             Ok(true) => Some(portable::session_not_found()),
             Err(e) => Some(super::gate::store_unavailable(
-                "the session could not be checked against the state store",
+                "the session could not be checked",
                 &e,
             )),
         }
