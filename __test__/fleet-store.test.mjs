@@ -15,6 +15,7 @@ import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
 import { mcpPost } from "./lib/gateway.mjs"
 import { PYTHON, deferredCleanup, fixture } from "./helpers.mjs"
+import { createToolkit } from "toolnexus"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const T = { timeout: 180000 }
@@ -262,4 +263,23 @@ test("Redis stopped: what needs the store fails in words within its bound, the r
   assert.equal(replayed.error?.message, REPLAYED, JSON.stringify(replayed))
   for (const r of replicas) assert.ok(!r.stderr().includes("SECRET"), "a replica's output named the key")
   await stopAll(replicas)
+})
+
+test("a store that wants a password the URL lacks, or gets a wrong one, is reported in words by /readyz, never with the password", T, async () => {
+  const redis = await startRedis(defer, ["--requirepass", "right-SECRET-pw"])
+  const toolkit = await createToolkit({ builtins: false })
+  defer(() => toolkit.close())
+  const cases = [
+    [redis.url, "it needs a password, and the URL gives none (redis://:PASSWORD@host; from the environment with --state-store-env)"],
+    [`redis://:wrong-SECRET-pw@127.0.0.1:${redis.port}`, "authentication failed (check the user name and password)"],
+    [`redis://:right-SECRET-pw@127.0.0.1:${redis.port}`, undefined],
+  ]
+  for (const [stateStore, error] of cases) {
+    const handle = await toolkit.serve("127.0.0.1:0", { stateKey: KEY, stateStore })
+    const { status, body } = await readyz(handle.url)
+    assert.equal(status, 200)
+    assert.deepEqual(body.store && { url: body.store.url, status: body.store.status, error: body.store.error }, { url: redis.url, status: error === undefined ? "ok" : "unreachable", error })
+    assert.ok(!JSON.stringify(body).includes("SECRET"))
+    await handle.stop()
+  }
 })

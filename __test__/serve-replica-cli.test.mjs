@@ -8,6 +8,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { deferredCleanup, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
 import { assertNoSecret, mcpPost, startCli } from "./lib/gateway.mjs"
+import { startRedis } from "./lib/redis.mjs"
 
 const T = { timeout: 60000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
@@ -158,6 +159,34 @@ test("toolnexus serve --state-key-file: a raw 32-byte key file and the same key 
     gw.child.kill("SIGTERM")
     assert.equal((await gw.exited).code, 0)
   }
+})
+
+test("toolnexus serve --state-store-env: the store's URL and password come from the environment, never reach the servers, argv, output or /readyz", T, async () => {
+  const PASSWORD = "redis-SECRET-pw-5e6f7a8b"
+  const redis = await startRedis(defer, ["--requirepass", PASSWORD])
+  const config = tmpConfig({ mcpServers: { up: { command: nodeFixture("stdio-server", "--tools", "add") } } })
+  const withPassword = `redis://:${PASSWORD}@127.0.0.1:${redis.port}/0`
+  const gw = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--state-key-env", "TN_KEY_NEW", "--state-store-env", "TN_STORE"], {
+    env: { TN_KEY_NEW: KEY_ONE, TN_STORE: ` ${withPassword}\n` },
+  })
+  const url = await gw.serving
+  for (const { pid, environ } of childEnvironments(gw.child.pid)) {
+    assertNoSecret(environ, [PASSWORD, KEY_ONE], `the environment of server ${pid}`)
+    assert.ok(!environ.includes("TN_STORE="), `server ${pid} inherited the store variable`)
+  }
+  assertNoSecret(fs.readFileSync(`/proc/${gw.child.pid}/cmdline`, "utf8"), [PASSWORD], "argv")
+  const ready = await (await fetch(`${url}/readyz`)).json()
+  assert.deepEqual({ url: ready.store?.url, status: ready.store?.status }, { url: `redis://127.0.0.1:${redis.port}/0`, status: "ok" }, JSON.stringify(ready))
+  const init = await mcpPost(url)
+  assert.equal(init.status, 200, init.text)
+  const headers = { "mcp-protocol-version": init.json.result.protocolVersion, "mcp-session-id": init.headers.get("mcp-session-id") }
+  const res = await mcpPost(url, { headers, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 20, b: 22 } } } })
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.json.result.content, [{ type: "text", text: "42" }])
+  gw.child.kill("SIGTERM")
+  const end = await gw.exited
+  assert.equal(end.code, 0, end.stderr)
+  assertNoSecret(end.stdout + end.stderr, [PASSWORD, KEY_ONE], "toolnexus serve's output")
 })
 
 test("toolnexus serve --help names the state-key flags", T, async () => {

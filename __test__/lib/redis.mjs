@@ -18,25 +18,26 @@ const pongs = (port) =>
       answer += d
       if (answer.includes("\r\n")) {
         s.destroy()
-        resolve(answer.startsWith("+PONG"))
+        // With a password, an answer that asks for it is a server up too.
+        resolve(answer.startsWith("+PONG") || answer.startsWith("-NOAUTH"))
       }
     })
     s.on("error", () => resolve(false))
   })
 
 /**
- * A redis-server on 127.0.0.1 (`--save '' --appendonly no`), killed by `defer`'s cleanup;
- * resolves { url, port, stop(), start() }: `stop` waits for its exit, `start` runs it again on
- * the same port (empty: it kept nothing) and resolves once it answers.
+ * A redis-server on 127.0.0.1 (`--save '' --appendonly no`, then `args`), killed by `defer`'s
+ * cleanup; resolves { url, port, stop(), start() }: `stop` waits for its exit, `start` runs it
+ * again on the same port (empty: it kept nothing) and resolves once it answers.
  */
-export async function startRedis(defer) {
+export async function startRedis(defer, args = []) {
   const port = await freePort()
   /** @type {import("node:child_process").ChildProcess | null} */
   let child = null
   /** @type {Promise<unknown> | null} */
   let exited = null
   const start = async () => {
-    const argv = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]
+    const argv = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", ...args]
     const proc = spawn(REDIS, argv, { stdio: ["ignore", "ignore", "pipe"] })
     let err = ""
     proc.stderr.setEncoding("utf8").on("data", (d) => (err += d))

@@ -182,9 +182,14 @@ fn words(e: &redis::RedisError) -> String {
     if e.is_io_error() || e.is_connection_dropped() {
         return format!("connection lost ({e})");
     }
-    match e.kind() {
-        redis::ErrorKind::AuthenticationFailed => {
+    match (e.kind(), e.code()) {
+        (redis::ErrorKind::AuthenticationFailed, _) | (_, Some("WRONGPASS")) => {
             "authentication failed (check the user name and password)".into()
+        }
+        (_, Some("NOAUTH")) => {
+            "it needs a password, and the URL gives none (redis://:PASSWORD@host; \
+                                from the environment with --state-store-env)"
+                .into()
         }
         _ => e.to_string(),
     }
