@@ -283,3 +283,28 @@ test("a store that wants a password the URL lacks, or gets a wrong one, is repor
     await handle.stop()
   }
 })
+
+test("a Redis that stops answering (frozen): a retry fails with \"no answer within 2 s\" within the bound, and goes on once it answers", T, async () => {
+  const redis = await startRedis(defer)
+  const replica = startReplica("frozen", redis.url)
+  const mcp = `${await replica.url}/mcp`
+  const retry = await firstRound(mcp, "frozen")
+  redis.pause()
+  defer(() => redis.resume())
+  const started = Date.now()
+  const failed = await confirmCall(mcp, "frozen", retry)
+  const took = Date.now() - started
+  assert.equal(failed.error?.code, -32603, JSON.stringify(failed))
+  assert.equal(failed.error.message, `requestState could not be checked against the state store (${redis.url}: no answer within 2 s); retry with the same requestState`)
+  assert.ok(took >= STORE_BOUND - 100 && took < STORE_BOUND + 1500, `the failure took ${took} ms`)
+  const ready = await readyz(mcp.replace(/\/mcp$/, ""))
+  assert.equal(ready.body.store.error, "no answer within 2 s")
+  redis.resume()
+  const done = await until(
+    "the retry went on",
+    () => confirmCall(mcp, "frozen", retry),
+    (r) => r.error?.code !== -32603,
+  )
+  assert.deepEqual(done.result?.content, [{ type: "text", text: "frozen: ok=true by Eve (frozen)" }], JSON.stringify(done))
+  await stopAll([replica])
+})

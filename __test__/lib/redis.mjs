@@ -27,8 +27,9 @@ const pongs = (port) =>
 
 /**
  * A redis-server on 127.0.0.1 (`--save '' --appendonly no`, then `args`), killed by `defer`'s
- * cleanup; resolves { url, port, stop(), start() }: `stop` waits for its exit, `start` runs it
- * again on the same port (empty: it kept nothing) and resolves once it answers.
+ * cleanup; resolves { url, port, stop(), start(), pause(), resume() }: `stop` waits for its exit,
+ * `start` runs it again on the same port (empty: it kept nothing) and resolves once it answers;
+ * `pause` freezes it (SIGSTOP: connections stay open, nothing answers), `resume` thaws it.
  */
 export async function startRedis(defer, args = []) {
   const port = await freePort()
@@ -58,5 +59,7 @@ export async function startRedis(defer, args = []) {
     await exited
   })
   await start()
-  return { url: `redis://127.0.0.1:${port}`, port, stop, start }
+  const pause = () => child?.kill("SIGSTOP")
+  const resume = () => child?.kill("SIGCONT")
+  return { url: `redis://127.0.0.1:${port}`, port, stop, start, pause, resume }
 }
