@@ -312,6 +312,8 @@ export interface HttpServeOptions {
   stateKey?: Array<Uint8Array>
   /** The URL other replicas reach this one at. */
   replicaUrl?: string
+  /** The store replicas share (`redis://` or `rediss://`); needs `state_key`. */
+  stateStore?: string
   /** Serve Prometheus text at `/metrics`. */
   metrics?: boolean
   /** Rate and concurrency limits, as lib/serve-options.js checked them. */

@@ -1388,6 +1388,18 @@ export interface ServeOptions {
    * address it is bound to.
    */
   replicaUrl?: string
+  /**
+   * The store replicas share what must hold once per fleet in: `redis://host:6379` or
+   * `rediss://…` (TLS), credentials in the URL if the store needs them (`redis://user:pass@host`;
+   * no message or `/readyz` ever shows them). With it, a `requestState` is retried once across
+   * the fleet (a replayed last retry is refused on every replica) and a session ended by DELETE
+   * is refused on every replica; `/readyz` reports the store. Key names are keyed digests and
+   * values are sealed with `stateKey`, so the store learns nothing and can forge nothing. Each
+   * operation is bounded (2 s): when the store fails, the requests that need it fail in words
+   * and everything else keeps working. Needs `stateKey`. Without it, each replica keeps its own
+   * record (once per replica). Tasks and rate limits are not shared yet.
+   */
+  stateStore?: string
 }
 
 /** A running streamable-HTTP MCP server (`POST url + "/mcp"`). */

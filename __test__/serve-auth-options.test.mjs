@@ -33,6 +33,7 @@ test("serve options: auth and accessLog are normalised into what the native serv
     accessLog: undefined,
     stateKey: undefined,
     replicaUrl: undefined,
+    stateStore: undefined,
     metrics: undefined,
     limits: undefined,
   })

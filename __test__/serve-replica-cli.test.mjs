@@ -8,6 +8,7 @@ import fs from "node:fs"
 import path from "node:path"
 import { deferredCleanup, nodeFixture, readPid, repoRoot, runNode, tmpConfig, tmpDir, tmpFile } from "./helpers.mjs"
 import { assertNoSecret, mcpPost, startCli } from "./lib/gateway.mjs"
+import { startRedis } from "./lib/redis.mjs"
 
 const T = { timeout: 60000 }
 const BIN = path.join(repoRoot, "bin", "toolnexus.mjs")
@@ -68,10 +69,17 @@ test("toolnexus serve: a bad state-key flag is exit 2 in words, before any serve
     [["--state-key-file", good, "--replica-url", "10.0.0.5:8808"], "toolnexus serve: --replica-url must be an http:// or https:// URL other replicas reach this one at (e.g. http://10.0.0.5:8808), got a string that is not a URL\n"],
     [["--stdio", "--state-key-file", good], `toolnexus serve: --state-key-file is for HTTP serving, not --stdio\n${USAGE}`],
     [["--stdio", "--replica-url", "http://10.0.0.5:8808"], `toolnexus serve: --replica-url is for HTTP serving, not --stdio\n${USAGE}`],
+    [["--state-store", "redis://127.0.0.1:6379"], `toolnexus serve: --state-store needs a state key (--state-key-file or --state-key-env)\n${USAGE}`],
+    [["--state-key-file", good, "--state-store", `redis://u:${KEY_TWO}@127.0.0.1:6379`], `toolnexus serve: --state-store must not hold a password (the command line is visible to every user of the machine): put the URL in an environment variable and pass --state-store-env NAME\n${USAGE}`],
+    [["--state-key-file", good, "--state-store", "http://127.0.0.1:6379"], "toolnexus serve: --state-store must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got http://\n"],
+    [["--state-key-file", good, "--state-store-env", "TN_KEY_NOT_SET"], "toolnexus serve: --state-store-env TN_KEY_NOT_SET: the environment variable TN_KEY_NOT_SET is not set\n"],
+    [["--state-key-file", good, "--state-store-env", "TN_STORE_BAD"], "toolnexus serve: --state-store-env TN_STORE_BAD: the URL must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got http://\n"],
+    [["--state-key-file", good, "--state-store", "redis://127.0.0.1", "--state-store-env", "TN_STORE_BAD"], `toolnexus serve: --state-store and --state-store-env cannot be combined\n${USAGE}`],
+    [["--stdio", "--state-store", "redis://127.0.0.1"], `toolnexus serve: --state-store is for HTTP serving, not --stdio\n${USAGE}`],
     // A key on argv is impossible by design: there is no such flag, and the value is not echoed.
     [["--state-key", KEY_ONE], `toolnexus serve: Unknown option '--state-key'\n${USAGE}`],
   ]
-  const env = { TN_KEY_ONE: KEY_ONE, TN_KEY_EMPTY: " \n", TN_KEY_SHORT: "SECRET-short" }
+  const env = { TN_KEY_ONE: KEY_ONE, TN_KEY_EMPTY: " \n", TN_KEY_SHORT: "SECRET-short", TN_STORE_BAD: `http://u:${KEY_TWO}@127.0.0.1` }
   const runs = await Promise.all(cases.map(([args]) => serveCli([config, "--addr", "127.0.0.1:0", ...args], { env })))
   runs.forEach(({ code, stdout, stderr }, i) => {
     const [args, expected] = cases[i]
@@ -153,10 +161,38 @@ test("toolnexus serve --state-key-file: a raw 32-byte key file and the same key 
   }
 })
 
+test("toolnexus serve --state-store-env: the store's URL and password come from the environment, never reach the servers, argv, output or /readyz", T, async () => {
+  const PASSWORD = "redis-SECRET-pw-5e6f7a8b"
+  const redis = await startRedis(defer, ["--requirepass", PASSWORD])
+  const config = tmpConfig({ mcpServers: { up: { command: nodeFixture("stdio-server", "--tools", "add") } } })
+  const withPassword = `redis://:${PASSWORD}@127.0.0.1:${redis.port}/0`
+  const gw = startCli(defer, ["serve", config, "--addr", "127.0.0.1:0", "--state-key-env", "TN_KEY_NEW", "--state-store-env", "TN_STORE"], {
+    env: { TN_KEY_NEW: KEY_ONE, TN_STORE: ` ${withPassword}\n` },
+  })
+  const url = await gw.serving
+  for (const { pid, environ } of childEnvironments(gw.child.pid)) {
+    assertNoSecret(environ, [PASSWORD, KEY_ONE], `the environment of server ${pid}`)
+    assert.ok(!environ.includes("TN_STORE="), `server ${pid} inherited the store variable`)
+  }
+  assertNoSecret(fs.readFileSync(`/proc/${gw.child.pid}/cmdline`, "utf8"), [PASSWORD], "argv")
+  const ready = await (await fetch(`${url}/readyz`)).json()
+  assert.deepEqual({ url: ready.store?.url, status: ready.store?.status }, { url: `redis://127.0.0.1:${redis.port}/0`, status: "ok" }, JSON.stringify(ready))
+  const init = await mcpPost(url)
+  assert.equal(init.status, 200, init.text)
+  const headers = { "mcp-protocol-version": init.json.result.protocolVersion, "mcp-session-id": init.headers.get("mcp-session-id") }
+  const res = await mcpPost(url, { headers, body: { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "up_add", arguments: { a: 20, b: 22 } } } })
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.json.result.content, [{ type: "text", text: "42" }])
+  gw.child.kill("SIGTERM")
+  const end = await gw.exited
+  assert.equal(end.code, 0, end.stderr)
+  assertNoSecret(end.stdout + end.stderr, [PASSWORD, KEY_ONE], "toolnexus serve's output")
+})
+
 test("toolnexus serve --help names the state-key flags", T, async () => {
   const { code, stdout } = await serveCli(["--help"], { cwd: tmpDir() })
   assert.equal(code, 0)
-  for (const flag of ["[--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]", "  --state-key-file PATH\n", "  --state-key-env NAME\n", "  --replica-url URL "]) {
+  for (const flag of ["[--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]", "  --state-key-file PATH\n", "  --state-key-env NAME\n", "  --replica-url URL ", "[--state-store URL | --state-store-env NAME]", "  --state-store URL ", "  --state-store-env NAME\n"]) {
     assert.ok(stdout.includes(flag), flag)
   }
 })

@@ -74,11 +74,25 @@ test("serve options: a bad stateKey or replicaUrl is a TypeError in words that n
     [{ stateKey: KEY, replicaUrl: "http://10.0.0.5:8808?" }, "toolnexus: replicaUrl must be an origin with no path, query or fragment (e.g. http://10.0.0.5:8808, not …/mcp), got http://10.0.0.5:8808 with more after it"],
     [{ stateKey: KEY, replicaUrl: "http://10.0.0.5:8808#a" }, "toolnexus: replicaUrl must be an origin with no path, query or fragment (e.g. http://10.0.0.5:8808, not …/mcp), got http://10.0.0.5:8808 with more after it"],
     [{ replicaUrl: "http://10.0.0.5:8808" }, "toolnexus: replicaUrl needs stateKey (replicas hand each other answers only when they share a state key)"],
+    [{ stateKey: KEY, stateStore: 6379 }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got number"],
+    [{ stateKey: KEY, stateStore: "10.0.0.7:6379" }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got something that is not a URL"],
+    [{ stateKey: KEY, stateStore: "cache" }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got something that is not a URL"],
+    [{ stateKey: KEY, stateStore: `http://u:SECRET@10.0.0.7` }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), got http://"],
+    [{ stateKey: KEY, stateStore: `redis://u:SECRET@10.0.0.7/cache` }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379): what follows the host must be a database number (redis://host:6379/2)"],
+    [{ stateKey: KEY, stateStore: `redis://10.0.0.7?password=SECRET` }, "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379), with no query or fragment (the database may follow the port: redis://host:6379/2)"],
+    [{ stateStore: "redis://10.0.0.7:6379" }, "toolnexus: stateStore needs stateKey (what replicas keep in the store is named and sealed with the key they share)"],
   ]
   for (const [opts, message] of cases) {
     assert.throws(() => serveOptions(opts), TE(message), message)
     assert.ok(!message.includes("SECRET"))
   }
+})
+
+test("serve options: stateStore is a redis:// or rediss:// URL, credentials kept as given", () => {
+  for (const url of ["redis://10.0.0.7:6379", "rediss://cache.example.com:6380/2", "redis://:pw@127.0.0.1", "redis://user:pw@[::1]:6379/0"]) {
+    assert.equal(serveOptions({ stateKey: KEY, stateStore: url }).stateStore, url)
+  }
+  assert.equal(serveOptions({ stateKey: KEY, stateStore: null }).stateStore, undefined)
 })
 
 test("toolkit.serve refuses a short stateKey before it listens, and serves with a good one", { timeout: 30000 }, async () => {

@@ -184,6 +184,8 @@ const COMMANDS = {
       "state-key-file": { type: "string" },
       "state-key-env": { type: "string", multiple: true },
       "replica-url": { type: "string" },
+      "state-store": { type: "string" },
+      "state-store-env": { type: "string" },
       "tool-search": { type: "boolean" },
       "tool-search-limit": { type: "string" },
       "tool-search-always": { type: "string" },

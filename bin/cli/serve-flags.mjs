@@ -107,7 +107,7 @@ export function authFromFlags(values) {
   return options
 }
 
-const STATE_KEY_FLAGS = ["state-key-file", "state-key-env", "replica-url"]
+const STATE_KEY_FLAGS = ["state-key-file", "state-key-env", "replica-url", "state-store", "state-store-env"]
 const MIN_STATE_KEY = 16
 const KEY_ADVICE = "a key must be at least 16 bytes (32 random bytes are best: openssl rand -base64 32)"
 
@@ -193,13 +193,54 @@ export function stateKeyFromFlags(values) {
   if (replicaUrl !== undefined && stateKey === undefined) {
     throw new ArgumentError("toolnexus serve: --replica-url needs a state key (--state-key-file or --state-key-env)")
   }
+  const stateStore = stateStoreFromFlags(values)
+  if (stateStore !== undefined && stateKey === undefined) {
+    throw new ArgumentError(`toolnexus serve: --${values["state-store"] !== undefined ? "state-store" : "state-store-env"} needs a state key (--state-key-file or --state-key-env)`)
+  }
   try {
-    createRequire(import.meta.url)("../../lib/serve-options.js").serveOptions({ stateKey, replicaUrl })
+    createRequire(import.meta.url)("../../lib/serve-options.js").serveOptions({ stateKey, replicaUrl, stateStore })
   } catch (err) {
-    const words = messageOf(err).replace(/^toolnexus: replicaUrl/, "--replica-url").replace(/^toolnexus: stateKey/, "the state key").replace(/^toolnexus: /, "")
+    const words = messageOf(err)
+      .replace(/^toolnexus: replicaUrl/, "--replica-url")
+      .replace(/^toolnexus: stateKey/, "the state key")
+      .replace(/^toolnexus: stateStore/, values["state-store"] !== undefined ? "--state-store" : `--state-store-env ${values["state-store-env"]}: the URL`)
+      .replace(/^toolnexus: /, "")
     throw new UsageError(`toolnexus serve: ${words}`)
   }
-  return { stateKey, replicaUrl }
+  return { stateKey, replicaUrl, stateStore }
+}
+
+/**
+ * The store's URL from --state-store (refused when it holds a password: argv is readable by
+ * every user of the machine) or --state-store-env (removed from the environment once read).
+ * @returns {string | undefined}
+ */
+function stateStoreFromFlags(values) {
+  const url = values["state-store"]
+  const name = values["state-store-env"]
+  if (url !== undefined && name !== undefined) {
+    throw new ArgumentError("toolnexus serve: --state-store and --state-store-env cannot be combined")
+  }
+  if (url !== undefined) {
+    let password = false
+    try {
+      password = new URL(url).password !== ""
+    } catch {
+      // Not a URL: serveOptions says so.
+    }
+    if (password) {
+      throw new ArgumentError("toolnexus serve: --state-store must not hold a password (the command line is visible to every user of the machine): put the URL in an environment variable and pass --state-store-env NAME")
+    }
+    return url
+  }
+  if (name === undefined) return undefined
+  const value = process.env[name]
+  if (value === undefined) throw new UsageError(`toolnexus serve: --state-store-env ${name}: the environment variable ${name} is not set`)
+  const trimmed = value.trim()
+  if (trimmed === "") throw new UsageError(`toolnexus serve: --state-store-env ${name}: the environment variable ${name} is empty`)
+  // The servers this command starts inherit its environment: the credentials are not theirs.
+  delete process.env[name]
+  return trimmed
 }
 
 /**

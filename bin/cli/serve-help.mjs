@@ -8,6 +8,7 @@ export const SERVE_HELP = `Usage: toolnexus serve [<config>] [--addr 127.0.0.1:8
                        [--oauth-issuer URL [--oauth-audience URL] [--oauth-scopes a,b]
                        [--oauth-jwks-uri URL]] [--no-auth] [--access-log] [--metrics] [--log-calls]
                        [--state-key-file PATH | --state-key-env NAME…] [--replica-url URL]
+                       [--state-store URL | --state-store-env NAME]
                        [--tool-search [--tool-search-limit n] [--tool-search-always a,b]]
                        [--skills DIR] [--hooks FILE] [--tools-config FILE]
 
@@ -117,6 +118,13 @@ Options:
   --replica-url URL the http(s) origin other replicas reach this one at (e.g.
                     http://10.0.0.5:8808), so an answer to its request that reaches another
                     replica is handed to it; needs a state key
+  --state-store URL the Redis replicas share (redis://host:6379, rediss:// for TLS), so a
+                    requestState is retried once across the fleet and a session ended by
+                    DELETE is refused on every replica; needs a state key. A URL holding a
+                    password is refused: use --state-store-env
+  --state-store-env NAME
+                    the store's URL, credentials included, held by the environment variable
+                    NAME (removed from the environment of the servers this command starts)
   --tool-search     list two tools instead of the whole catalog: search_tools (query,
                     limit), which answers the best matches' names, descriptions and input
                     schemas, and call_tool (name, arguments), which calls one of them; every

@@ -57,7 +57,7 @@ export async function serve({ positionals, values }) {
   const [config] = positionals
   // Auth and search flags first: a usage error is exit 2 before anything starts.
   const { auth, accessLog } = authFromFlags(values)
-  const { stateKey, replicaUrl } = stateKeyFromFlags(values)
+  const { stateKey, replicaUrl, stateStore } = stateKeyFromFlags(values)
   const toolSearch = toolSearchFromFlags(values)
   const hooks = await hooksFromFlag(values.hooks)
   const { curation, endpoints, limits, resultLimits } = curationFromFlag(values["tools-config"])
@@ -150,6 +150,7 @@ export async function serve({ positionals, values }) {
         accessLog,
         stateKey,
         replicaUrl,
+        stateStore,
         metrics: values.metrics === true ? true : undefined,
         onCall,
         endpoints,

@@ -43,6 +43,8 @@ pub struct HttpServeOptions<'a> {
     pub state_key: Option<Vec<Uint8Array>>,
     /// The URL other replicas reach this one at.
     pub replica_url: Option<String>,
+    /// The store replicas share (`redis://` or `rediss://`); needs `state_key`.
+    pub state_store: Option<String>,
     /// Serve Prometheus text at `/metrics`.
     pub metrics: Option<bool>,
     /// Rate and concurrency limits, as lib/serve-options.js checked them.
@@ -279,6 +281,28 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         }
         None => None,
     };
+    let state_key = match o.state_key {
+        Some(keys) => {
+            let secrets: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
+            let key = serve::seal::StateKey::new(&secrets)
+                .map_err(|e| Error::new(Status::InvalidArg, format!("toolnexus: {e}")))?;
+            Some(Arc::new(key))
+        }
+        None => None,
+    };
+    let state_store = match (o.state_store, &state_key) {
+        (Some(url), Some(key)) => Some(
+            serve::store_redis::connect(&url, key.clone())
+                .map_err(|e| Error::new(Status::InvalidArg, format!("toolnexus: {e}")))?,
+        ),
+        (Some(_), None) => {
+            return Err(Error::new(
+                Status::InvalidArg,
+                "toolnexus: stateStore needs stateKey",
+            ));
+        }
+        (None, _) => None,
+    };
     Ok(serve::http::ServeOptions {
         sessions,
         stateless: o.stateless.unwrap_or(false),
@@ -287,15 +311,8 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         auth: auth_of(o.auth)?,
         access_log,
         ready,
-        state_key: match o.state_key {
-            Some(keys) => {
-                let secrets: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
-                let key = serve::seal::StateKey::new(&secrets)
-                    .map_err(|e| Error::new(Status::InvalidArg, format!("toolnexus: {e}")))?;
-                Some(Arc::new(key))
-            }
-            None => None,
-        },
+        state_key,
+        state_store,
         replica_url: o.replica_url,
         metrics: o.metrics.unwrap_or(false),
         limits: o.limits.map(limits_of),

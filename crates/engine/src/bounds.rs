@@ -194,6 +194,9 @@ pub(crate) const SERVE_PORTABLE_DENIED: usize = 65_536;
 pub(crate) const SERVE_PORTABLE_PENDING: usize = 1024;
 /// A client's answer forwarded to the replica whose request it answers.
 pub(crate) const SERVE_FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one operation on a shared state store (`stateStore`) may take: past it the request
+/// that needed it fails in words.
+pub(crate) const SERVE_STORE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a served HTTP server's `close()` waits for its endpoint to stop.
 pub const SERVE_STOP_BOUND: Duration = Duration::from_secs(10);
 

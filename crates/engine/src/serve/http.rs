@@ -72,6 +72,10 @@ pub struct ServeOptions {
     /// The key replicas share to continue each other's work (sealed `requestState`, portable
     /// handshake-era sessions); None: state stays in this process.
     pub state_key: Option<Arc<crate::serve::seal::StateKey>>,
+    /// The store replicas share what must hold once per fleet in (spent `requestState`s,
+    /// sessions ended by DELETE; see [`crate::serve::store`]). Needs `state_key`. None: each
+    /// replica keeps its own record, as without one.
+    pub state_store: Option<Arc<dyn crate::serve::store::StateStore>>,
     /// The URL other replicas reach this one at (`http://host:port`), for answers to its
     /// requests that reach them; None: the address it is bound to.
     pub replica_url: Option<String>,
@@ -212,6 +216,13 @@ pub async fn serve_http(
     let unspecified = addr
         .parse::<SocketAddr>()
         .is_ok_and(|a| a.ip().is_unspecified());
+    if options.state_store.is_some() && options.state_key.is_none() {
+        return Err(
+            "stateStore needs stateKey: what replicas keep in it is named and sealed \
+                    with the key they share"
+                .into(),
+        );
+    }
     if options.state_key.is_some() && options.replica_url.is_none() && unspecified {
         // Every replica bound to 0.0.0.0 would name itself 127.0.0.1:<port> to the others, so
         // an answer could be taken for another replica's question. Refused before binding.
@@ -331,11 +342,14 @@ fn front_for(
     portable: Option<Arc<portable::Portable>>,
     stopping: &CancellationToken,
 ) -> Front {
+    // Only an endpoint with portable sessions (a state key) has the store.
+    let store = portable.as_ref().and(options.state_store.clone());
     let mut gate = Gate {
         guard: parts.guard,
         ready: parts.ready,
         sessions: None,
         metrics: options.metrics,
+        store: store.clone(),
     };
     let served = server.clone();
     let endpoint = if options.stateless && portable.is_none() {
@@ -364,6 +378,7 @@ fn front_for(
         gate,
         access_log: parts.access_log,
         state_key: options.state_key.clone(),
+        store,
         portable,
         server,
         limiter: parts

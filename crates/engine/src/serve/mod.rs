@@ -27,6 +27,8 @@ pub mod search;
 mod serving;
 mod skills;
 pub mod stdio;
+pub mod store;
+pub mod store_redis;
 pub(crate) mod subscriptions;
 pub mod surface;
 mod task_calls;

@@ -35,6 +35,9 @@ pub(crate) enum Purpose {
     Session,
     /// The id of a request sent to the client on a portable session's stream.
     RequestId,
+    /// A value kept in a shared state store (see `serve::store`), under its key name (which is
+    /// part of the associated data, so a value moved to another key opens as nothing).
+    Stored,
 }
 
 impl Purpose {
@@ -43,6 +46,7 @@ impl Purpose {
             Self::RequestState => b"toolnexus requestState v1",
             Self::Session => b"toolnexus session v1",
             Self::RequestId => b"toolnexus request id v1",
+            Self::Stored => b"toolnexus stored v1",
         }
     }
 }
@@ -50,6 +54,9 @@ impl Purpose {
 /// The state key of an endpoint: the keys replicas share (the first seals, all open).
 pub struct StateKey {
     keys: Vec<LessSafeKey>,
+    /// The key a shared store's key names are made with (from the first secret), so the store
+    /// learns nothing from them.
+    names: aws_lc_rs::hmac::Key,
 }
 
 impl std::fmt::Debug for StateKey {
@@ -71,6 +78,10 @@ impl StateKey {
             ));
         }
         let mut keys = Vec::with_capacity(secrets.len());
+        let mut names = Sha256::new();
+        names.update(b"toolnexus store names v1\0");
+        names.update(&secrets[0]);
+        let names = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &names.finalize());
         for (i, secret) in secrets.iter().enumerate() {
             if secret.len() < MIN_SECRET {
                 return Err(format!(
@@ -88,11 +99,36 @@ impl StateKey {
                 .map_err(|_| "stateKey could not be made into a key".to_string())?;
             keys.push(LessSafeKey::new(key));
         }
-        Ok(Self { keys })
+        Ok(Self { keys, names })
+    }
+
+    /// The name a shared store keeps `what` under: a keyed digest (HMAC-SHA-256, hex), the
+    /// same on every replica whose first key is this one's, telling the store nothing.
+    pub(crate) fn name(&self, what: &str) -> String {
+        aws_lc_rs::hmac::sign(&self.names, what.as_bytes())
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// `plain` sealed to be kept in a shared store under the key `name`.
+    pub(crate) fn seal_stored(&self, name: &str, plain: &[u8]) -> String {
+        self.seal_with(Aad::from(stored_aad(name).as_slice()), plain)
+    }
+
+    /// What a value kept under `name` holds, when it was sealed for that name with one of the
+    /// keys; None for anything else (a forged value, or one moved from another key).
+    pub(crate) fn open_stored(&self, name: &str, sealed: &str) -> Option<Vec<u8>> {
+        self.open_with(&stored_aad(name), sealed)
     }
 
     /// `plain` sealed for `purpose` with the first key: URL-safe text.
     pub(crate) fn seal(&self, purpose: Purpose, plain: &[u8]) -> String {
+        self.seal_with(Aad::from(purpose.label()), plain)
+    }
+
+    fn seal_with(&self, aad: Aad<&[u8]>, plain: &[u8]) -> String {
         let mut nonce = [0u8; NONCE_LEN];
         random(&mut nonce);
         let mut sealed = plain.to_vec();
@@ -100,7 +136,7 @@ impl StateKey {
         // over GCM's 64 GiB limit, which nothing here comes near.
         let _ = self.keys[0].seal_in_place_append_tag(
             Nonce::assume_unique_for_key(nonce),
-            Aad::from(purpose.label()),
+            aad,
             &mut sealed,
         );
         let mut out = Vec::with_capacity(NONCE_LEN + sealed.len());
@@ -112,6 +148,10 @@ impl StateKey {
     /// What `sealed` holds, when one of the keys sealed it for `purpose`; None for anything
     /// changed, foreign, too long or sealed for another purpose.
     pub(crate) fn open(&self, purpose: Purpose, sealed: &str) -> Option<Vec<u8>> {
+        self.open_with(purpose.label(), sealed)
+    }
+
+    fn open_with(&self, aad: &[u8], sealed: &str) -> Option<Vec<u8>> {
         if sealed.len() > MAX_SEALED {
             return None;
         }
@@ -126,7 +166,7 @@ impl StateKey {
             let plain = key
                 .open_in_place(
                     Nonce::assume_unique_for_key(nonce),
-                    Aad::from(purpose.label()),
+                    Aad::from(aad),
                     &mut body,
                 )
                 .ok()?;
@@ -147,6 +187,14 @@ impl StateKey {
     ) -> Option<T> {
         serde_json::from_slice(&self.open(purpose, sealed)?).ok()
     }
+}
+
+/// The associated data of a value kept under `name` in a shared store.
+fn stored_aad(name: &str) -> Vec<u8> {
+    let mut aad = Purpose::Stored.label().to_vec();
+    aad.push(0);
+    aad.extend_from_slice(name.as_bytes());
+    aad
 }
 
 /// The state key of the endpoint the request `context` answers came through, if it has one.
@@ -279,6 +327,31 @@ mod tests {
         let e = StateKey::new(&[b"short".to_vec()]).unwrap_err();
         assert!(e.contains("at least 16 bytes"), "{e}");
         assert_eq!(StateKey::new(&[]).unwrap_err(), "stateKey has no key");
+    }
+
+    #[test]
+    fn stored_values_open_under_their_own_name_only() {
+        let k = key("0123456789abcdef0123456789abcdef");
+        let sealed = k.seal_stored("toolnexus:spent:a", b"v");
+        assert_eq!(k.open_stored("toolnexus:spent:a", &sealed).unwrap(), b"v");
+        assert!(k.open_stored("toolnexus:spent:b", &sealed).is_none());
+        assert!(k.open(Purpose::Stored, &sealed).is_none());
+        assert!(
+            key("another key of thirty-two bytes!")
+                .open_stored("toolnexus:spent:a", &sealed)
+                .is_none()
+        );
+        // Names are keyed: the same on every replica with the key, another with another key.
+        assert_eq!(
+            k.name("h"),
+            key("0123456789abcdef0123456789abcdef").name("h")
+        );
+        assert_ne!(
+            k.name("h"),
+            key("another key of thirty-two bytes!").name("h")
+        );
+        assert_ne!(k.name("h"), digest(b"h"));
+        assert_eq!(k.name("h").len(), 64);
     }
 
     #[test]

@@ -194,14 +194,16 @@ impl ToolServer {
         }
         let mut responses = request.input_responses.clone().unwrap_or_default();
         let state = request.request_state.as_deref();
-        let (parked, again) = self.reopen(
-            SubjectKind::Resource,
-            &uri,
-            state,
-            &Map::new(),
-            &mut responses,
-            &context,
-        )?;
+        let (parked, again) = self
+            .reopen(
+                SubjectKind::Resource,
+                &uri,
+                state,
+                &Map::new(),
+                &mut responses,
+                &context,
+            )
+            .await?;
         let run = if let Some(run) = parked {
             run
         } else {
@@ -269,14 +271,16 @@ impl ToolServer {
         let mut responses = request.input_responses.clone().unwrap_or_default();
         let state = request.request_state.as_deref();
         let arguments = request.arguments.clone().unwrap_or_default();
-        let (parked, again) = self.reopen(
-            SubjectKind::Prompt,
-            &name,
-            state,
-            &arguments,
-            &mut responses,
-            &context,
-        )?;
+        let (parked, again) = self
+            .reopen(
+                SubjectKind::Prompt,
+                &name,
+                state,
+                &arguments,
+                &mut responses,
+                &context,
+            )
+            .await?;
         let run = if let Some(run) = parked {
             run
         } else {

@@ -40,6 +40,14 @@ async fn replica(key: &str) -> (ServeHandle, Arc<AtomicUsize>) {
 }
 
 async fn replica_with(key: &str, limits: rounds::Limits) -> (ServeHandle, Arc<AtomicUsize>) {
+    replica_in(key, limits, None).await
+}
+
+async fn replica_in(
+    key: &str,
+    limits: rounds::Limits,
+    store: Option<Arc<dyn super::store::StateStore>>,
+) -> (ServeHandle, Arc<AtomicUsize>) {
     let started = Arc::new(AtomicUsize::new(0));
     let tool = ServedTool {
         name: "names".into(),
@@ -54,6 +62,7 @@ async fn replica_with(key: &str, limits: rounds::Limits) -> (ServeHandle, Arc<At
         .build();
     let options = ServeOptions {
         state_key: Some(Arc::new(StateKey::new(&[key.as_bytes().to_vec()]).unwrap())),
+        state_store: store,
         ..Default::default()
     };
     (
@@ -277,6 +286,105 @@ async fn a_replayed_retry_runs_at_most_once_per_replica() {
     );
     assert_eq!(call(&b, last).await["error"]["code"], -32602);
     assert_eq!(started_b.load(Ordering::SeqCst), 1);
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Runs the call's rounds on `a`, its last retry then sent to each replica: it runs once across
+/// the fleet. Returns the last retry.
+async fn once_per_fleet(replicas: &[(ServeHandle, Arc<AtomicUsize>)]) -> Value {
+    let a = &replicas[0].0;
+    let first = call(a, json!({})).await["result"].clone();
+    let state = first["requestState"].as_str().unwrap().to_string();
+    let second = call(
+        a,
+        json!({"requestState": state, "inputResponses": answer("elicitation-1", "Ada")}),
+    )
+    .await["result"]
+        .clone();
+    let state2 = second["requestState"].as_str().unwrap().to_string();
+    let last = json!({"requestState": state2, "inputResponses": answer("elicitation-2", "Bob")});
+    // The last retry lands first on the replica without the run: it runs the call again there.
+    let done = call(&replicas[1].0, last.clone()).await["result"].clone();
+    assert_eq!(
+        done["content"],
+        json!([{"type": "text", "text": "Ada and Bob (7)"}])
+    );
+    for (replica, _) in replicas {
+        let refused = call(replica, last.clone()).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    }
+    let runs: usize = replicas.iter().map(|(_, n)| n.load(Ordering::SeqCst)).sum();
+    assert_eq!(
+        runs, 2,
+        "the first run, and the last retry's once across the fleet"
+    );
+    last
+}
+
+#[tokio::test]
+async fn a_replayed_retry_runs_once_per_fleet_with_a_shared_store() {
+    const KEY: &str = "a shared key of thirty-two bytes";
+    let store: Arc<dyn super::store::StateStore> = Arc::new(super::store::MemoryStore::default());
+    let limits = rounds::Limits::default();
+    let replicas = vec![
+        replica_in(KEY, limits, Some(store.clone())).await,
+        replica_in(KEY, limits, Some(store.clone())).await,
+        replica_in(KEY, limits, Some(store)).await,
+    ];
+    once_per_fleet(&replicas).await;
+    for (replica, _) in replicas {
+        replica.stop().await;
+    }
+}
+
+/// Against a real Redis when `TOOLNEXUS_TEST_REDIS_URL` names one (skipped otherwise); then
+/// against one that is not there: the retry fails in words, and is not spent.
+#[tokio::test]
+async fn a_replayed_retry_runs_once_per_fleet_over_redis() {
+    const KEY: &str = "a shared key of thirty-two bytes";
+    let limits = rounds::Limits::default();
+    if let Ok(url) = std::env::var("TOOLNEXUS_TEST_REDIS_URL") {
+        let key = Arc::new(StateKey::new(&[KEY.as_bytes().to_vec()]).unwrap());
+        let mut replicas = Vec::new();
+        for _ in 0..3 {
+            let store = super::store_redis::connect(&url, key.clone()).unwrap();
+            replicas.push(replica_in(KEY, limits, Some(store)).await);
+        }
+        once_per_fleet(&replicas).await;
+        for (replica, _) in replicas {
+            replica.stop().await;
+        }
+    }
+    // No Redis: a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let key = Arc::new(StateKey::new(&[KEY.as_bytes().to_vec()]).unwrap());
+    let down = super::store_redis::connect(&format!("redis://127.0.0.1:{port}"), key).unwrap();
+    let (a, started) = replica_in(KEY, limits, None).await;
+    let (b, started_b) = replica_in(KEY, limits, Some(down)).await;
+    let first = call(&a, json!({})).await["result"].clone();
+    let state = first["requestState"].as_str().unwrap().to_string();
+    let retry = json!({"requestState": state, "inputResponses": answer("elicitation-1", "Ada")});
+    for _ in 0..2 {
+        let failed = call(&b, retry.clone()).await;
+        assert_eq!(failed["error"]["code"], -32603, "{failed}");
+        let words = failed["error"]["message"].as_str().unwrap();
+        assert!(
+            words.starts_with(&format!(
+                "requestState could not be checked against the state store (redis://127.0.0.1:{port}: "
+            )) && words.ends_with("); retry with the same requestState"),
+            "{words}"
+        );
+    }
+    assert_eq!(started_b.load(Ordering::SeqCst), 0, "nothing ran");
+    // Not spent by the failures: the replica without the store still takes it.
+    let second = call(&a, retry).await["result"].clone();
+    assert!(second["requestState"].is_string(), "{second}");
+    assert_eq!(started.load(Ordering::SeqCst), 1);
     a.stop().await;
     b.stop().await;
 }

@@ -55,14 +55,16 @@ impl ToolServer {
         let mut responses = request.input_responses.unwrap_or_default();
         let state = request.request_state.as_deref();
         let kind = rounds::SubjectKind::Tool;
-        let (parked, again) = self.reopen(
-            kind,
-            &request.name,
-            state,
-            &arguments,
-            &mut responses,
-            &context,
-        )?;
+        let (parked, again) = self
+            .reopen(
+                kind,
+                &request.name,
+                state,
+                &arguments,
+                &mut responses,
+                &context,
+            )
+            .await?;
         if let Some(run) = parked {
             return self.drive(run, responses).await;
         }

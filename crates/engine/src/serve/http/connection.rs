@@ -130,6 +130,8 @@ async fn serve_connection(
                     if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
                         entry.principal = Some(caller.principal.subject.clone());
                     }
+                    // Rate limits are per replica so far: a shared bucket would be taken here
+                    // from `front.store` (async, bounded), before the local `admit`.
                     if let Some(limiter) = &front.limiter {
                         // A caller's and the overall rate: every POST takes a token. (Calls'
                         // concurrency and tools' limits are the handler's, held by the run.)
@@ -156,6 +158,11 @@ async fn serve_connection(
                     }
                     if let Some(key) = &front.state_key {
                         parts.extensions.insert(key.clone());
+                    }
+                    if let Some(store) = &front.store {
+                        parts
+                            .extensions
+                            .insert(crate::serve::store::SharedStore(store.clone()));
                     }
                     let tee = entry.as_ref().map(access_log::Entry::tee);
                     front

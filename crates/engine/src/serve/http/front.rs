@@ -51,6 +51,8 @@ pub(super) struct Front {
     pub(super) gate: Gate,
     pub(super) access_log: Option<AccessLog>,
     pub(super) state_key: Option<Arc<crate::serve::seal::StateKey>>,
+    /// The store replicas share (see [`crate::serve::store`]); only with a state key.
+    pub(super) store: Option<Arc<dyn crate::serve::store::StateStore>>,
     /// Serving with a state key: portable handshake-era sessions.
     pub(super) portable: Option<Arc<portable::Portable>>,
     /// What a 2026-07-28 `tools/list` answer gets its tools' `execution` from.
@@ -118,6 +120,12 @@ impl Front {
             portable::Inbound::Local { local, renewed } => (Some(local), renewed),
             portable::Inbound::Refused(reply) => return reply,
         };
+        if let (Some(store), Some(local)) = (&self.store, &local)
+            && let Some(reply) = self.shared_session(store.as_ref(), local, deleted).await
+        {
+            portable.settled(local);
+            return reply;
+        }
         let mut reply = portable::with_client_headers(sent, self.answer_here(req)).await;
         portable.outbound(&mut reply, owner);
         if let Some(renewed) = renewed {
@@ -127,6 +135,35 @@ impl Front {
             portable.settled(&local);
         }
         reply
+    }
+
+    /// A portable session as the shared store has it: a DELETE records it ended for every
+    /// replica (before this one ends it: when the store fails the session stays open); any
+    /// other request is refused when some replica ended it. None: on to rmcp.
+    async fn shared_session(
+        &self,
+        store: &dyn crate::serve::store::StateStore,
+        local: &str,
+        deleted: bool,
+    ) -> Option<Response<Body>> {
+        if deleted {
+            let lifetime = crate::bounds::SERVE_PORTABLE_SESSION_LIFETIME;
+            return match store.revoke(local, lifetime).await {
+                Ok(()) => None,
+                Err(e) => Some(super::gate::store_unavailable(
+                    "the session could not be ended (it stays open)",
+                    &e,
+                )),
+            };
+        }
+        match store.is_revoked(local).await {
+            Ok(false) => None,
+            Ok(true) => Some(portable::session_not_found()),
+            Err(e) => Some(super::gate::store_unavailable(
+                "the session could not be checked",
+                &e,
+            )),
+        }
     }
 
     /// rmcp's answer at `/mcp`, or the direct road's.

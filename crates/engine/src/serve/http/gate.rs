@@ -33,6 +33,9 @@ pub(crate) struct Gate {
     pub(crate) sessions: Option<Arc<Sessions>>,
     /// Whether `/metrics` is served.
     pub(crate) metrics: bool,
+    /// The store replicas share, reported by `/readyz` (which it does not make unready: the
+    /// requests that need it fail in words, the others are served).
+    pub(crate) store: Option<Arc<dyn crate::serve::store::StateStore>>,
 }
 
 /// What becomes of a request.
@@ -123,10 +126,29 @@ impl Gate {
     }
 
     /// 200 when every server behind the endpoint is connected, 503 (with each one's status)
-    /// when one is not.
+    /// when one is not; with a shared store, whether it answers too (`store`).
     async fn readiness(&self) -> Response<Body> {
+        let mut reply = self.servers_readiness().await;
+        if let Some(store) = &self.store {
+            let started = std::time::Instant::now();
+            let pinged = store.ping().await;
+            let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+            let mut report = json!({ "url": store.describe(), "ms": ms });
+            match pinged {
+                Ok(()) => report["status"] = json!("ok"),
+                Err(e) => {
+                    report["status"] = json!("unreachable");
+                    report["error"] = json!(e.cause);
+                }
+            }
+            reply.1["store"] = report;
+        }
+        json_reply(reply.0, &reply.1)
+    }
+
+    async fn servers_readiness(&self) -> (StatusCode, Value) {
         let Some(ready) = &self.ready else {
-            return json_reply(StatusCode::OK, &json!({ "status": "ready", "servers": {} }));
+            return (StatusCode::OK, json!({ "status": "ready", "servers": {} }));
         };
         match ready().await {
             Some(answer) => {
@@ -137,11 +159,11 @@ impl Gate {
                 } else {
                     (StatusCode::SERVICE_UNAVAILABLE, "not ready")
                 };
-                json_reply(status, &json!({ "status": word, "servers": servers }))
+                (status, json!({ "status": word, "servers": servers }))
             }
-            None => json_reply(
+            None => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                &json!({ "status": "not ready", "servers": {} }),
+                json!({ "status": "not ready", "servers": {} }),
             ),
         }
     }
@@ -178,6 +200,20 @@ pub(crate) fn not_found() -> Response<Body> {
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     reply
+}
+
+/// A request that needed the shared state store, which failed: 503 with a JSON-RPC error in
+/// words (`what` could not be done, and why), to be retried once the store answers.
+pub(crate) fn store_unavailable(what: &str, e: &crate::serve::store::StoreError) -> Response<Body> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32603,
+            "message": format!("{what}: the state store failed ({e}); retry in a moment"),
+        },
+    });
+    json_reply(StatusCode::SERVICE_UNAVAILABLE, &body)
 }
 
 /// A request over a rate or concurrency limit: 429 with `Retry-After`, and a JSON-RPC error

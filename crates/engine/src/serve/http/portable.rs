@@ -287,7 +287,7 @@ pub(crate) fn owner_of(extensions: &http::Extensions) -> Option<String> {
 }
 
 /// rmcp's own answer to a request naming an unknown session.
-fn session_not_found() -> Response<Body> {
+pub(crate) fn session_not_found() -> Response<Body> {
     let mut reply =
         Response::new(Full::new(Bytes::from_static(b"Not Found: Session not found")).boxed());
     *reply.status_mut() = StatusCode::NOT_FOUND;

@@ -212,7 +212,7 @@ impl ToolServer {
     /// A 2026-07-28 retry of a call of `kind` `name` made with `arguments`: the run parked
     /// under `state` (resumed with the client's answers), or, with a state key, the answers to
     /// run it again with when this replica has no such run.
-    pub(in crate::serve) fn retry(
+    pub(in crate::serve) async fn retry(
         &self,
         kind: SubjectKind,
         name: &str,
@@ -262,12 +262,33 @@ impl ToolServer {
         }
         // A state is retried once: a replay (its last retry sent again, say) would otherwise
         // run the call again from its answers, steps after its last question included.
-        if !self.shared.parking.spend(&sealed.handle, sealed.expires) {
-            return refused(
+        let replayed = || {
+            refused(
                 "requestState was already retried: its call went on from there (each state is \
                  answered once); make the call again"
                     .into(),
-            );
+            )
+        };
+        if !self.shared.parking.spend(&sealed.handle, sealed.expires) {
+            return replayed();
+        }
+        // With a shared store, once per fleet: another replica may have had its retry.
+        if let Some(store) = crate::serve::store::of(request) {
+            match store.mark_spent(&sealed.handle, sealed.expires).await {
+                Ok(true) => {}
+                Ok(false) => return replayed(),
+                Err(e) => {
+                    // Not gone on: the same state may be retried once the store answers.
+                    self.shared.parking.unspend(&sealed.handle);
+                    return Err(ErrorData::internal_error(
+                        format!(
+                            "requestState could not be checked against the state store ({e}); \
+                             retry with the same requestState"
+                        ),
+                        None,
+                    ));
+                }
+            }
         }
         let owner = crate::serve::caller::owner_of(request);
         match self
@@ -301,7 +322,7 @@ impl ToolServer {
     /// What a call that may be a retry (`state`) continues: the run parked here (resumed), or
     /// nothing (a first call, or a retry to run again: then `responses` becomes every answer
     /// given so far, and the [`Resume`] is applied to the new run).
-    pub(in crate::serve) fn reopen(
+    pub(in crate::serve) async fn reopen(
         &self,
         kind: SubjectKind,
         name: &str,
@@ -313,7 +334,10 @@ impl ToolServer {
         let Some(state) = state else {
             return Ok((None, None));
         };
-        match self.retry(kind, name, state, arguments, responses, request)? {
+        match self
+            .retry(kind, name, state, arguments, responses, request)
+            .await?
+        {
             Retry::Parked(run) => Ok((Some(*run), None)),
             Retry::Again(resume) => {
                 *responses = resume.answers.clone();

@@ -68,7 +68,8 @@ impl Parking {
 
     /// Marks the sealed state of `handle` (good until `expires`, ms since the epoch) retried
     /// here: false when it was already, so a replayed retry is refused instead of running the
-    /// call again. Once per replica: another replica sharing the key has its own record.
+    /// call again. Once per replica: another replica sharing the key has its own record, unless
+    /// they share a state store too (see `drive::retry`, which asks it after this).
     pub(crate) fn spend(&self, handle: &str, expires: u64) -> bool {
         let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
         let now = seal::now_millis();
@@ -87,6 +88,14 @@ impl Parking {
         spent.until.insert(handle.to_string(), expires);
         spent.order.push_back((handle.to_string(), expires));
         true
+    }
+
+    /// Forgets that `handle` was retried here: its retry could not be checked against the shared
+    /// store, so it did not go on, and the same state may be retried again.
+    pub(crate) fn unspend(&self, handle: &str) {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        spent.until.remove(handle);
+        // Its place in `order` goes when it would have expired (a later spend re-adds it).
     }
 
     /// Parks `run` until its retry and answers the call with what it waits on.

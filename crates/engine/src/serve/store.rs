@@ -1,0 +1,296 @@
+//! A state store replicas share (`stateStore`, beside `stateKey`): what must hold once per
+//! fleet rather than once per replica. So far, the sealed `requestState` handles already retried
+//! (a replayed last retry runs its call at most once across the fleet) and the portable
+//! sessions ended by DELETE (refused on every replica). Tasks and rate limits are next.
+//!
+//! Without a store nothing changes: each replica keeps its own record, as before. With one, the
+//! replica still keeps its own record and asks the store too. The store learns nothing and can
+//! forge nothing: its key names are keyed digests made with the state key
+//! ([`StateKey::name`]), and what it holds is sealed with the state key for the key name it is
+//! kept under. Every key expires with what it holds.
+//!
+//! Every operation is bounded by [`TIMEOUT`]; a store that does not answer in time is an error
+//! naming it (its URL without credentials) and the cause in words, and the request that needed
+//! it fails with those words while everything else keeps working.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::seal::{self, StateKey};
+pub(crate) use crate::bounds::SERVE_STORE_TIMEOUT as TIMEOUT;
+
+// The Redis store is `super::store_redis` (it builds on this module).
+
+/// Why a store operation failed: the store (its URL without credentials) and the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    pub store: String,
+    pub cause: String,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.store, self.cause)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// What replicas share. Each operation is bounded (the caller need not add a timeout).
+#[async_trait]
+pub trait StateStore: Send + Sync {
+    /// What to call it in messages and `/readyz`: its URL without credentials.
+    fn describe(&self) -> String;
+    /// Whether it answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+    /// Records the sealed state `handle` retried, until `until_ms` (ms since the epoch): false
+    /// when some replica already had (the retry is then a replay).
+    async fn mark_spent(&self, handle: &str, until_ms: u64) -> Result<bool, StoreError>;
+    /// Records the portable session `session` (its local id) ended, for `ttl`.
+    async fn revoke(&self, session: &str, ttl: Duration) -> Result<(), StoreError>;
+    /// Whether some replica ended the session `session`.
+    async fn is_revoked(&self, session: &str) -> Result<bool, StoreError>;
+}
+
+/// How a store reaches the handlers: in the request's extensions, beside the state key.
+#[derive(Clone)]
+pub struct SharedStore(pub Arc<dyn StateStore>);
+
+/// The store of the endpoint the request `context` answers came through, if it has one.
+pub(crate) fn of(
+    context: &rmcp::service::RequestContext<rmcp::service::RoleServer>,
+) -> Option<Arc<dyn StateStore>> {
+    super::caller::from_front::<SharedStore>(context).map(|s| s.0)
+}
+
+/// The name a spent handle is kept under.
+pub(crate) fn spent_name(key: &StateKey, handle: &str) -> String {
+    format!("toolnexus:spent:{}", key.name(&format!("spent\0{handle}")))
+}
+
+/// The name an ended session is kept under.
+pub(crate) fn revoked_name(key: &StateKey, session: &str) -> String {
+    format!(
+        "toolnexus:revoked:{}",
+        key.name(&format!("revoked\0{session}"))
+    )
+}
+
+/// A store in this process: what each replica does without a shared one, behind the same
+/// trait (for embedding and tests). Bounded as the per-replica records are.
+pub struct MemoryStore {
+    entries: Mutex<Entries>,
+    max: usize,
+}
+
+#[derive(Default)]
+struct Entries {
+    until: HashMap<String, u64>,
+    order: VecDeque<(String, u64)>,
+}
+
+impl Entries {
+    /// Forgets what expired, and the oldest beyond `max`.
+    fn trim(&mut self, now: u64, max: usize) {
+        while let Some((old, until)) = self.order.front().cloned() {
+            if until > now && self.until.len() < max {
+                break;
+            }
+            self.order.pop_front();
+            if self.until.get(&old) == Some(&until) {
+                self.until.remove(&old);
+            }
+        }
+    }
+
+    fn live(&mut self, name: &str, now: u64, max: usize) -> bool {
+        self.trim(now, max.saturating_add(1));
+        self.until.get(name).is_some_and(|&until| until > now)
+    }
+
+    fn insert(&mut self, name: String, until: u64, max: usize) {
+        self.until.insert(name.clone(), until);
+        self.order.push_back((name, until));
+        self.trim(seal::now_millis(), max.saturating_add(1));
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new(crate::bounds::SERVE_MAX_SPENT_STATES)
+    }
+}
+
+impl MemoryStore {
+    /// A store keeping at most `max` entries (the oldest forgotten first).
+    pub fn new(max: usize) -> Self {
+        Self {
+            entries: Mutex::default(),
+            max: max.max(1),
+        }
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl StateStore for MemoryStore {
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn mark_spent(&self, handle: &str, until_ms: u64) -> Result<bool, StoreError> {
+        let name = format!("spent\0{handle}");
+        let now = seal::now_millis();
+        let mut entries = self.entries();
+        if entries.live(&name, now, self.max) {
+            return Ok(false);
+        }
+        entries.insert(name, until_ms.max(now + 1), self.max);
+        Ok(true)
+    }
+
+    async fn revoke(&self, session: &str, ttl: Duration) -> Result<(), StoreError> {
+        let until = seal::now_millis() + (ttl.as_millis() as u64).max(1);
+        self.entries()
+            .insert(format!("revoked\0{session}"), until, self.max);
+        Ok(())
+    }
+
+    async fn is_revoked(&self, session: &str) -> Result<bool, StoreError> {
+        let now = seal::now_millis();
+        Ok(self
+            .entries()
+            .live(&format!("revoked\0{session}"), now, self.max))
+    }
+}
+
+/// How many ms from now until `until_ms` (at least 1: a key that expires at once).
+pub(crate) fn ms_until(until_ms: u64) -> u64 {
+    until_ms.saturating_sub(seal::now_millis()).max(1)
+}
+
+/// `op`, bounded by [`TIMEOUT`]: its error, or "no answer within 2 s", naming `store`.
+pub(crate) async fn bounded<T>(
+    store: &str,
+    op: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, StoreError> {
+    match tokio::time::timeout(TIMEOUT, op).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(cause)) => Err(StoreError {
+            store: store.to_string(),
+            cause,
+        }),
+        Err(_) => Err(StoreError {
+            store: store.to_string(),
+            cause: format!("no answer within {}", seconds(TIMEOUT)),
+        }),
+    }
+}
+
+/// `d` in words: "2 s", "1.5 s".
+fn seconds(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} s", ms as f64 / 1000.0)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn key(secret: &str) -> StateKey {
+        StateKey::new(&[secret.as_bytes().to_vec()]).unwrap()
+    }
+
+    /// A name no earlier run of the contract used (a shared store outlives a test run).
+    fn unique() -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        seal::digest(format!("{n} {:?}", std::time::SystemTime::now()).as_bytes())
+    }
+
+    /// What every store must do: the contract a shared one is held to.
+    pub(crate) async fn contract(store: &dyn StateStore) {
+        store.ping().await.unwrap();
+        let until = seal::now_millis() + 60_000;
+        let handle = unique();
+        assert!(store.mark_spent(&handle, until).await.unwrap());
+        assert!(!store.mark_spent(&handle, until).await.unwrap(), "once");
+        let other = unique();
+        assert!(store.mark_spent(&other, until).await.unwrap());
+        // An entry expires with what it holds.
+        let brief = unique();
+        assert!(
+            store
+                .mark_spent(&brief, seal::now_millis() + 50)
+                .await
+                .unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert!(store.mark_spent(&brief, until).await.unwrap(), "expired");
+
+        let session = unique();
+        assert!(!store.is_revoked(&session).await.unwrap());
+        store
+            .revoke(&session, Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(store.is_revoked(&session).await.unwrap());
+        assert!(!store.is_revoked(&other).await.unwrap());
+        let brief = unique();
+        store
+            .revoke(&brief, Duration::from_millis(50))
+            .await
+            .unwrap();
+        assert!(store.is_revoked(&brief).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert!(!store.is_revoked(&brief).await.unwrap(), "expired");
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_keeps_the_contract() {
+        contract(&MemoryStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn the_memory_store_is_bounded() {
+        let store = MemoryStore::new(2);
+        let until = seal::now_millis() + 60_000;
+        for h in ["a", "b", "c"] {
+            assert!(store.mark_spent(h, until).await.unwrap());
+        }
+        // "a", the oldest, was forgotten to keep the bound.
+        assert!(store.mark_spent("a", until).await.unwrap());
+        assert!(!store.mark_spent("c", until).await.unwrap());
+    }
+
+    #[test]
+    fn names_are_keyed_and_namespaced() {
+        let k = key("0123456789abcdef0123456789abcdef");
+        let name = spent_name(&k, "h");
+        assert!(name.starts_with("toolnexus:spent:"));
+        assert_eq!(name.len(), "toolnexus:spent:".len() + 64);
+        let revoked = revoked_name(&k, "h");
+        assert!(revoked.starts_with("toolnexus:revoked:"));
+        // A handle and a session of the same text are kept apart.
+        assert_ne!(
+            name["toolnexus:spent:".len()..],
+            revoked["toolnexus:revoked:".len()..]
+        );
+        assert_eq!(seconds(Duration::from_secs(2)), "2 s");
+    }
+}

@@ -1,0 +1,246 @@
+//! The Redis state store: one `redis-rs` `ConnectionManager` (a multiplexed connection that
+//! reconnects by itself), made on first use, with connection and response timeouts, at most
+//! [`MAX_IN_FLIGHT`] operations at once, and every operation bounded by [`super::store::TIMEOUT`].
+//! `rediss://` is TLS through rustls (aws-lc-rs, as the rest of the tree).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::{OnceCell, Semaphore};
+
+use super::store::{StateStore, StoreError, bounded, ms_until, revoked_name, spent_name};
+use crate::serve::seal::StateKey;
+
+/// How many store operations one replica has in flight at once (the rest wait their turn,
+/// within the operation's bound).
+const MAX_IN_FLIGHT: usize = 64;
+/// How long a connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+/// The longest pause between reconnection attempts.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_millis(500);
+
+/// What the values say (sealed for their key names).
+const SPENT: &[u8] = b"spent";
+const REVOKED: &[u8] = b"revoked";
+
+/// The store of `url` (`redis://` or `rediss://`), its key names and values made with `key`.
+/// Refused in words for another scheme, a malformed URL, or one the client cannot use; the
+/// store is not reached yet (it connects on first use, and again whenever it has to).
+pub fn connect(url: &str, key: Arc<StateKey>) -> Result<Arc<dyn StateStore>, String> {
+    Ok(Arc::new(RedisStore::new(url, key)?))
+}
+
+/// A Redis (`redis://`, `rediss://`) as the store replicas share.
+pub struct RedisStore {
+    client: redis::Client,
+    /// Its URL without credentials.
+    url: String,
+    key: Arc<StateKey>,
+    manager: OnceCell<ConnectionManager>,
+    in_flight: Semaphore,
+}
+
+impl RedisStore {
+    /// The store at `url` (`redis://` or `rediss://`); not reached until first used.
+    pub fn new(url: &str, key: Arc<StateKey>) -> Result<Self, String> {
+        let described = describe(url)?;
+        if url.starts_with("rediss://") {
+            // redis-rs builds its rustls configuration with the process's default provider.
+            let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        }
+        let client = redis::Client::open(url)
+            .map_err(|e| format!("stateStore {described} cannot be used: {}", words(&e)))?;
+        Ok(Self {
+            client,
+            url: described,
+            key,
+            manager: OnceCell::new(),
+            in_flight: Semaphore::new(MAX_IN_FLIGHT),
+        })
+    }
+
+    /// The connection, made the first time (and again after a failed first attempt).
+    async fn manager(&self) -> Result<ConnectionManager, String> {
+        let manager = self
+            .manager
+            .get_or_try_init(|| async {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(super::store::TIMEOUT))
+                    .set_number_of_retries(2)
+                    .set_max_delay(MAX_RECONNECT_DELAY);
+                ConnectionManager::new_with_config(self.client.clone(), config)
+                    .await
+                    .map_err(|e| words(&e))
+            })
+            .await?;
+        Ok(manager.clone())
+    }
+
+    /// `cmd`'s answer, bounded, at most [`MAX_IN_FLIGHT`] at once.
+    async fn query<T: redis::FromRedisValue + Send>(
+        &self,
+        cmd: redis::Cmd,
+    ) -> Result<T, StoreError> {
+        bounded(&self.url, async {
+            let _permit = self
+                .in_flight
+                .acquire()
+                .await
+                .map_err(|_| "the store is closed".to_string())?;
+            let mut manager = self.manager().await?;
+            cmd.query_async::<T>(&mut manager)
+                .await
+                .map_err(|e| words(&e))
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl StateStore for RedisStore {
+    fn describe(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let answer: String = self.query(redis::cmd("PING")).await?;
+        if answer == "PONG" {
+            Ok(())
+        } else {
+            Err(StoreError {
+                store: self.url.clone(),
+                cause: "answered PING with something other than PONG".into(),
+            })
+        }
+    }
+
+    async fn mark_spent(&self, handle: &str, until_ms: u64) -> Result<bool, StoreError> {
+        let name = spent_name(&self.key, handle);
+        let value = self.key.seal_stored(&name, SPENT);
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&name)
+            .arg(value)
+            .arg("NX")
+            .arg("PX")
+            .arg(ms_until(until_ms));
+        // OK when it was set, nil when the key was there already.
+        let set: Option<String> = self.query(cmd).await?;
+        Ok(set.is_some())
+    }
+
+    async fn revoke(&self, session: &str, ttl: Duration) -> Result<(), StoreError> {
+        let name = revoked_name(&self.key, session);
+        let value = self.key.seal_stored(&name, REVOKED);
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&name)
+            .arg(value)
+            .arg("PX")
+            .arg((ttl.as_millis() as u64).max(1));
+        let _: Option<String> = self.query(cmd).await?;
+        Ok(())
+    }
+
+    async fn is_revoked(&self, session: &str) -> Result<bool, StoreError> {
+        let name = revoked_name(&self.key, session);
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&name);
+        let value: Option<String> = self.query(cmd).await?;
+        // Only a value sealed for this name says so: the store cannot forge a revocation.
+        Ok(value
+            .and_then(|v| self.key.open_stored(&name, &v))
+            .is_some_and(|plain| plain == REVOKED))
+    }
+}
+
+/// `url` without credentials (`scheme://host:port[/db]`), or why it is not a store URL.
+fn describe(url: &str) -> Result<String, String> {
+    let refused = "stateStore must be a redis:// or rediss:// URL (e.g. redis://10.0.0.7:6379)";
+    let parsed = reqwest::Url::parse(url).map_err(|_| refused.to_string())?;
+    if parsed.scheme() != "redis" && parsed.scheme() != "rediss" {
+        return Err(format!("{refused}, got {}://", parsed.scheme()));
+    }
+    let host = parsed
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("{refused}: it names no host"))?;
+    let port = parsed.port().unwrap_or(6379);
+    let path = parsed.path().trim_end_matches('/');
+    Ok(format!("{}://{host}:{port}{path}", parsed.scheme()))
+}
+
+/// A client error in words, never with the URL (whose credentials it could quote).
+fn words(e: &redis::RedisError) -> String {
+    if e.is_timeout() {
+        return "no answer in time".into();
+    }
+    if e.is_connection_refusal() {
+        return "connection refused".into();
+    }
+    if e.is_io_error() || e.is_connection_dropped() {
+        return format!("connection lost ({e})");
+    }
+    match (e.kind(), e.code()) {
+        (redis::ErrorKind::AuthenticationFailed, _) | (_, Some("WRONGPASS")) => {
+            "authentication failed (check the user name and password)".into()
+        }
+        (_, Some("NOAUTH")) => {
+            "it needs a password, and the URL gives none (redis://:PASSWORD@host; \
+                                from the environment with --state-store-env)"
+                .into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::store::TIMEOUT;
+    use crate::serve::store::tests::{contract, key};
+
+    /// Against a real Redis when `TOOLNEXUS_TEST_REDIS_URL` names one (skipped otherwise).
+    #[tokio::test]
+    async fn the_redis_store_keeps_the_contract() {
+        let Ok(url) = std::env::var("TOOLNEXUS_TEST_REDIS_URL") else {
+            return;
+        };
+        let store =
+            RedisStore::new(&url, Arc::new(key("0123456789abcdef0123456789abcdef"))).unwrap();
+        contract(&store).await;
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_fails_in_words_within_the_bound() {
+        // A port nothing listens on (bound, then released).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("redis://user:secret@127.0.0.1:{port}/0");
+        let store =
+            RedisStore::new(&url, Arc::new(key("0123456789abcdef0123456789abcdef"))).unwrap();
+        assert_eq!(store.describe(), format!("redis://127.0.0.1:{port}/0"));
+        let started = std::time::Instant::now();
+        let e = store.is_revoked("s").await.unwrap_err();
+        assert!(started.elapsed() < TIMEOUT + Duration::from_millis(500));
+        let words = e.to_string();
+        assert!(
+            words.starts_with(&format!("redis://127.0.0.1:{port}/0: ")),
+            "{words}"
+        );
+        assert!(!words.contains("secret"), "{words}");
+    }
+
+    #[test]
+    fn urls_are_checked_in_words() {
+        let k = Arc::new(key("0123456789abcdef0123456789abcdef"));
+        let e = connect("http://127.0.0.1:6379", k.clone()).err().unwrap();
+        assert!(e.contains("redis://"), "{e}");
+        assert!(connect("redis://127.0.0.1:6379", k.clone()).is_ok());
+        assert!(connect("rediss://cache.example.com:6380/2", k).is_ok());
+    }
+}
