@@ -4,6 +4,9 @@
 //
 //   node bench/serve-target.mjs toolnexus [checkoutDir]   # createToolkit(...).serve
 //   node bench/serve-target.mjs sdk                       # the SDK's McpServer, one per session
+//
+// toolnexus only: BENCH_HOOKS=before, BENCH_SERVE_METRICS=1, and BENCH_STATE=key (a stateKey) or
+// BENCH_STATE=store (the same key and stateStore: BENCH_REDIS_URL), see the comments below.
 import http from "node:http"
 import path from "node:path"
 import { randomUUID } from "node:crypto"
@@ -13,6 +16,8 @@ import { root, serverCommand } from "./lib.mjs"
 const [kind, dir = root] = process.argv.slice(2)
 const upstream = serverCommand()
 const echo = ({ message }) => String(message)
+/** BENCH_STATE's stateKey: a fixed 32-byte test key (the same on both sides of a comparison). */
+const STATE_KEY = Buffer.from("toolnexus-bench-state-key-32-byt", "utf8")
 
 async function toolnexus() {
   const tn = await import(pathToFileURL(path.join(path.resolve(dir), "index.js")).href)
@@ -26,7 +31,17 @@ async function toolnexus() {
   const toolkit = await tn.createToolkit({ mcpConfig: { up: { command: upstream } }, extraTools: [tool], ...(hooks ? { hooks } : {}) })
   if (!toolkit.get("up_echo")) throw new Error(JSON.stringify(toolkit.mcpErrors()))
   // BENCH_SERVE_METRICS=1: /metrics served (durations kept for it), for telemetry's cost.
-  const handle = await toolkit.serve("127.0.0.1:0", process.env.BENCH_SERVE_METRICS === "1" ? { metrics: true } : {})
+  const options = process.env.BENCH_SERVE_METRICS === "1" ? { metrics: true } : {}
+  // BENCH_STATE=key: a stateKey (portable sessions, sealed state); BENCH_STATE=store: the same key
+  // and stateStore: BENCH_REDIS_URL (a shared store, one Redis round trip per session request).
+  const state = process.env.BENCH_STATE
+  if (state !== undefined && state !== "" && state !== "key" && state !== "store") throw new Error(`BENCH_STATE=${state}: expected key or store`)
+  if (state === "key" || state === "store") options.stateKey = STATE_KEY
+  if (state === "store") {
+    if (!process.env.BENCH_REDIS_URL) throw new Error("BENCH_STATE=store needs BENCH_REDIS_URL (redis://127.0.0.1:<port>)")
+    options.stateStore = process.env.BENCH_REDIS_URL
+  }
+  const handle = await toolkit.serve("127.0.0.1:0", options)
   return { url: `${handle.url}/mcp`, close: () => toolkit.close() }
 }
 
