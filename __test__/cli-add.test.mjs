@@ -879,6 +879,22 @@ test("--secret-values at a terminal: the secret is asked hidden (naming the dial
   )
 })
 
+test("Ctrl-C at a question stops add: exit 130, said in words, the config untouched", { timeout: 60000 }, async () => {
+  const dir = folder()
+  const file = path.join(dir, ".mcp.json")
+  const before = '{\n  // mine\n  "mcpServers": {}\n}\n'
+  fs.writeFileSync(file, before)
+  const pty = inPty(["add", fixture("brave"), "--config", file, "--secret-values"], { cwd: dir })
+  await pty.expect("BRAVE_API_KEY (Your API key for the service), hidden; empty for a ${BRAVE_API_KEY} reference: ")
+  pty.type("half-typ\x03")
+  const { code, stdout, screen } = await pty.exited
+  assert.equal(code, 130, screen)
+  assert.match(screen, /\ntoolnexus add: cancelled at a question; nothing was written\n$/)
+  assert.equal(screen.includes("half-typ"), false)
+  assert.equal(stdout, "")
+  assert.equal(fs.readFileSync(file, "utf8"), before)
+})
+
 /**
  * Synthetic (written for these tests, not a published document): an npm package with a secret
  * environment variable and a required named argument that has no default.

@@ -309,6 +309,11 @@ async function main(argv) {
       process.stderr.write(`${err.message}\n`)
       return 2
     }
+    // A command that stopped on the user's word (Ctrl-C at a question) says so and has its status.
+    if (Number.isInteger(err?.exitCode)) {
+      process.stderr.write(`${err.message}\n`)
+      return err.exitCode
+    }
     if (signal?.aborted) {
       process.stderr.write(`toolnexus: ${messageOf(signal.reason)}\n`)
       return signal.reason?.signalName === "SIGTERM" ? 143 : 130

@@ -167,7 +167,12 @@ async function ask(question, hidden) {
   try {
     const answer = rl.question(question)
     muted = hidden
-    const value = await answer
+    const value = await answer.catch((err) => {
+      // Ctrl-C or Ctrl-D at a question: the whole command stops, as an interrupt would.
+      if (err?.code !== "ABORT_ERR") throw err
+      process.stderr.write("\n")
+      throw Object.assign(new Error("toolnexus add: cancelled at a question; nothing was written"), { exitCode: 130 })
+    })
     if (hidden) process.stderr.write("\n")
     return value
   } finally {
