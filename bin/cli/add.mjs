@@ -62,7 +62,8 @@ Options:
   -h, --help        show this help
 
 Exit status: 0 written, 1 the registry could not be reached, 2 usage error (an invalid
-server.json, a name already taken, an ambiguous config or registry name).
+server.json, a name already taken, an ambiguous config or registry name), 130 stopped
+by Ctrl-C or Ctrl-D at a question (nothing written).
 `
 
 export const REMOVE_HELP = `Usage: toolnexus remove <name> [--config file] [--dry-run]
