@@ -67,7 +67,8 @@ if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    # With its recommended packages (fonts among them), as the tests were written against.
+    apt-get install -y -qq chromium >/dev/null
   else
     echo "setup-test-deps: chromium is missing and this is not root; install it (apt-get install chromium)" >&2
     exit 1
