@@ -7,13 +7,13 @@
 // asked at a real pseudo-terminal.
 import { test, after, afterEach, before } from "node:test"
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import crypto from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
 import { createToolkit, defineTool } from "toolnexus"
 import toolnexus from "../index.js"
 import { BIN, envWith } from "./lib/cli.mjs"
+import { inPty as runInPty } from "./lib/pty.mjs"
 import { startRegistry } from "./lib/registry.mjs"
 import { deferredCleanup, repoRoot, runNode, tmpDir } from "./helpers.mjs"
 
@@ -772,73 +772,9 @@ test("a remote entry with a secret Authorization header connects to a served too
 // stderr on the terminal, stdout into a file), as in cli-elicit-pty.test.mjs. Each step waits for
 // the prompt's text on the terminal before typing.
 
-const PTY = path.join(repoRoot, "__test__", "fixtures", "pty-run.py")
-/** How long one prompt may take to appear: a bound on a hang, not a stand-in for a sync. */
-const HANG = 20000
-
-/** What the terminal shows, without cursor movements and colours, lines ending in \n. */
-const screenText = (raw) => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r+\n/g, "\n").replace(/\r/g, "")
-
-/**
- * Runs `toolnexus ...args` in a pseudo-terminal in `cwd` (HOME there too). `expect(text)`
- * resolves once `text` appears on the terminal after what the previous expect matched;
- * `type(keys)` types; `exited` resolves { code, stdout (the file), screen, raw }.
- */
-function inPty(args, { cwd }) {
-  const stdoutFile = path.join(tmpDir(), "pty-stdout")
-  const env = envWith({ HOME: cwd, XDG_CONFIG_HOME: path.join(cwd, ".config"), APPDATA: path.join(cwd, "AppData"), NO_COLOR: "1" })
-  const child = spawn("python3", [PTY, stdoutFile, process.execPath, BIN, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
-  let raw = ""
-  let errors = ""
-  let cursor = 0
-  let waiter = null
-  const check = () => {
-    if (!waiter) return
-    const at = screenText(raw).indexOf(waiter.text, cursor)
-    if (at < 0) return
-    cursor = at + waiter.text.length
-    clearTimeout(waiter.timer)
-    const { resolve } = waiter
-    waiter = null
-    resolve()
-  }
-  child.stdout.setEncoding("utf8").on("data", (d) => {
-    raw += d
-    check()
-  })
-  child.stderr.setEncoding("utf8").on("data", (d) => (errors += d))
-  const exited = new Promise((resolve) =>
-    child.on("close", (code) => {
-      if (waiter) {
-        clearTimeout(waiter.timer)
-        waiter.reject(new Error(`exited (${code}) while waiting for ${JSON.stringify(waiter.text)}; the terminal showed:\n${screenText(raw)}${errors}`))
-      }
-      let stdout = null
-      try {
-        stdout = fs.readFileSync(stdoutFile, "utf8")
-      } catch {} // the command never started: `errors` says why
-      resolve({ code, stdout, screen: screenText(raw) + errors, raw })
-    }),
-  )
-  defer(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    await exited
-  })
-  return {
-    expect(text) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = null
-          reject(new Error(`${JSON.stringify(text)} did not appear within ${HANG} ms; the terminal showed:\n${screenText(raw).slice(cursor)}`))
-        }, HANG)
-        waiter = { text, resolve, reject, timer }
-        check()
-      })
-    },
-    type: (keys) => child.stdin.write(keys),
-    exited,
-  }
-}
+/** `toolnexus ...args` in a pseudo-terminal (lib/pty.mjs) in `cwd`, which is HOME too. */
+const inPty = (args, { cwd }) =>
+  runInPty(args, { defer, cwd, env: { HOME: cwd, XDG_CONFIG_HOME: path.join(cwd, ".config"), APPDATA: path.join(cwd, "AppData") } })
 
 test("--secret-values at a terminal: the secret is asked hidden (naming the dialect's reference), not echoed, written in clear into a new 0600 file, masked when printed", { timeout: 60000 }, async () => {
   const dir = folder()

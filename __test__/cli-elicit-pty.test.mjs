@@ -7,89 +7,22 @@
 // (c, Ctrl-C, Ctrl-D) and URL mode; off a terminal the question is declined, as before.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
-import fs from "node:fs"
 import path from "node:path"
 import { deferredCleanup, fixture, isAlive, readPid, repoRoot, serverEverything, tmpFile } from "./helpers.mjs"
-import { BIN, cli, envWith } from "./lib/cli.mjs"
+import { cli } from "./lib/cli.mjs"
+import { inPty as runInPty } from "./lib/pty.mjs"
 import { PassThrough } from "node:stream"
 import { clean, fieldOf, terminalElicitation } from "../bin/cli/elicit.mjs"
 import { browserCommand } from "../bin/cli/auth.mjs"
 
 const T = { timeout: 90000 }
 const defer = deferredCleanup(afterEach)
-const PTY = path.join(repoRoot, "__test__", "fixtures", "pty-run.py")
 const ASK = `node ${path.relative(repoRoot, fixture("ask-server"))}`
 const EVERYTHING = `node ${path.relative(repoRoot, serverEverything)} stdio`
-/** How long one prompt may take to appear: a bound on a hang, not a stand-in for a sync. */
-const HANG = 20000
 
-/** What the terminal shows, without cursor movements and colours, lines ending in \n. */
-const screenText = (raw) => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r+\n/g, "\n").replace(/\r/g, "")
 
-/**
- * Runs `toolnexus ...args` in a pseudo-terminal. `expect(text)` resolves once `text` appears on
- * the terminal after what the previous expect matched (so repeated prompts are matched in order);
- * `type(keys)` types; `exited` resolves { code, stdout (the file), screen }.
- */
-function inPty(args, { env = {} } = {}) {
-  const stdoutFile = tmpFile("pty-stdout")
-  const child = spawn("python3", [PTY, stdoutFile, process.execPath, BIN, ...args], {
-    cwd: repoRoot,
-    env: envWith({ NO_COLOR: "1", ...env }),
-    stdio: ["pipe", "pipe", "pipe"],
-  })
-  let raw = ""
-  let errors = ""
-  let cursor = 0
-  let waiter = null
-  const check = () => {
-    if (!waiter) return
-    const at = screenText(raw).indexOf(waiter.text, cursor)
-    if (at < 0) return
-    cursor = at + waiter.text.length
-    clearTimeout(waiter.timer)
-    const { resolve } = waiter
-    waiter = null
-    resolve()
-  }
-  child.stdout.setEncoding("utf8").on("data", (d) => {
-    raw += d
-    check()
-  })
-  child.stderr.setEncoding("utf8").on("data", (d) => (errors += d))
-  const exited = new Promise((resolve) =>
-    child.on("close", (code) => {
-      if (waiter) clearTimeout(waiter.timer)
-      if (waiter) waiter.reject(new Error(`exited (${code}) while waiting for ${JSON.stringify(waiter.text)}; the terminal showed:\n${screenText(raw)}${errors}`))
-      let stdout = null
-      try {
-        stdout = fs.readFileSync(stdoutFile, "utf8")
-      } catch {} // the command never started: `errors` says why
-      resolve({ code, stdout, screen: screenText(raw) + errors, raw })
-    }),
-  )
-  defer(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    await exited
-  })
-  return {
-    expect(text) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiter = null
-          reject(new Error(`${JSON.stringify(text)} did not appear within ${HANG} ms; the terminal showed:\n${screenText(raw).slice(cursor)}`))
-        }, HANG)
-        waiter = { text, resolve, reject, timer }
-        check()
-      })
-    },
-    type(keys) {
-      child.stdin.write(keys)
-    },
-    exited,
-  }
-}
+/** `toolnexus ...args` in a pseudo-terminal (lib/pty.mjs), in the repo, killed after each test if still running. */
+const inPty = (args, { env } = {}) => runInPty(args, { defer, env })
 
 const ANSWER = "  Answer? [Y]es, [n]o (decline), [c]ancel > "
 
