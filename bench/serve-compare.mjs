@@ -30,11 +30,11 @@
 //        node bench/serve-compare.mjs old new
 //        BENCH_SESSION=1 node bench/serve-compare.mjs old new
 import { execFile, spawn } from "node:child_process"
-import fs from "node:fs"
 import net from "node:net"
 import path from "node:path"
 import { promisify } from "node:util"
 import { median, root } from "./lib.mjs"
+import { startRedis as startTestRedis } from "../__test__/lib/redis.mjs"
 
 const run = promisify(execFile)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -61,61 +61,18 @@ function sideEnv(name, otlp, redis) {
 /** Whether a side's environment names BENCH_STATE=store. */
 const wantsStore = () => ["A", "B"].some((name) => JSON.parse(process.env[`BENCH_ENV_${name}`] ?? "{}").BENCH_STATE === "store")
 
-/** A port free right now on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer()
-    s.on("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address()
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-/** Whether 127.0.0.1:`port` answers a PING with +PONG. */
-function pongs(port) {
-  return new Promise((resolve) => {
-    let answer = ""
-    const s = net.connect(port, "127.0.0.1", () => s.write("PING\r\n"))
-    s.setEncoding("utf8")
-    s.on("data", (d) => {
-      answer += d
-      if (answer.includes("\r\n")) {
-        s.destroy()
-        resolve(answer.startsWith("+PONG"))
-      }
-    })
-    s.on("error", () => resolve(false))
-  })
-}
-
 /**
- * One redis-server on 127.0.0.1 (a free port, nothing kept on disk), as __test__/lib/redis.mjs
- * starts it, when a side's environment names BENCH_STATE=store; resolves { url, stop() }.
+ * One redis-server on 127.0.0.1 (a free port, nothing kept on disk: __test__/lib/redis.mjs's),
+ * when a side's environment names BENCH_STATE=store; resolves { url, stop(), commands() }.
  */
 async function startRedis() {
   if (!wantsStore()) return null
-  const binary = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((p) => fs.existsSync(p)) ?? "redis-server"
-  const port = await freePort()
-  const argv = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]
-  const child = spawn(binary, argv, { stdio: ["ignore", "ignore", "pipe"] })
-  let err = ""
-  child.stderr.setEncoding("utf8").on("data", (d) => (err += d))
-  const exited = new Promise((resolve) => child.on("close", resolve))
-  child.on("error", (e) => (err += String(e)))
-  const deadline = Date.now() + 20000
-  while (!(await pongs(port))) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      child.kill("SIGKILL")
-      throw new Error(`redis-server did not start on ${port}: ${err}`)
-    }
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-    await exited
-  }
+  // The lib kills a server that never answered through its cleanup: run it if the start fails.
+  const cleanups = []
+  const { url, port, stop } = await startTestRedis((cleanup) => cleanups.push(cleanup)).catch(async (e) => {
+    for (const cleanup of cleanups) await cleanup()
+    throw e
+  })
   /** Its command counts (INFO commandstats: "get=123 set=4"), to show the store was asked. */
   const commands = () =>
     new Promise((resolve) => {
@@ -132,7 +89,7 @@ async function startRedis() {
       })
       s.on("error", (e) => resolve(`unknown (${e.message})`))
     })
-  return { url: `redis://127.0.0.1:${port}`, stop, commands }
+  return { url, stop, commands }
 }
 
 /** A receiver that takes every OTLP export, when a side's environment names one. */
