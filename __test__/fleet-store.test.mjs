@@ -8,11 +8,12 @@
 // keeps working, and once Redis is back the same retry and session go on.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
+import { startServing } from "./lib/serving.mjs"
 import { mcpPost } from "./lib/gateway.mjs"
 import { PYTHON, deferredCleanup, fixture } from "./helpers.mjs"
 import { createToolkit } from "toolnexus"
@@ -31,27 +32,9 @@ const defer = deferredCleanup(afterEach)
 
 /** A replica of __test__/fixtures/replica.mjs named `name`, sharing KEY and the store `store`. */
 function startReplica(name, store) {
-  const env = { ...process.env, REPLICA_NAME: name, REPLICA_STATE_KEY: KEY, REPLICA_STATE_STORE: store, REPLICA_LOG_STARTS: "1" }
-  const child = spawn(process.execPath, [fixture("replica.mjs")], { env, stdio: ["ignore", "pipe", "pipe"] })
-  let stderr = ""
-  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr })))
-  defer(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    await exited
-  })
-  const url = new Promise((resolve, reject) => {
-    let out = ""
-    child.stdout.setEncoding("utf8").on("data", (d) => {
-      out += d
-      const m = /serving \d+ tools at (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(out)
-      if (m) resolve(m[1])
-    })
-    child.on("exit", (code) => reject(new Error(`replica ${name} exited (${code}) before serving:\n${stderr}`)))
-  })
+  const replica = startServing(defer, [fixture("replica.mjs")], { REPLICA_NAME: name, REPLICA_STATE_KEY: KEY, REPLICA_STATE_STORE: store, REPLICA_LOG_STARTS: "1" })
   /** How often `confirm`'s run started for `item` on this replica. */
-  const starts = (item) => stderr.split("\n").filter((l) => l === `started confirm ${item}`).length
-  return { child, url, exited, starts, stderr: () => stderr }
+  return { ...replica, starts: (item) => replica.count(`started confirm ${item}`) }
 }
 
 /** One Redis and three replicas sharing it and the key; resolves their URLs too. */

@@ -9,11 +9,12 @@
 // the key exists.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { startNginx as startNginxOn } from "./lib/nginx.mjs"
+import { startServing as serving } from "./lib/serving.mjs"
 import { PYTHON, deferredCleanup, descendants, describePids, fixture, isAlive, nodeFixture, repoRoot, tmpConfig, tmpFile } from "./helpers.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -30,30 +31,7 @@ const NOT_ISSUED = "requestState is not one this server issued, or its call wait
 
 const defer = deferredCleanup(afterEach)
 
-/**
- * Starts `argv` (a Node script and its arguments) and resolves its URL once it prints
- * "serving <N> tools at <url>/mcp"; killed by the test's cleanup.
- */
-function startServing(argv, env = {}) {
-  const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-  let stderr = ""
-  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr })))
-  defer(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    await exited
-  })
-  const url = new Promise((resolve, reject) => {
-    let out = ""
-    child.stdout.setEncoding("utf8").on("data", (d) => {
-      out += d
-      const m = /serving \d+ tools at (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(out)
-      if (m) resolve(m[1])
-    })
-    child.on("exit", (code) => reject(new Error(`${path.basename(argv[0])} exited (${code}) before serving:\n${stderr}`)))
-  })
-  return { child, url, exited }
-}
+const startServing = (argv, env) => serving(defer, argv, env)
 
 /** A replica of __test__/fixtures/replica.mjs named `name`, with `key` (none when undefined). */
 const startReplica = (name, key) => startServing([fixture("replica.mjs")], { REPLICA_NAME: name, REPLICA_STATE_KEY: key ?? "" })

@@ -31,7 +31,7 @@ const accepts = (port) =>
   })
 
 /**
- * nginx round-robin over `urls` (each `http://host:port`), killed by `defer`'s cleanup; resolves
+ * nginx round-robin over `urls` (each `http://host:port`), stopped by `defer`'s cleanup; resolves
  * { front, upstreams, log(from), stop() }: the URL clients use, the replicas' `host:port`s, the
  * access log's entries from line `from` on ({ addr, status, method }), and a stop that waits for
  * nginx's exit.
@@ -79,8 +79,15 @@ ${upstreams.map((u) => `    server ${u};`).join("\n")}
   let nginxErr = ""
   nginx.stderr.setEncoding("utf8").on("data", (d) => (nginxErr += d))
   const nginxExit = new Promise((resolve) => nginx.on("exit", (code, signal) => resolve({ code, signal })))
+  // SIGTERM (nginx's fast shutdown, which stops its worker too; a SIGKILLed master would leave
+  // the worker running), and SIGKILL only if it has not exited within 5 s.
   defer(async () => {
-    if (nginx.exitCode === null && nginx.signalCode === null) nginx.kill("SIGKILL")
+    if (nginx.exitCode === null && nginx.signalCode === null) {
+      nginx.kill("SIGTERM")
+      const late = setTimeout(() => nginx.kill("SIGKILL"), 5000)
+      await nginxExit
+      clearTimeout(late)
+    }
     await nginxExit
   })
   // Ready once it accepts connections on its port.

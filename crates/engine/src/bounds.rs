@@ -197,6 +197,22 @@ pub(crate) const SERVE_FORWARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one operation on a shared state store (`stateStore`) may take: past it the request
 /// that needed it fails in words.
 pub(crate) const SERVE_STORE_TIMEOUT: Duration = Duration::from_secs(2);
+/// A task in a shared state store is held by the replica running it for this long at a time
+/// (its lease): a task whose runner stops renewing it (it died, or lost the store) is ended
+/// `failed` by the next replica that reads it.
+pub(crate) const SERVE_TASK_LEASE: Duration = Duration::from_secs(6);
+/// How often the runner renews its lease...
+pub(crate) const SERVE_TASK_LEASE_RENEW: Duration = Duration::from_secs(2);
+/// ...and how often it asks the store whether its task was cancelled or answered elsewhere (a
+/// `tasks/result` on another replica asks as often whether the task ended).
+pub(crate) const SERVE_TASK_STORE_POLL: Duration = Duration::from_millis(250);
+/// The most bytes of one task's record (its result, failure or input requests) a shared store
+/// keeps: a larger result ends the task `failed`, in words.
+pub(crate) const SERVE_STORE_TASK_BYTES: usize = 4 * 1024 * 1024;
+/// How many of one client's tasks `tasks/list` reads from a shared store.
+pub(crate) const SERVE_STORE_TASK_LIST: usize = 1024;
+/// How many messages (a client's answers) wait for a task's runner at once in a shared store.
+pub(crate) const SERVE_STORE_TASK_INBOX: usize = 64;
 /// How long a served HTTP server's `close()` waits for its endpoint to stop.
 pub const SERVE_STOP_BOUND: Duration = Duration::from_secs(10);
 

@@ -352,7 +352,10 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         let (op, context) = Op::server("tasks/get", Named::Nothing, context);
-        observed(op, async move { self.task_get(&request.task_id, &context) }).await
+        observed(op, async move {
+            self.task_get(&request.task_id, &context).await
+        })
+        .await
     }
 
     async fn update_task(
@@ -363,6 +366,7 @@ impl ServerHandler for ToolServer {
         let (op, context) = Op::server("tasks/update", Named::Nothing, context);
         observed(op, async move {
             self.task_update(&request.task_id, request.input_responses, &context)
+                .await
         })
         .await
     }
@@ -373,10 +377,9 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let (op, context) = Op::server("tasks/cancel", Named::Nothing, context);
-        observed(
-            op,
-            async move { self.task_cancel(&request.task_id, &context) },
-        )
+        observed(op, async move {
+            self.task_cancel(&request.task_id, &context).await
+        })
         .await
     }
 }

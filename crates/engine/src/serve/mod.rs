@@ -29,6 +29,7 @@ mod skills;
 pub mod stdio;
 pub mod store;
 pub mod store_redis;
+pub(crate) mod store_tasks;
 pub(crate) mod subscriptions;
 pub mod surface;
 mod task_calls;

@@ -1,7 +1,8 @@
 //! A state store replicas share (`stateStore`, beside `stateKey`): what must hold once per
 //! fleet rather than once per replica. So far, the sealed `requestState` handles already retried
 //! (a replayed last retry runs its call at most once across the fleet) and the portable
-//! sessions ended by DELETE (refused on every replica). Tasks and rate limits are next.
+//! sessions ended by DELETE (refused on every replica), and tasks (any replica answers for a
+//! task another runs; see [`super::store_tasks`]). Rate limits are next.
 //!
 //! Without a store nothing changes: each replica keeps its own record, as before. With one, the
 //! replica still keeps its own record and asks the store too. The store learns nothing and can
@@ -21,6 +22,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::seal::{self, StateKey};
+use super::store_tasks::MemoryTasks;
 pub(crate) use crate::bounds::SERVE_STORE_TIMEOUT as TIMEOUT;
 
 // The Redis store is `super::store_redis` (it builds on this module).
@@ -54,6 +56,36 @@ pub trait StateStore: Send + Sync {
     async fn revoke(&self, session: &str, ttl: Duration) -> Result<(), StoreError>;
     /// Whether some replica ended the session `session`.
     async fn is_revoked(&self, session: &str) -> Result<bool, StoreError>;
+
+    // Tasks (see `super::store_tasks`): `id` is the task's id, `record` what `tasks/get`
+    // answers of it (opaque here), `scope` whose it is.
+
+    /// Records the new task `id` of `scope`, kept for `ttl`, its runner's lease for `lease`.
+    async fn task_create(
+        &self,
+        id: &str,
+        scope: &str,
+        record: &[u8],
+        ttl: Duration,
+        lease: Duration,
+    ) -> Result<(), StoreError>;
+    /// A running task's record replaced: false when it ended (or expired) meanwhile.
+    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError>;
+    /// Ends task `id` with `record`: false when it had ended (or expired) already.
+    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError>;
+    /// The runner's tick: its lease renewed (for `lease`, when given), and the messages sent
+    /// to the task since the last tick; None when the task ended or expired (the run stops).
+    async fn task_tick(
+        &self,
+        id: &str,
+        lease: Option<Duration>,
+    ) -> Result<Option<Vec<Vec<u8>>>, StoreError>;
+    /// Task `id`'s record, and whether its runner's lease holds.
+    async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError>;
+    /// The records of `scope`'s tasks, in no order.
+    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError>;
+    /// `message` for task `id`'s runner: false when the task ended or expired.
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError>;
 }
 
 /// How a store reaches the handlers: in the request's extensions, beside the state key.
@@ -84,6 +116,7 @@ pub(crate) fn revoked_name(key: &StateKey, session: &str) -> String {
 /// trait (for embedding and tests). Bounded as the per-replica records are.
 pub struct MemoryStore {
     entries: Mutex<Entries>,
+    tasks: Mutex<MemoryTasks>,
     max: usize,
 }
 
@@ -130,12 +163,17 @@ impl MemoryStore {
     pub fn new(max: usize) -> Self {
         Self {
             entries: Mutex::default(),
+            tasks: Mutex::new(MemoryTasks::new(max)),
             max: max.max(1),
         }
     }
 
     fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, MemoryTasks> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -172,6 +210,46 @@ impl StateStore for MemoryStore {
         Ok(self
             .entries()
             .live(&format!("revoked\0{session}"), now, self.max))
+    }
+
+    async fn task_create(
+        &self,
+        id: &str,
+        scope: &str,
+        record: &[u8],
+        ttl: Duration,
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        self.tasks().create(id, scope, record, ttl, lease);
+        Ok(())
+    }
+
+    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tasks().update(id, record))
+    }
+
+    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tasks().end(id, record))
+    }
+
+    async fn task_tick(
+        &self,
+        id: &str,
+        lease: Option<Duration>,
+    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        Ok(self.tasks().tick(id, lease))
+    }
+
+    async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError> {
+        Ok(self.tasks().read(id))
+    }
+
+    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        Ok(self.tasks().list(scope))
+    }
+
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tasks().send(id, message))
     }
 }
 
@@ -259,6 +337,80 @@ pub(crate) mod tests {
         assert!(store.is_revoked(&brief).await.unwrap());
         tokio::time::sleep(Duration::from_millis(120)).await;
         assert!(!store.is_revoked(&brief).await.unwrap(), "expired");
+        tasks_contract(store).await;
+    }
+
+    /// What every store must do with tasks.
+    async fn tasks_contract(store: &dyn StateStore) {
+        let (id, scope, other) = (unique(), unique(), unique());
+        let minute = Duration::from_secs(60);
+        assert_eq!(store.task_read(&id).await.unwrap(), None);
+        assert!(!store.task_update(&id, b"x").await.unwrap(), "no such task");
+        store
+            .task_create(&id, &scope, b"working", minute, minute)
+            .await
+            .unwrap();
+        assert_eq!(
+            store.task_read(&id).await.unwrap(),
+            Some((b"working".to_vec(), true))
+        );
+        assert!(store.task_update(&id, b"waiting").await.unwrap());
+        assert!(store.task_send(&id, b"answer 1").await.unwrap());
+        assert!(store.task_send(&id, b"answer 2").await.unwrap());
+        // The runner's tick takes what was sent, once.
+        assert_eq!(
+            store.task_tick(&id, Some(minute)).await.unwrap(),
+            Some(vec![b"answer 1".to_vec(), b"answer 2".to_vec()])
+        );
+        assert_eq!(store.task_tick(&id, None).await.unwrap(), Some(vec![]));
+        assert_eq!(
+            store.task_list(&scope).await.unwrap(),
+            vec![b"waiting".to_vec()]
+        );
+        assert!(store.task_list(&other).await.unwrap().is_empty());
+        // The end is claimed once; after it nothing changes the record.
+        assert!(store.task_end(&id, b"cancelled").await.unwrap());
+        assert!(!store.task_end(&id, b"completed").await.unwrap(), "once");
+        assert!(!store.task_update(&id, b"working").await.unwrap());
+        assert!(!store.task_send(&id, b"late").await.unwrap());
+        assert_eq!(store.task_tick(&id, Some(minute)).await.unwrap(), None);
+        assert_eq!(
+            store.task_read(&id).await.unwrap(),
+            Some((b"cancelled".to_vec(), false))
+        );
+        // A lease lapses unless renewed; a task expires with its ttl, all of it.
+        let brief = unique();
+        store
+            .task_create(
+                &brief,
+                &scope,
+                b"w",
+                Duration::from_millis(300),
+                Duration::from_millis(60),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        assert_eq!(
+            store.task_read(&brief).await.unwrap(),
+            Some((b"w".to_vec(), false))
+        );
+        assert_eq!(
+            store.task_tick(&brief, Some(minute)).await.unwrap(),
+            Some(vec![])
+        );
+        assert_eq!(
+            store.task_read(&brief).await.unwrap(),
+            Some((b"w".to_vec(), true)),
+            "renewed"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(store.task_read(&brief).await.unwrap(), None);
+        assert_eq!(
+            store.task_list(&scope).await.unwrap(),
+            vec![b"cancelled".to_vec()]
+        );
+        assert!(!store.task_end(&brief, b"x").await.unwrap(), "expired");
     }
 
     #[tokio::test]

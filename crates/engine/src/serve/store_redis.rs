@@ -11,6 +11,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::store::{StateStore, StoreError, bounded, ms_until, revoked_name, spent_name};
+use super::store_tasks::{TaskNames, scope_name};
 use crate::serve::seal::StateKey;
 
 /// How many store operations one replica has in flight at once (the rest wait their turn,
@@ -24,6 +25,50 @@ const MAX_RECONNECT_DELAY: Duration = Duration::from_millis(500);
 /// What the values say (sealed for their key names).
 const SPENT: &[u8] = b"spent";
 const REVOKED: &[u8] = b"revoked";
+const ENDED: &[u8] = b"ended";
+
+// A task's parts move together in scripts (see `super::store_tasks`): each runs whole, so a
+// task's end is claimed once, and nothing changes a task after it.
+
+/// KEYS: record, lease, scope set. ARGV: record, ttl ms, lease ms, member, expiry ms, now ms.
+const CREATE: &str = "\
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+return 1";
+/// KEYS: record, end. ARGV: record.
+const UPDATE: &str = "\
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'XX', 'KEEPTTL') then return 1 end
+return 0";
+/// KEYS: record, end, lease, inbox. ARGV: record, end marker.
+const END: &str = "\
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ttl) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+redis.call('DEL', KEYS[3], KEYS[4])
+return 1";
+/// KEYS: end, lease, inbox, record. ARGV: lease ms (0: not renewed). Nil once ended.
+const TICK: &str = "\
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 0 then return false end
+if ARGV[1] ~= '0' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) end
+local m = redis.call('LRANGE', KEYS[3], 0, -1)
+if #m > 0 then redis.call('DEL', KEYS[3]) end
+return m";
+/// KEYS: record, lease.
+const READ: &str = "return {redis.call('GET', KEYS[1]), redis.call('EXISTS', KEYS[2])}";
+/// KEYS: inbox, end, record. ARGV: message, the most kept.
+const SEND: &str = "\
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local ttl = redis.call('PTTL', KEYS[3])
+if ttl <= 0 then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1";
 
 /// The store of `url` (`redis://` or `rediss://`), its key names and values made with `key`.
 /// Refused in words for another scheme, a malformed URL, or one the client cannot use; the
@@ -91,9 +136,20 @@ impl RedisStore {
                 .await
                 .map_err(|_| "the store is closed".to_string())?;
             let mut manager = self.manager().await?;
-            cmd.query_async::<T>(&mut manager)
-                .await
-                .map_err(|e| words(&e))
+            match cmd.query_async::<T>(&mut manager).await {
+                // A connection lost before (the store restarted, say): the manager reconnects
+                // on the failure, and the command is sent once more on the new connection.
+                Err(e)
+                    if e.is_connection_refusal()
+                        || e.is_io_error()
+                        || e.is_connection_dropped() =>
+                {
+                    cmd.query_async::<T>(&mut manager)
+                        .await
+                        .map_err(|e| words(&e))
+                }
+                answered => answered.map_err(|e| words(&e)),
+            }
         })
         .await
     }
@@ -152,6 +208,128 @@ impl StateStore for RedisStore {
         Ok(value
             .and_then(|v| self.key.open_stored(&name, &v))
             .is_some_and(|plain| plain == REVOKED))
+    }
+
+    async fn task_create(
+        &self,
+        id: &str,
+        scope: &str,
+        record: &[u8],
+        ttl: Duration,
+        lease: Duration,
+    ) -> Result<(), StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let now = crate::serve::seal::now_millis();
+        let ttl_ms = (ttl.as_millis() as u64).max(1);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(CREATE)
+            .arg(3)
+            .arg(&names.record)
+            .arg(&names.lease)
+            .arg(scope_name(&self.key, scope))
+            .arg(self.key.seal_stored(&names.record, record))
+            .arg(ttl_ms)
+            .arg((lease.as_millis() as u64).max(1))
+            .arg(&names.member)
+            .arg(now + ttl_ms)
+            .arg(now);
+        let _: i64 = self.query(cmd).await?;
+        Ok(())
+    }
+
+    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(UPDATE)
+            .arg(2)
+            .arg(&names.record)
+            .arg(&names.end)
+            .arg(self.key.seal_stored(&names.record, record));
+        Ok(self.query::<i64>(cmd).await? == 1)
+    }
+
+    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(END)
+            .arg(4)
+            .arg(&names.record)
+            .arg(&names.end)
+            .arg(&names.lease)
+            .arg(&names.inbox)
+            .arg(self.key.seal_stored(&names.record, record))
+            .arg(self.key.seal_stored(&names.end, ENDED));
+        Ok(self.query::<i64>(cmd).await? == 1)
+    }
+
+    async fn task_tick(
+        &self,
+        id: &str,
+        lease: Option<Duration>,
+    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(TICK)
+            .arg(4)
+            .arg(&names.end)
+            .arg(&names.lease)
+            .arg(&names.inbox)
+            .arg(&names.record)
+            .arg(lease.map_or(0, |l| (l.as_millis() as u64).max(1)));
+        let taken: Option<Vec<String>> = self.query(cmd).await?;
+        // Only messages sealed for this inbox count: the store cannot forge an answer.
+        Ok(taken.map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| self.key.open_stored(&names.inbox, m))
+                .collect()
+        }))
+    }
+
+    async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(READ).arg(2).arg(&names.record).arg(&names.lease);
+        let (record, leased): (Option<String>, i64) = self.query(cmd).await?;
+        Ok(record
+            .and_then(|r| self.key.open_stored(&names.record, &r))
+            .map(|r| (r, leased == 1)))
+    }
+
+    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+        let mut cmd = redis::cmd("ZRANGEBYSCORE");
+        cmd.arg(scope_name(&self.key, scope))
+            .arg(crate::serve::seal::now_millis())
+            .arg("+inf")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(crate::bounds::SERVE_STORE_TASK_LIST);
+        let members: Vec<String> = self.query(cmd).await?;
+        if members.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<String> = members.iter().map(|m| TaskNames::record_of(m)).collect();
+        let mut cmd = redis::cmd("MGET");
+        cmd.arg(&names);
+        let records: Vec<Option<String>> = self.query(cmd).await?;
+        Ok(names
+            .iter()
+            .zip(records)
+            .filter_map(|(name, r)| self.key.open_stored(name, &r?))
+            .collect())
+    }
+
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError> {
+        let names = TaskNames::new(&self.key, id);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SEND)
+            .arg(3)
+            .arg(&names.inbox)
+            .arg(&names.end)
+            .arg(&names.record)
+            .arg(self.key.seal_stored(&names.inbox, message))
+            .arg(crate::bounds::SERVE_STORE_TASK_INBOX);
+        Ok(self.query::<i64>(cmd).await? == 1)
     }
 }
 

@@ -10,7 +10,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::rounds::{Running, Subject};
-use super::tasks::{Ended, Refusal, Scope};
+use super::tasks::run::Ties;
+use super::tasks::{Ended, Refusal, Scope, fleet};
 use super::toolset::ToolSet;
 use super::{ToolServer, input};
 
@@ -61,7 +62,14 @@ pub(super) fn tasks_required() -> ErrorData {
 }
 
 fn refused(refusal: Refusal) -> ErrorData {
-    ErrorData::invalid_params(refusal.message().to_string(), None)
+    refusal.error()
+}
+
+/// A task reserved for a call (see [`ToolServer::reserve_task`]).
+pub(super) struct Reserved {
+    task: rmcp::model::Task,
+    /// The shared store its record is in, and whose it is there.
+    shared: Option<(std::sync::Arc<dyn super::store::StateStore>, String)>,
 }
 
 impl ToolServer {
@@ -81,11 +89,66 @@ impl ToolServer {
         !set.executions.is_empty() && set.listed.iter().any(|t| support(&set, &t.name).is_some())
     }
 
-    /// Runs `run` as a task of the caller's, reported to `OnCall` when it ends.
-    pub(super) fn run_as_task(
+    /// The task a call will run as, before its run starts: its id and ttl (`ttl` asked, in
+    /// ms), and with a shared state store its record, written first. Refused in words when
+    /// the caller has as many tasks as allowed, or the record cannot be written (`started`:
+    /// whether the call's run had started already).
+    pub(super) async fn reserve_task(
+        &self,
+        ttl: Option<u64>,
+        context: &RequestContext<RoleServer>,
+        started: bool,
+    ) -> Result<Reserved, String> {
+        let tasks = &self.shared.tasks;
+        tasks.room_for(&self.scope_of(context))?;
+        let task = tasks.new_task(tasks.ttl_for(ttl));
+        let Some(store) = super::store::of(context) else {
+            return Ok(Reserved { task, shared: None });
+        };
+        let scope = self.shared_scope(context);
+        if let Err(e) = fleet::record_new(&*store, &scope, &task).await {
+            let so = if started {
+                "so its run was stopped"
+            } else {
+                "so its call was not started"
+            };
+            return Err(format!(
+                "the task could not be recorded in the state store ({e}), {so}; call again"
+            ));
+        }
+        Ok(Reserved {
+            task,
+            shared: Some((store, scope)),
+        })
+    }
+
+    /// Whose a task of the shared store is, the same on every replica: its principal's, and
+    /// in the handshake era its session's (the session's id as every replica opens it).
+    fn shared_scope(&self, context: &RequestContext<RoleServer>) -> String {
+        let session = (!input::is_modern(context)).then(|| {
+            context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok())
+                .map_or_else(|| format!("#{}", self.session), str::to_string)
+        });
+        serde_json::json!([session, super::caller::owner_of(context)]).to_string()
+    }
+
+    /// Where the task methods of `context`'s request find tasks.
+    pub(super) fn book(&self, context: &RequestContext<RoleServer>) -> fleet::Book<'_> {
+        match super::store::of(context) {
+            Some(store) => fleet::Book::Shared(store, self.shared_scope(context)),
+            None => fleet::Book::Here(&self.shared.tasks, self.scope_of(context)),
+        }
+    }
+
+    /// Runs `run` as the task `reserved` of the caller's, reported to `OnCall` when it ends.
+    pub(super) async fn run_as_task(
         &self,
         run: Running,
-        ttl: Option<u64>,
+        reserved: Reserved,
         context: &RequestContext<RoleServer>,
     ) -> Result<rmcp::model::Task, String> {
         let scope = self.scope_of(context);
@@ -96,12 +159,25 @@ impl ToolServer {
         );
         let started: Instant = run.started;
         let legacy = !input::is_modern(context);
-        let watch = legacy.then(|| status_notifications(context));
-        // A handshake-era task is its session's: it ends with it.
-        let session = legacy.then(|| context.peer.clone());
-        let task = self.shared.tasks.create(
+        let tasks = &self.shared.tasks;
+        let Reserved { task, shared } = reserved;
+        let ties = Ties {
+            watch: legacy.then(|| status_notifications(context)),
+            // A handshake-era task is its session's: it ends with it (in a shared store, with
+            // its ttl: the session goes on at other replicas).
+            session: (legacy && shared.is_none()).then(|| context.peer.clone()),
+            mirror: shared.as_ref().map(|(store, scope)| {
+                fleet::link(
+                    store.clone(),
+                    std::sync::Arc::downgrade(tasks),
+                    &task,
+                    scope.clone(),
+                )
+            }),
+        };
+        let made = tasks.create(
             scope,
-            ttl,
+            task.clone(),
             run,
             move |ended| {
                 let is_error = match ended {
@@ -110,11 +186,20 @@ impl ToolServer {
                 };
                 record(&me, &subject, started, is_error, principal);
             },
-            (watch, session),
-        )?;
+            ties,
+        );
+        let task = match made {
+            Ok(task) => task,
+            Err(why) => {
+                if let Some((store, scope)) = &shared {
+                    fleet::refuse(&**store, scope, &task, &why).await;
+                }
+                return Err(why);
+            }
+        };
         if let Some(in_task) = context.extensions.get::<InTask>() {
             let _ = in_task.at.set(TaskAt {
-                tasks: std::sync::Arc::downgrade(&self.shared.tasks),
+                tasks: std::sync::Arc::downgrade(tasks),
                 id: task.task_id.clone(),
             });
         }
@@ -122,12 +207,13 @@ impl ToolServer {
     }
 
     /// A 2026-07-28 task call: the task at once.
-    pub(super) fn answer_with_task(
+    pub(super) async fn answer_with_task(
         &self,
         run: Running,
+        reserved: Reserved,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match self.run_as_task(run, None, context) {
+        match self.run_as_task(run, reserved, context).await {
             Ok(task) => Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
             Err(why) => Ok(CallToolResponse::Complete(crate::tool_result::text_result(
                 why, true,
@@ -138,9 +224,9 @@ impl ToolServer {
     /// A run that asked to go on as a task (`ctx.startTask()`), handed to a new task of the
     /// caller's: the call is answered with it, and the run, still going, is driven by the task
     /// from now on (what it asks next is the task's input). Its cancellation is the task's
-    /// from now on, not the call's. When no task can be made (as many as allowed exist), the
-    /// call is answered with why and the run is dropped.
-    pub(super) fn escalate(
+    /// from now on, not the call's. When no task can be made (as many as allowed exist, or the
+    /// shared store failed), the call is answered with why and the run is dropped.
+    pub(super) async fn escalate(
         &self,
         mut run: Running,
         reply: super::context::Escalation,
@@ -149,7 +235,11 @@ impl ToolServer {
         let life = self.shared.tasks.ttl_for(None);
         let context = ToolServer::task_context(run.ctx.request(), life);
         run.ctx.follow(context.clone());
-        match self.run_as_task(run, None, &context) {
+        let made = match self.reserve_task(None, &context, true).await {
+            Ok(reserved) => self.run_as_task(run, reserved, &context).await,
+            Err(why) => Err(why),
+        };
+        match made {
             Ok(task) => {
                 let _ = reply.send(true);
                 CallToolResponse::Task(CreateTaskResult::new(task))
@@ -158,40 +248,36 @@ impl ToolServer {
         }
     }
 
-    pub(super) fn task_get(
+    pub(super) async fn task_get(
         &self,
         task_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let task = self
-            .shared
-            .tasks
-            .get(task_id, &self.scope_of(context))
-            .map_err(refused)?;
+        let task = self.book(context).get(task_id).await.map_err(refused)?;
         Ok(GetTaskResult::new(task))
     }
 
-    pub(super) fn task_update(
+    pub(super) async fn task_update(
         &self,
         task_id: &str,
         responses: InputResponses,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared
-            .tasks
-            .update(task_id, &self.scope_of(context), responses)
+        self.book(context)
+            .update(task_id, responses)
+            .await
             .map_err(refused)
     }
 
     /// 2026-07-28: cancelling a task that already ended is acknowledged like any other.
-    pub(super) fn task_cancel(
+    pub(super) async fn task_cancel(
         &self,
         task_id: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        match self.shared.tasks.cancel(task_id, &self.scope_of(context)) {
+        match self.book(context).cancel(task_id).await {
             Ok(_) | Err(Refusal::Terminal(_)) => Ok(()),
-            Err(not_found) => Err(refused(not_found)),
+            Err(other) => Err(refused(other)),
         }
     }
 

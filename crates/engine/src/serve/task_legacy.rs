@@ -110,7 +110,7 @@ pub(crate) fn task_json(task: &rmcp::model::Task) -> Value {
 }
 
 fn refused(refusal: Refusal) -> ErrorData {
-    ErrorData::invalid_params(refusal.message().to_string(), None)
+    refusal.error()
 }
 
 fn custom(value: Value) -> ServerResult {
@@ -146,38 +146,39 @@ impl ToolServer {
         {
             return None;
         }
-        let scope = self.scope_of(context);
-        let tasks = &self.shared.tasks;
-        let named = |r: &CustomRequest| task_id(r.params.as_ref());
+        let book = self.book(context);
+        // tasks/get and tasks/cancel, as rmcp types them or renamed on the way in.
+        let (id, cancel) = match request {
+            ClientRequest::CustomRequest(r) if r.method == GET || r.method == CANCEL => {
+                (Some(task_id(r.params.as_ref())), r.method == CANCEL)
+            }
+            ClientRequest::GetTaskRequest(r) => (Some(Ok(r.params.task_id.clone())), false),
+            ClientRequest::CancelTaskRequest(r) => (Some(Ok(r.params.task_id.clone())), true),
+            _ => (None, false),
+        };
+        if let Some(id) = id {
+            let id = match id {
+                Ok(id) => id,
+                Err(e) => return Some(Err(e)),
+            };
+            let answered = if cancel {
+                book.cancel(&id).await
+            } else {
+                book.get(&id).await
+            };
+            return Some(
+                answered
+                    .map(|t| custom(task_json(&t.task)))
+                    .map_err(refused),
+            );
+        }
         Some(match request {
-            ClientRequest::CustomRequest(r) if r.method == GET => match named(r) {
-                Ok(id) => tasks
-                    .get(&id, &scope)
-                    .map(|t| custom(task_json(&t.task)))
-                    .map_err(refused),
-                Err(e) => Err(e),
-            },
-            ClientRequest::CustomRequest(r) if r.method == CANCEL => match named(r) {
-                Ok(id) => tasks
-                    .cancel(&id, &scope)
-                    .map(|t| custom(task_json(&t.task)))
-                    .map_err(refused),
-                Err(e) => Err(e),
-            },
-            ClientRequest::GetTaskRequest(r) => tasks
-                .get(&r.params.task_id, &scope)
-                .map(|t| custom(task_json(&t.task)))
-                .map_err(refused),
-            ClientRequest::CancelTaskRequest(r) => tasks
-                .cancel(&r.params.task_id, &scope)
-                .map(|t| custom(task_json(&t.task)))
-                .map_err(refused),
             ClientRequest::CustomRequest(r) if r.method == "tasks/result" => {
                 let id = match task_id(r.params.as_ref()) {
                     Ok(id) => id,
                     Err(e) => return Some(Err(e)),
                 };
-                match tasks.wait(&id, &scope, &context.ct).await {
+                match book.wait(&id, &context.ct).await {
                     Err(refusal) => Err(refused(refusal)),
                     Ok(ended) => match ended.payload {
                         TaskPayload::Completed { result } => {
@@ -212,8 +213,8 @@ impl ToolServer {
                     .as_ref()
                     .and_then(|p| p.get("cursor"))
                     .and_then(Value::as_str);
-                tasks
-                    .list(&scope, cursor, PAGE)
+                book.list(cursor, PAGE)
+                    .await
                     .map(|(page, next)| {
                         let listed: Vec<Value> = page.iter().map(task_json).collect();
                         let mut out = json!({ "tasks": listed });

@@ -35,8 +35,9 @@ pub(crate) use crate::bounds::{
     SERVE_TASK_MIN_TTL as MIN_TTL, SERVE_TASK_POLL_INTERVAL as POLL_INTERVAL,
 };
 
+pub(crate) mod fleet;
 mod requests;
-mod run;
+pub(crate) mod run;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -100,14 +101,59 @@ pub(crate) enum Refusal {
     NotFound(String),
     /// `tasks/cancel` of a task that already ended (2025-11-25: -32602).
     Terminal(String),
+    /// The shared state store failed (-32603): the client may ask again.
+    Store(String),
 }
 
 impl Refusal {
     pub(crate) fn message(&self) -> &str {
         match self {
-            Self::NotFound(m) | Self::Terminal(m) => m,
+            Self::NotFound(m) | Self::Terminal(m) | Self::Store(m) => m,
         }
     }
+
+    /// The JSON-RPC error a client gets: the store's failure is the server's, the rest the
+    /// request's.
+    pub(crate) fn error(&self) -> rmcp::ErrorData {
+        match self {
+            Self::Store(m) => rmcp::ErrorData::internal_error(m.clone(), None),
+            other => rmcp::ErrorData::invalid_params(other.message().to_string(), None),
+        }
+    }
+}
+
+fn already_ended(id: &str, status: &str) -> Refusal {
+    Refusal::Terminal(format!(
+        "task {} has already ended ({status}); it cannot be cancelled",
+        quoted(id)
+    ))
+}
+
+/// `tasks/list`'s page of `tasks` (oldest first): `page` of them after `cursor` (a task id),
+/// and the next cursor when there are more.
+fn page_of(
+    tasks: Vec<Task>,
+    cursor: Option<&str>,
+    page: usize,
+) -> Result<(Vec<Task>, Option<String>), Refusal> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => match tasks.iter().position(|t| t.task_id == cursor) {
+            Some(at) => at + 1,
+            None => {
+                return Err(Refusal::NotFound(format!(
+                    "cursor {} is not one this server gave, or its task expired",
+                    quoted(cursor)
+                )));
+            }
+        },
+    };
+    let rest = &tasks[start.min(tasks.len())..];
+    let listed: Vec<Task> = rest.iter().take(page).cloned().collect();
+    let next = (rest.len() > page)
+        .then(|| listed.last().map(|t| t.task_id.clone()))
+        .flatten();
+    Ok((listed, next))
 }
 
 fn not_found(id: &str) -> Refusal {
@@ -137,6 +183,8 @@ struct Entry {
     ended: watch::Sender<bool>,
     /// Told of each status change.
     watch: Option<Watch>,
+    /// Told of every change (the shared store's record of it; see [`fleet`]).
+    mirror: Option<Watch>,
     /// The handshake-era session whose task it is: when its connection or session ends, so
     /// does the task (its run is aborted, its result gone).
     session: Option<rmcp::Peer<rmcp::service::RoleServer>>,
@@ -158,6 +206,11 @@ impl Entry {
     /// Who to tell of the task's new status, and what (told once the lock is released).
     fn news(&self) -> Option<(Watch, DetailedTask)> {
         Some((self.watch.clone()?, self.detailed()))
+    }
+
+    /// The shared store's record of the task, and what it is now (told outside the lock).
+    fn mirrored(&self) -> Option<(Watch, DetailedTask)> {
+        Some((self.mirror.clone()?, self.detailed()))
     }
 }
 

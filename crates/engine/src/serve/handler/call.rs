@@ -148,14 +148,17 @@ impl ToolServer {
                 match (front, crate::serve::task_legacy::asked(&context)) {
                     (true, Some(ttl)) => {
                         // A call that cannot be a task never runs.
-                        if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
-                            return Ok(CallToolResponse::Complete(text_result(why, true)));
-                        }
                         let life = self.shared.tasks.ttl_for(ttl);
                         let context = ToolServer::task_context(context, life);
+                        let reserved = match self.reserve_task(ttl, &context, false).await {
+                            Ok(reserved) => reserved,
+                            Err(why) => {
+                                return Ok(CallToolResponse::Complete(text_result(why, true)));
+                            }
+                        };
                         let run = self.start(subject, caller.clone(), arguments, context.clone());
                         return Ok(CallToolResponse::Complete(
-                            match self.run_as_task(run, ttl, &context) {
+                            match self.run_as_task(run, reserved, &context).await {
                                 Ok(task) => {
                                     crate::tool_result::call_result_from_json(serde_json::json!({
                                         "content": [],
@@ -197,17 +200,18 @@ impl ToolServer {
             return self.drive(run, responses).await;
         }
         if as_task {
-            if let Err(why) = self.shared.tasks.room_for(&self.scope_of(&context)) {
-                return Ok(CallToolResponse::Complete(text_result(why, true)));
-            }
             let life = self.shared.tasks.ttl_for(None);
             let context = ToolServer::task_context(context, life);
+            let reserved = match self.reserve_task(None, &context, false).await {
+                Ok(reserved) => reserved,
+                Err(why) => return Ok(CallToolResponse::Complete(text_result(why, true))),
+            };
             let mut run = self.start(subject, caller.clone(), arguments, context.clone());
             if let Some(resume) = &again {
                 resume.apply(&mut run);
             }
             run.answer(&responses);
-            return self.answer_with_task(run, &context);
+            return self.answer_with_task(run, reserved, &context).await;
         }
         let mut run = self.start(subject, caller.clone(), arguments, context);
         if let Some(resume) = &again {

@@ -165,7 +165,7 @@ impl ToolServer {
                 return Ok(CallToolResponse::InputRequired(input_required));
             }
             Driven::Full(why) => return Ok(CallToolResponse::Complete(text_result(why, true))),
-            Driven::Escalate(run, reply) => return Ok(self.escalate(*run, reply)),
+            Driven::Escalate(run, reply) => return Ok(self.escalate(*run, reply).await),
             Driven::Done(value) => to_call_result(value),
             Driven::Panicked => text_result("tool panicked", true),
             Driven::Cancelled => text_result("cancelled by the client", true),

@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connect::execution::status_name;
 
-use super::{Entry, Refusal, Scope, Tasks, not_found, quoted, settle, sweep, tell};
+use super::{Entry, Refusal, Scope, Tasks, already_ended, not_found, page_of, settle, sweep, tell};
 
 impl Tasks {
     /// `tasks/get`: the task as it is now.
@@ -56,17 +56,39 @@ impl Tasks {
                 _ => return Err(not_found(id)),
             };
             if entry.task.status.is_terminal() {
-                return Err(Refusal::Terminal(format!(
-                    "task {id:?} has already ended ({}); it cannot be cancelled",
-                    status_name(entry.task.status)
-                )));
+                return Err(already_ended(id, status_name(entry.task.status)));
             }
             settle(entry, TaskPayload::Cancelled);
             entry.cancel.cancel();
-            (entry.detailed(), entry.news())
+            (entry.detailed(), entry.news(), entry.mirrored())
         };
         tell(detailed.1);
+        tell(detailed.2);
         Ok(detailed.0)
+    }
+
+    /// A task of the shared store that another replica ended (cancelled, or found its lease
+    /// lapsed): its run is dropped here, its entry settled as the store has it (cancelled).
+    pub(crate) fn ended_elsewhere(&self, id: &str) {
+        let news = {
+            let mut entries = self.lock();
+            match entries.get_mut(id) {
+                Some(entry) if !entry.task.status.is_terminal() => {
+                    settle(entry, TaskPayload::Cancelled);
+                    entry.cancel.cancel();
+                    entry.news()
+                }
+                _ => None,
+            }
+        };
+        tell(news);
+    }
+
+    /// A client's answers to task `id`, sent through another replica: handed to its run.
+    pub(crate) fn answer(&self, id: &str, responses: InputResponses) {
+        if let Some(entry) = self.lock().get(id) {
+            let _ = entry.answers.send(responses);
+        }
     }
 
     /// `tasks/list`: the scope's tasks, oldest first, `page` at a time after `cursor` (a task
@@ -84,24 +106,7 @@ impl Tasks {
             (a.task.created_at.as_str(), a.task.task_id.as_str())
                 .cmp(&(b.task.created_at.as_str(), b.task.task_id.as_str()))
         });
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => match mine.iter().position(|e| e.task.task_id == cursor) {
-                Some(at) => at + 1,
-                None => {
-                    return Err(Refusal::NotFound(format!(
-                        "cursor {} is not one this server gave, or its task expired",
-                        quoted(cursor)
-                    )));
-                }
-            },
-        };
-        let rest = &mine[start.min(mine.len())..];
-        let tasks: Vec<Task> = rest.iter().take(page).map(|e| e.task.clone()).collect();
-        let next = (rest.len() > page)
-            .then(|| tasks.last().map(|t| t.task_id.clone()))
-            .flatten();
-        Ok((tasks, next))
+        page_of(mine.iter().map(|e| e.task.clone()).collect(), cursor, page)
     }
 
     /// `tasks/result`: waits until the task ends, then the task as it ended; or until the

@@ -16,24 +16,45 @@ use tokio_util::sync::CancellationToken;
 use super::{Ended, Entry, Scope, Tasks, Watch, error_object, now, settle, sweep, tell};
 use crate::serve::rounds::Running;
 
+/// What a task is tied to beside its run.
+#[derive(Default)]
+pub(crate) struct Ties {
+    /// Told of each status change after the first (a front's status notifications).
+    pub(crate) watch: Option<Watch>,
+    /// The handshake-era session it ends with.
+    pub(crate) session: Option<rmcp::Peer<rmcp::service::RoleServer>>,
+    /// Told of every change (the shared store's record of it).
+    pub(crate) mirror: Option<Watch>,
+}
+
 impl Tasks {
-    /// Makes `run` a task of `scope` and starts driving it; the task is readable (`get`)
-    /// before this returns. `ended` is told how it ended (to report the call), `watch` each
-    /// status change after the first. Refused in words when as many tasks as allowed exist.
+    /// A new task (not made yet): a fresh id, working, with the ttl `ttl`.
+    pub(crate) fn new_task(&self, ttl: std::time::Duration) -> Task {
+        let stamp = now();
+        let mut task = Task::new(
+            crate::serve::rounds::new_state(),
+            TaskStatus::Working,
+            stamp.clone(),
+            stamp,
+        );
+        task.ttl_ms = Some(ttl.as_millis() as u64);
+        task.poll_interval_ms = Some(self.limits.poll_interval.as_millis() as u64);
+        task
+    }
+
+    /// Makes `run` the task `task` (from [`Tasks::new_task`]) of `scope` and starts driving
+    /// it; the task is readable (`get`) before this returns. `ended` is told how it ended (to
+    /// report the call). Refused in words when as many tasks as allowed exist.
     pub(crate) fn create(
         self: &Arc<Self>,
         scope: Scope,
-        ttl: Option<u64>,
+        task: Task,
         run: Running,
         ended: impl FnOnce(&Ended) + Send + 'static,
-        (watch, session): (Option<Watch>, Option<rmcp::Peer<rmcp::service::RoleServer>>),
+        ties: Ties,
     ) -> Result<Task, String> {
-        let ttl = self.ttl_for(ttl);
-        let id = crate::serve::rounds::new_state();
-        let stamp = now();
-        let mut task = Task::new(id.clone(), TaskStatus::Working, stamp.clone(), stamp);
-        task.ttl_ms = Some(ttl.as_millis() as u64);
-        task.poll_interval_ms = Some(self.limits.poll_interval.as_millis() as u64);
+        let ttl = std::time::Duration::from_millis(task.ttl_ms.unwrap_or(0)).max(super::MIN_TTL);
+        let id = task.task_id.clone();
         let cancel = CancellationToken::new();
         let (answers, answers_rx) = mpsc::unbounded_channel();
         let weak = Arc::downgrade(self);
@@ -58,8 +79,9 @@ impl Tasks {
                 cancel: cancel.clone(),
                 answers,
                 ended: watch::channel(false).0,
-                watch,
-                session,
+                watch: ties.watch,
+                mirror: ties.mirror,
+                session: ties.session,
                 _expiry: expiry,
                 kept: None,
             };
@@ -83,14 +105,17 @@ impl Tasks {
         id: &str,
         change: impl FnOnce(&mut Entry) -> Option<(Watch, DetailedTask)>,
     ) {
-        let news = {
+        let (news, mirrored) = {
             let mut entries = self.lock();
             match entries.get_mut(id) {
-                Some(entry) if !entry.task.status.is_terminal() => change(entry),
-                _ => None,
+                Some(entry) if !entry.task.status.is_terminal() => {
+                    (change(entry), entry.mirrored())
+                }
+                _ => (None, None),
             }
         };
         tell(news);
+        tell(mirrored);
     }
 
     /// The run's own words on how it is going (a gateway's: its upstream task's): the task's
