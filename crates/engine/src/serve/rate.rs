@@ -11,6 +11,10 @@
 //! Callers are kept in a bounded table: one not seen for [`FORGET_AFTER`] (or whose bucket is
 //! full again, with nothing in flight) is forgotten, and past [`MAX_CALLERS`] the newcomers
 //! share one bucket, so a flood of addresses costs bounded memory and is still limited.
+//!
+//! With a state store replicas share (`stateStore`), the rates' buckets are in the store, so a
+//! fleet allows each rate once, not once per replica ([`Limiter::admit_shared`]); the caps on
+//! calls at once stay each replica's. While the store fails, each replica's own buckets count.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +22,7 @@ use std::time::Instant;
 
 use futures::FutureExt;
 
+use super::store::{Bucket, StateStore};
 use super::tool::ToolCaller;
 
 use crate::bounds::{
@@ -118,31 +123,35 @@ impl Slot {
     }
 
     /// Why a request cannot go on for want of a token (None: it can).
-    fn rate_refusal(&self, limit: &Limit, (which, whose): (&'static str, &str)) -> Option<Refusal> {
+    fn rate_refusal(&self, limit: &Limit, whose: (&'static str, &str)) -> Option<Refusal> {
         let per_minute = limit.per_minute?;
         if self.tokens >= 1.0 {
             return None;
         }
-        let per_second = per_minute / 60.0;
-        let wait = if per_second > 0.0 {
-            (1.0 - self.tokens) / per_second
-        } else {
-            f64::INFINITY
-        };
-        let retry_after = wait.ceil().clamp(1.0, 86_400.0) as u64;
-        Some(Refusal {
-            limit: which,
-            message: format!(
-                "{whose} allows {}; retry in {retry_after} s",
-                limit.describe_rate()
-            ),
-            retry_after,
-        })
+        let wait = crate::serve::store::wait_for_token(self.tokens, per_minute);
+        Some(rate_refused(limit, whose, wait))
     }
 
     /// Whether forgetting it changes nothing (a full bucket, nothing in flight).
     fn is_fresh(&self, limit: &Limit) -> bool {
         self.inflight == 0 && self.tokens >= limit.capacity()
+    }
+}
+
+/// Refused by `limit`'s rate, with a token in `wait`.
+fn rate_refused(
+    limit: &Limit,
+    (which, whose): (&'static str, &str),
+    wait: std::time::Duration,
+) -> Refusal {
+    let retry_after = wait.as_secs_f64().ceil().clamp(1.0, 86_400.0) as u64;
+    Refusal {
+        limit: which,
+        message: format!(
+            "{whose} allows {}; retry in {retry_after} s",
+            limit.describe_rate()
+        ),
+        retry_after,
     }
 }
 
@@ -299,12 +308,90 @@ impl Limiter {
         Ok(())
     }
 
+    /// [`Limiter::admit`] with the rates' buckets in `store`, which replicas share (so N
+    /// replicas allow the limit, not N times it). While the store fails, this replica's own
+    /// buckets count, as without one.
+    pub(crate) async fn admit_shared(
+        &self,
+        store: &dyn StateStore,
+        caller: &str,
+    ) -> Result<(), Refusal> {
+        let mut buckets = Vec::new();
+        let mut whose = Vec::new();
+        let rated = |limit: &Option<Limit>| limit.clone().filter(|l| l.per_minute.is_some());
+        if let Some(limit) = rated(&self.limits.caller) {
+            buckets.push(bucket(&format!("caller\0{caller}"), &limit));
+            whose.push((limit, RATE_OF_CALLER));
+        }
+        if let Some(limit) = rated(&self.limits.overall) {
+            buckets.push(bucket("overall", &limit));
+            whose.push((limit, RATE_OF_SERVER));
+        }
+        match store.take_tokens(&buckets).await {
+            Ok(None) => Ok(()),
+            Ok(Some((at, wait))) => {
+                let (limit, whose) = &whose[at.min(whose.len() - 1)];
+                Err(rate_refused(limit, *whose, wait))
+            }
+            Err(_) => self.admit(caller),
+        }
+    }
+
+    /// [`Limiter::admit_call`] with the tools' rates in `store` (see [`Limiter::admit_shared`];
+    /// the concurrency caps stay each replica's own).
+    pub(crate) async fn admit_call_shared(
+        self: &Arc<Self>,
+        store: Option<&dyn StateStore>,
+        caller: &str,
+        tool: &str,
+    ) -> Result<Permit, Refusal> {
+        let rated = self
+            .tool_limit(tool)
+            .filter(|limit| limit.per_minute.is_some())
+            .cloned();
+        let (Some(store), Some(limit)) = (store, rated) else {
+            return self.admit_call(caller, tool);
+        };
+        let permit = self.admit_call_with(caller, tool, false)?;
+        let whose = format!("the limit of tool {tool}");
+        match store
+            .take_tokens(&[bucket(&format!("tool\0{tool}"), &limit)])
+            .await
+        {
+            Ok(None) => Ok(permit),
+            Ok(Some((_, wait))) => Err(rate_refused(&limit, ("tool", &whose), wait)),
+            Err(_) => {
+                drop(permit);
+                self.admit_call(caller, tool)
+            }
+        }
+    }
+
+    /// The limit of `tool`: the first of `tools` whose glob names it.
+    fn tool_limit(&self, tool: &str) -> Option<&Limit> {
+        self.limits
+            .tools
+            .iter()
+            .find(|(glob, _)| super::auth::glob_matches(glob, tool))
+            .map(|(_, limit)| limit)
+    }
+
     /// Lets a call of `tool` by `caller` start: its place in every concurrency cap and its
     /// tool's rate, held by the permit until it drops; or which limit refused it.
     pub(crate) fn admit_call(
         self: &Arc<Self>,
         caller: &str,
         tool: &str,
+    ) -> Result<Permit, Refusal> {
+        self.admit_call_with(caller, tool, true)
+    }
+
+    /// [`Limiter::admit_call`], the tool's rate taken here only when `rate`.
+    fn admit_call_with(
+        self: &Arc<Self>,
+        caller: &str,
+        tool: &str,
+        rate: bool,
     ) -> Result<Permit, Refusal> {
         let now = Instant::now();
         let mut permit = Permit {
@@ -341,23 +428,18 @@ impl Limiter {
             slot.inflight += 1;
             permit.overall = true;
         }
-        if let Some((_, limit)) = self
-            .limits
-            .tools
-            .iter()
-            .find(|(glob, _)| super::auth::glob_matches(glob, tool))
-        {
+        if let Some(limit) = self.tool_limit(tool) {
             let mut tools = lock(&self.tools);
             let (slot, key) = tools.slot(tool, limit, now);
             let whose = ("tool", format!("the limit of tool {tool}"));
             let whose = (whose.0, whose.1.as_str());
             if let Some(refusal) = slot
                 .busy_refusal(limit, whose)
-                .or_else(|| slot.rate_refusal(limit, whose))
+                .or_else(|| rate.then(|| slot.rate_refusal(limit, whose)).flatten())
             {
                 return Err(refusal);
             }
-            if limit.per_minute.is_some() {
+            if rate && limit.per_minute.is_some() {
                 slot.tokens -= 1.0;
             }
             slot.inflight += 1;
@@ -370,6 +452,15 @@ impl Limiter {
     pub(crate) fn limits_calls(&self) -> bool {
         let capped = |limit: &Option<Limit>| limit.as_ref().is_some_and(|l| l.concurrent.is_some());
         capped(&self.limits.caller) || capped(&self.limits.overall) || !self.limits.tools.is_empty()
+    }
+}
+
+/// `limit`'s bucket named `name` in a shared store.
+fn bucket(name: &str, limit: &Limit) -> Bucket {
+    Bucket {
+        name: name.to_string(),
+        capacity: limit.capacity(),
+        per_minute: limit.per_minute.unwrap_or(0.0),
     }
 }
 

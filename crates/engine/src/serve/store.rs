@@ -86,6 +86,22 @@ pub trait StateStore: Send + Sync {
     async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError>;
     /// `message` for task `id`'s runner: false when the task ended or expired.
     async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError>;
+
+    /// Takes one token from each of `buckets` together, or from none: None when taken, else
+    /// which bucket had none and how long until it has one.
+    async fn take_tokens(
+        &self,
+        buckets: &[Bucket],
+    ) -> Result<Option<(usize, Duration)>, StoreError>;
+}
+
+/// A token bucket replicas share (a rate limit): its name, its size, and how many tokens it
+/// gains a minute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bucket {
+    pub name: String,
+    pub capacity: f64,
+    pub per_minute: f64,
 }
 
 /// How a store reaches the handlers: in the request's extensions, beside the state key.
@@ -117,6 +133,7 @@ pub(crate) fn revoked_name(key: &StateKey, session: &str) -> String {
 pub struct MemoryStore {
     entries: Mutex<Entries>,
     tasks: Mutex<MemoryTasks>,
+    buckets: Mutex<HashMap<String, (f64, std::time::Instant)>>,
     max: usize,
 }
 
@@ -164,6 +181,7 @@ impl MemoryStore {
         Self {
             entries: Mutex::default(),
             tasks: Mutex::new(MemoryTasks::new(max)),
+            buckets: Mutex::default(),
             max: max.max(1),
         }
     }
@@ -251,6 +269,53 @@ impl StateStore for MemoryStore {
     async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError> {
         Ok(self.tasks().send(id, message))
     }
+
+    async fn take_tokens(
+        &self,
+        buckets: &[Bucket],
+    ) -> Result<Option<(usize, Duration)>, StoreError> {
+        let now = std::time::Instant::now();
+        let mut kept = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= self.max {
+            // Full buckets hold nothing worth keeping.
+            kept.retain(|name, (tokens, at)| {
+                let capacity = buckets
+                    .iter()
+                    .find(|b| &b.name == name)
+                    .map_or(f64::INFINITY, |b| b.capacity);
+                *tokens < capacity && now.saturating_duration_since(*at).as_secs() < 3600
+            });
+        }
+        let mut after = Vec::with_capacity(buckets.len());
+        for (i, bucket) in buckets.iter().enumerate() {
+            let (tokens, at) = kept
+                .get(&bucket.name)
+                .copied()
+                .unwrap_or((bucket.capacity, now));
+            let gained = now.saturating_duration_since(at).as_secs_f64() * bucket.per_minute / 60.0;
+            let tokens = (tokens + gained).min(bucket.capacity);
+            if tokens < 1.0 {
+                return Ok(Some((i, wait_for_token(tokens, bucket.per_minute))));
+            }
+            after.push(tokens - 1.0);
+        }
+        for (bucket, tokens) in buckets.iter().zip(after) {
+            kept.insert(bucket.name.clone(), (tokens, now));
+        }
+        Ok(None)
+    }
+}
+
+/// How long a bucket holding `tokens` (under 1) takes to hold one at `per_minute` (a day at
+/// most).
+pub(crate) fn wait_for_token(tokens: f64, per_minute: f64) -> Duration {
+    const DAY: f64 = 86_400.0;
+    let seconds = if per_minute > 0.0 {
+        (1.0 - tokens) * 60.0 / per_minute
+    } else {
+        DAY
+    };
+    Duration::from_secs_f64(seconds.clamp(0.0, DAY))
 }
 
 /// How many ms from now until `until_ms` (at least 1: a key that expires at once).
@@ -338,6 +403,39 @@ pub(crate) mod tests {
         tokio::time::sleep(Duration::from_millis(120)).await;
         assert!(!store.is_revoked(&brief).await.unwrap(), "expired");
         tasks_contract(store).await;
+        tokens_contract(store).await;
+    }
+
+    /// What every store must do with token buckets.
+    async fn tokens_contract(store: &dyn StateStore) {
+        let bucket = |name: &str, capacity: f64, per_minute: f64| Bucket {
+            name: name.to_string(),
+            capacity,
+            per_minute,
+        };
+        let (caller, overall) = (unique(), unique());
+        // Two a minute, bursts of 2: two taken, the third refused for about 30 s.
+        let both = [bucket(&caller, 2.0, 2.0), bucket(&overall, 3.0, 60.0)];
+        assert_eq!(store.take_tokens(&both).await.unwrap(), None);
+        assert_eq!(store.take_tokens(&both).await.unwrap(), None);
+        let (at, wait) = store.take_tokens(&both).await.unwrap().unwrap();
+        assert_eq!(at, 0, "the caller's bucket is empty");
+        assert!(
+            wait > Duration::from_secs(29) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
+        // None was taken from the overall bucket by the refused request: one is left.
+        let overall_only = [bucket(&overall, 3.0, 60.0)];
+        assert_eq!(store.take_tokens(&overall_only).await.unwrap(), None);
+        let (at, wait) = store.take_tokens(&overall_only).await.unwrap().unwrap();
+        assert_eq!(at, 0);
+        assert!(wait <= Duration::from_secs(1), "{wait:?}");
+        // A bucket that gains nothing says a day.
+        let never = [bucket(&unique(), 0.0, 0.0)];
+        assert_eq!(
+            store.take_tokens(&never).await.unwrap(),
+            Some((0, Duration::from_secs(86_400)))
+        );
     }
 
     /// What every store must do with tasks.

@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::{OnceCell, Semaphore};
 
-use super::store::{StateStore, StoreError, bounded, ms_until, revoked_name, spent_name};
+use super::store::{
+    Bucket, StateStore, StoreError, bounded, ms_until, revoked_name, spent_name, wait_for_token,
+};
 use super::store_tasks::{TaskNames, scope_name};
 use crate::serve::seal::StateKey;
 
@@ -58,6 +60,28 @@ if ARGV[1] ~= '0' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) end
 local m = redis.call('LRANGE', KEYS[3], 0, -1)
 if #m > 0 then redis.call('DEL', KEYS[3]) end
 return m";
+/// A token from each bucket (KEYS), or none. ARGV: each bucket's size and tokens a ms. {0, ""}
+/// when taken, else {the empty bucket's place (from 1), its tokens}. The store's clock counts.
+const TAKE: &str = "\
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local left = {}
+for i, key in ipairs(KEYS) do
+  local cap, rate = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
+  local b = redis.call('HMGET', key, 't', 'at')
+  local tokens, at = tonumber(b[1]) or cap, tonumber(b[2]) or now
+  if now > at then tokens = math.min(cap, tokens + (now - at) * rate) end
+  if tokens < 1 then return {i, tostring(tokens)} end
+  left[i] = tokens - 1
+end
+for i, key in ipairs(KEYS) do
+  local cap, rate = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
+  redis.call('HSET', key, 't', tostring(left[i]), 'at', tostring(now))
+  local full = 86400000
+  if rate > 0 then full = math.ceil((cap - left[i]) / rate) end
+  redis.call('PEXPIRE', key, full + 1000)
+end
+return {0, ''}";
 /// KEYS: record, lease.
 const READ: &str = "return {redis.call('GET', KEYS[1]), redis.call('EXISTS', KEYS[2])}";
 /// KEYS: inbox, end, record. ARGV: message, the most kept.
@@ -330,6 +354,35 @@ impl StateStore for RedisStore {
             .arg(self.key.seal_stored(&names.inbox, message))
             .arg(crate::bounds::SERVE_STORE_TASK_INBOX);
         Ok(self.query::<i64>(cmd).await? == 1)
+    }
+
+    async fn take_tokens(
+        &self,
+        buckets: &[Bucket],
+    ) -> Result<Option<(usize, Duration)>, StoreError> {
+        if buckets.is_empty() {
+            return Ok(None);
+        }
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(TAKE).arg(buckets.len());
+        for bucket in buckets {
+            cmd.arg(format!(
+                "toolnexus:rate:{}",
+                self.key.name(&format!("rate\0{}", bucket.name))
+            ));
+        }
+        for bucket in buckets {
+            // Tokens a millisecond.
+            cmd.arg(bucket.capacity.to_string())
+                .arg((bucket.per_minute / 60_000.0).to_string());
+        }
+        let (at, tokens): (i64, String) = self.query(cmd).await?;
+        if at == 0 {
+            return Ok(None);
+        }
+        let i = (at as usize).saturating_sub(1).min(buckets.len() - 1);
+        let tokens = tokens.parse::<f64>().unwrap_or(0.0);
+        Ok(Some((i, wait_for_token(tokens, buckets[i].per_minute))))
     }
 }
 

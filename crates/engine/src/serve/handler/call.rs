@@ -95,7 +95,11 @@ impl ToolServer {
                     .map(|peer| peer.0.ip().to_string())
                     .unwrap_or_default(),
             };
-            match limiter.admit_call(&key, &tool.name) {
+            let store = crate::serve::store::of(&context);
+            match limiter
+                .admit_call_shared(store.as_deref(), &key, &tool.name)
+                .await
+            {
                 Ok(permit) => caller = crate::serve::rate::held(caller, permit),
                 Err(refusal) => {
                     crate::telemetry::limit_refused(refusal.limit, Some(&tool.name));

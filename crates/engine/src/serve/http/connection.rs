@@ -130,8 +130,6 @@ async fn serve_connection(
                     if let (Some(entry), Some(caller)) = (entry.as_mut(), &caller) {
                         entry.principal = Some(caller.principal.subject.clone());
                     }
-                    // Rate limits are per replica so far: a shared bucket would be taken here
-                    // from `front.store` (async, bounded), before the local `admit`.
                     if let Some(limiter) = &front.limiter {
                         // A caller's and the overall rate: every POST takes a token. (Calls'
                         // concurrency and tools' limits are the handler's, held by the run.)
@@ -140,7 +138,12 @@ async fn serve_connection(
                             let key = caller
                                 .as_ref()
                                 .map_or_else(|| peer.ip().to_string(), |c| c.principal.key());
-                            match limiter.admit(&key) {
+                            // With a store replicas share, its buckets (see `rate`).
+                            let admitted = match &front.store {
+                                Some(store) => limiter.admit_shared(&**store, &key).await,
+                                None => limiter.admit(&key),
+                            };
+                            match admitted {
                                 Ok(()) => {}
                                 Err(refusal) => {
                                     crate::telemetry::limit_refused(refusal.limit, None);
