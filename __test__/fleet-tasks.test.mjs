@@ -14,7 +14,7 @@ import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
 import { startServing } from "./lib/serving.mjs"
@@ -114,7 +114,7 @@ async function sdkClient(first) {
     assert.match(created.task.taskId, /^[0-9a-f]{32}$/)
     return created.task
   }
-  return { client, sent, to, startJob }
+  return { client, transport, sent, to, startJob }
 }
 
 /** A 2026-07-28 `tools/call` of `name` declaring the tasks extension at `url`: the task it answers. */
@@ -232,6 +232,37 @@ test("2025-11-25: tasks/cancel through another replica cancels the task, and its
     replicas.map((_, i) => (i === runner ? 1 : 0)),
   )
   await client.close()
+  await nginx.stop()
+  await stopAll(replicas)
+})
+
+test("2025-11-25: a session's stream on one replica hears the status of its task running on another, and a DELETE through a third cancels its running task there", T, async () => {
+  const { replicas, mcp, nginx } = await startFleet()
+  const { client, transport, sent, to, startJob } = await sdkClient(mcp[0])
+  const heard = []
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void heard.push(n.params))
+  // The client's own stream (its GET) is on replica 1.
+  await until("the session's stream was opened", () => sent.find((s) => s.rpc === "GET"), (s) => s !== undefined)
+  assert.equal(sent.find((s) => s.rpc === "GET").to, mcp[0])
+  const task = await startJob(mcp[1], 11, 1500)
+  assert.equal(await runnerOf(replicas, 11), 1, "replica 2 runs it")
+  const statuses = () => heard.filter((p) => p.taskId === task.taskId).map((p) => p.status)
+  await until("replica 1's stream told of the task's end on replica 2", statuses, (s) => s.includes("completed"))
+  assert.deepEqual(statuses(), ["completed"], "told once, with no news of its start")
+  const told = heard.find((p) => p.taskId === task.taskId)
+  assert.equal(told.ttl, task.ttl)
+  assert.equal(told.createdAt, task.createdAt)
+
+  // DELETE through replica 3: the task running on replica 2 is cancelled, its ctx.signal fires.
+  const running = await startJob(mcp[1], 12, 120000)
+  assert.equal(await runnerOf(replicas, 12), 1)
+  to(mcp[2])
+  await transport.terminateSession()
+  await until("replica 2's run saw its signal", () => replicas[1].count("signal job 12"), (n) => n === 1)
+  // The session is gone everywhere; a fresh one cannot see the task either.
+  const other = await sdkClient(mcp[1])
+  await assert.rejects(other.to(mcp[1]).getTask(running.taskId), /no task .* it does not exist, or it expired/)
+  await other.client.close()
   await nginx.stop()
   await stopAll(replicas)
 })

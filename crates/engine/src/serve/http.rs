@@ -363,6 +363,9 @@ fn front_for(
         if let Some(portable) = &portable {
             sessions = sessions.with_portable(portable.clone());
         }
+        if let Some(store) = &store {
+            sessions = sessions.with_store(store.clone());
+        }
         let sessions = Arc::new(sessions);
         tokio::spawn(sessions.clone().sweep_until(stopping.clone()));
         let handlers = sessions.clone();

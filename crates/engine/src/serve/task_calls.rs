@@ -122,8 +122,7 @@ impl ToolServer {
         })
     }
 
-    /// Whose a task of the shared store is, the same on every replica: its principal's, and
-    /// in the handshake era its session's (the session's id as every replica opens it).
+    /// Whose a task of the shared store is (see [`fleet::shared_scope`]).
     fn shared_scope(&self, context: &RequestContext<RoleServer>) -> String {
         let session = (!input::is_modern(context)).then(|| {
             context
@@ -133,7 +132,15 @@ impl ToolServer {
                 .and_then(|v| v.to_str().ok())
                 .map_or_else(|| format!("#{}", self.session), str::to_string)
         });
-        serde_json::json!([session, super::caller::owner_of(context)]).to_string()
+        fleet::shared_scope(
+            session.as_deref(),
+            super::caller::owner_of(context).as_deref(),
+        )
+    }
+
+    /// Whether task `id` runs on this replica (its status notifications go out from here).
+    pub(crate) fn runs_task(&self, id: &str) -> bool {
+        self.shared.tasks.has(id)
     }
 
     /// Where the task methods of `context`'s request find tasks.
@@ -309,7 +316,8 @@ fn status_notifications(context: &RequestContext<RoleServer>) -> super::tasks::W
     // Ends when the task is gone (its watch, holding `news`, with it) and all was sent.
     tokio::spawn(async move {
         while let Some(params) = queue.recv().await {
-            let notification = rmcp::model::CustomNotification::new(STATUS, Some(params));
+            let notification =
+                rmcp::model::CustomNotification::new(super::task_legacy::STATUS, Some(params));
             let _ = peer
                 .send_notification(rmcp::model::ServerNotification::CustomNotification(
                     notification,
@@ -321,9 +329,6 @@ fn status_notifications(context: &RequestContext<RoleServer>) -> super::tasks::W
         let _ = news.send(super::task_legacy::task_json(&task.task));
     })
 }
-
-/// The handshake era's task status notification.
-const STATUS: &str = "notifications/tasks/status";
 
 fn record(
     server: &ToolServer,

@@ -109,6 +109,18 @@ pub(crate) fn task_json(task: &rmcp::model::Task) -> Value {
     value
 }
 
+/// The handshake era's `notifications/tasks/status` of `task`: its fields as `tasks/get` gives
+/// them.
+pub(crate) fn status_notification(task: &rmcp::model::Task) -> ServerJsonRpcMessage {
+    let notification = rmcp::model::CustomNotification::new(STATUS, Some(task_json(task)));
+    ServerJsonRpcMessage::notification(rmcp::model::ServerNotification::CustomNotification(
+        notification,
+    ))
+}
+
+/// The handshake era's task status notification.
+pub(crate) const STATUS: &str = "notifications/tasks/status";
+
 fn refused(refusal: Refusal) -> ErrorData {
     refusal.error()
 }

@@ -121,7 +121,9 @@ impl Front {
             portable::Inbound::Refused(reply) => return reply,
         };
         if let (Some(store), Some(local)) = (&self.store, &local)
-            && let Some(reply) = self.shared_session(store.as_ref(), local, deleted).await
+            && let Some(reply) = self
+                .shared_session(store.as_ref(), (local, owner.as_deref()), deleted)
+                .await
         {
             portable.settled(local);
             return reply;
@@ -140,16 +142,21 @@ impl Front {
     /// A portable session as the shared store has it: a DELETE records it ended for every
     /// replica (before this one ends it: when the store fails the session stays open); any
     /// other request is refused when some replica ended it. None: on to rmcp.
+    /// A DELETE also cancels the session's tasks, on whichever replica they run.
     async fn shared_session(
         &self,
         store: &dyn crate::serve::store::StateStore,
-        local: &str,
+        (local, owner): (&str, Option<&str>),
         deleted: bool,
     ) -> Option<Response<Body>> {
         if deleted {
             let lifetime = crate::bounds::SERVE_PORTABLE_SESSION_LIFETIME;
             return match store.revoke(local, lifetime).await {
-                Ok(()) => None,
+                Ok(()) => {
+                    let scope = crate::serve::tasks::fleet::shared_scope(Some(local), owner);
+                    crate::serve::tasks::fleet::cancel_all(store, &scope).await;
+                    None
+                }
                 Err(e) => Some(super::gate::store_unavailable(
                     "the session could not be ended (it stays open)",
                     &e,

@@ -34,6 +34,12 @@ pub(crate) const LEASE_LAPSED: &str = "the replica running this task stopped ren
 /// Why a task whose runner stopped (its server stopping) failed.
 const RUNNER_STOPPED: &str = "the replica running this task stopped: the task's run is lost";
 
+/// Whose a task of the shared store is, the same on every replica: in the handshake era its
+/// session's (the session's id as every replica opens it), and its principal's (its key).
+pub(crate) fn shared_scope(session: Option<&str>, owner: Option<&str>) -> String {
+    serde_json::json!([session, owner]).to_string()
+}
+
 /// What the store keeps of a task: whose it is, and the task as `tasks/get` answers it.
 #[derive(Serialize, Deserialize)]
 struct Record {
@@ -374,4 +380,75 @@ impl Link {
             }
         }
     }
+}
+
+/// The tasks of `scope` the store has.
+async fn scope_tasks(store: &dyn StateStore, scope: &str) -> Result<Vec<Task>, StoreError> {
+    Ok(store
+        .task_list(scope)
+        .await?
+        .iter()
+        .filter_map(|r| decode(r))
+        .filter(|r| r.scope == scope)
+        .map(|r| r.task.task)
+        .collect())
+}
+
+/// Ends the running tasks of `scope` cancelled (their session was ended by DELETE): their
+/// runners, wherever they are, drop their runs. What the store fails to do is left to the
+/// tasks' ttl.
+pub(crate) async fn cancel_all(store: &dyn StateStore, scope: &str) {
+    let Ok(tasks) = scope_tasks(store, scope).await else {
+        return;
+    };
+    for mut task in tasks.into_iter().filter(|t| !t.status.is_terminal()) {
+        task.last_updated_at = now();
+        let cancelled = DetailedTask::new(task, TaskPayload::Cancelled);
+        let _ = store
+            .task_end(&cancelled.task.task_id, &encode(scope, &cancelled))
+            .await;
+    }
+}
+
+/// How often a session's stream on one replica asks the store how the session's tasks on other
+/// replicas are going (see [`news`]).
+const NEWS_POLL: Duration = Duration::from_secs(1);
+
+/// The status changes of `scope`'s tasks that run on other replicas (`here` says which run on
+/// this one: their news goes out from here already), for a handshake-era session's stream on
+/// this replica: the store is asked every [`NEWS_POLL`] while the stream is open. What exists
+/// when it opens is not news; a new task is news once it is past `working`.
+pub(crate) fn news(
+    store: Arc<dyn StateStore>,
+    scope: String,
+    here: impl Fn(&str) -> bool + Send + 'static,
+) -> futures::channel::mpsc::Receiver<Task> {
+    let (mut tx, rx) = futures::channel::mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut seen: std::collections::HashMap<String, (rmcp::model::TaskStatus, Option<String>)> =
+            Default::default();
+        let mut first = true;
+        while !tx.is_closed() {
+            if let Ok(tasks) = scope_tasks(&*store, &scope).await {
+                let mut now_seen = std::collections::HashMap::with_capacity(tasks.len());
+                for task in tasks {
+                    let state = (task.status, task.status_message.clone());
+                    let was = seen.get(&task.task_id);
+                    let news = match was {
+                        Some(was) => was != &state,
+                        None => !first && task.status != rmcp::model::TaskStatus::Working,
+                    };
+                    now_seen.insert(task.task_id.clone(), state);
+                    if news && !here(&task.task_id) && tx.try_send(task).is_err() && tx.is_closed()
+                    {
+                        return;
+                    }
+                }
+                seen = now_seen;
+                first = false;
+            }
+            tokio::time::sleep(NEWS_POLL).await;
+        }
+    });
+    rx
 }

@@ -84,6 +84,11 @@ impl Tasks {
         tell(news);
     }
 
+    /// Whether task `id` is one of this server's (running or ended, not yet expired).
+    pub(crate) fn has(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
     /// A client's answers to task `id`, sent through another replica: handed to its run.
     pub(crate) fn answer(&self, id: &str, responses: InputResponses) {
         if let Some(entry) = self.lock().get(id) {

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::portable::{Answer, Portable};
 use crate::serve::ToolServer;
 use crate::serve::caller::Caller;
+use crate::serve::tasks::fleet;
 use direct::{JsonAnswer, SessionTag};
 use link::Link;
 use table::{Busy, Ledger};
@@ -80,6 +81,9 @@ pub(crate) struct Sessions {
     ended: AtomicUsize,
     /// Serving with a state key: sessions any replica can carry on.
     portable: Option<Arc<Portable>>,
+    /// The store replicas share, when they share one: a session's stream here hears of its
+    /// tasks running elsewhere.
+    store: Option<Arc<dyn crate::serve::store::StateStore>>,
 }
 
 impl Sessions {
@@ -96,6 +100,49 @@ impl Sessions {
             ledger: Arc::new(Ledger::new(limits)),
             ended: AtomicUsize::new(0),
             portable: None,
+            store: None,
+        }
+    }
+
+    /// Its sessions' tasks in the store replicas share (see `serve::tasks::fleet`).
+    pub(crate) fn with_store(mut self, store: Arc<dyn crate::serve::store::StateStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// `stream`, a session's own stream (its GET), with the status notifications of the
+    /// session's tasks that run on other replicas added (see [`fleet::news`]); it ends with
+    /// `stream`.
+    fn with_task_news<S>(
+        &self,
+        id: &SessionId,
+        stream: S,
+    ) -> impl Stream<Item = ServerSseMessage> + Send + Sync + use<S>
+    where
+        S: Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+    {
+        let news = self
+            .store
+            .clone()
+            .filter(|_| self.server.serves_tasks())
+            .map(|store| {
+                let scope = fleet::shared_scope(Some(id), self.ledger.owner(id).as_deref());
+                let server = self.server.clone();
+                fleet::news(store, scope, move |task| server.runs_task(task)).map(|task| {
+                    Some(ServerSseMessage::from_message(
+                        crate::serve::task_legacy::status_notification(&task),
+                    ))
+                })
+            });
+        let own = stream
+            .map(Some)
+            .chain(futures::stream::once(async { None }));
+        match news {
+            Some(news) => futures::stream::select(own, news)
+                .take_while(|sse| futures::future::ready(sse.is_some()))
+                .filter_map(futures::future::ready)
+                .left_stream(),
+            None => own.filter_map(futures::future::ready).right_stream(),
         }
     }
 
@@ -283,7 +330,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         let stream = self.worker.create_standalone_stream(id).await?;
-        let stream = self.sealing(id, stream);
+        let stream = self.with_task_news(id, self.sealing(id, stream));
         Ok(Ledger::hold(self.ledger.begin(id), stream))
     }
 
