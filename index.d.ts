@@ -1392,12 +1392,17 @@ export interface ServeOptions {
    * The store replicas share what must hold once per fleet in: `redis://host:6379` or
    * `rediss://…` (TLS), credentials in the URL if the store needs them (`redis://user:pass@host`;
    * no message or `/readyz` ever shows them). With it, a `requestState` is retried once across
-   * the fleet (a replayed last retry is refused on every replica) and a session ended by DELETE
-   * is refused on every replica; `/readyz` reports the store. Key names are keyed digests and
-   * values are sealed with `stateKey`, so the store learns nothing and can forge nothing. Each
-   * operation is bounded (2 s): when the store fails, the requests that need it fail in words
-   * and everything else keeps working. Needs `stateKey`. Without it, each replica keeps its own
-   * record (once per replica). Tasks and rate limits are not shared yet.
+   * the fleet (a replayed last retry is refused on every replica), a session ended by DELETE
+   * is refused on every replica (and its tasks are cancelled wherever they run), any replica
+   * answers for a task another runs (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/update`,
+   * `tasks/cancel`; a task whose replica dies ends `failed` once its 6 s lease lapses), and the
+   * rates of `limits` count once for the fleet (the `concurrent` caps stay per replica);
+   * `/readyz` reports the store. Key names are keyed digests and values are sealed with
+   * `stateKey`, so the store learns nothing and can forge no record. Each operation is bounded
+   * (2 s): when the store fails, the requests that need it fail in words (a task that cannot be
+   * recorded is refused, never started), rate limits fall back to each replica's own, and
+   * everything else keeps working. Needs `stateKey`. Without it, each replica keeps its own
+   * record (once per replica). See docs/fleet.md.
    */
   stateStore?: string
 }

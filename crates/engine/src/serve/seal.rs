@@ -25,6 +25,9 @@ pub(crate) const MIN_SECRET: usize = 16;
 pub(crate) const MAX_KEYS: usize = 16;
 /// The longest sealed text opened (what a client sends back is refused beyond it).
 pub(crate) const MAX_SEALED: usize = 1 << 20;
+/// The longest sealed text a shared store gives back that is opened: the sealed size of the
+/// largest task record it keeps (base64 of nonce, record and tag).
+const MAX_STORED: usize = (crate::bounds::SERVE_STORE_TASK_BYTES + 64).div_ceil(3) * 4;
 
 /// What a sealed text is for: opened only as that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +123,7 @@ impl StateKey {
     /// What a value kept under `name` holds, when it was sealed for that name with one of the
     /// keys; None for anything else (a forged value, or one moved from another key).
     pub(crate) fn open_stored(&self, name: &str, sealed: &str) -> Option<Vec<u8>> {
-        self.open_with(&stored_aad(name), sealed)
+        self.open_within(&stored_aad(name), sealed, MAX_STORED)
     }
 
     /// `plain` sealed for `purpose` with the first key: URL-safe text.
@@ -152,7 +155,11 @@ impl StateKey {
     }
 
     fn open_with(&self, aad: &[u8], sealed: &str) -> Option<Vec<u8>> {
-        if sealed.len() > MAX_SEALED {
+        self.open_within(aad, sealed, MAX_SEALED)
+    }
+
+    fn open_within(&self, aad: &[u8], sealed: &str, max: usize) -> Option<Vec<u8>> {
+        if sealed.len() > max {
             return None;
         }
         let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;

@@ -452,6 +452,10 @@ pub(crate) mod tests {
             store.task_read(&id).await.unwrap(),
             Some((b"working".to_vec(), true))
         );
+        // A record as large as a task's may be (its result) is kept whole.
+        let large = vec![b'r'; crate::bounds::SERVE_STORE_TASK_BYTES];
+        assert!(store.task_update(&id, &large).await.unwrap());
+        assert_eq!(store.task_read(&id).await.unwrap(), Some((large, true)));
         assert!(store.task_update(&id, b"waiting").await.unwrap());
         assert!(store.task_send(&id, b"answer 1").await.unwrap());
         assert!(store.task_send(&id, b"answer 2").await.unwrap());

@@ -323,7 +323,9 @@ impl Link {
                     // The task is gone here (the server stopped, or it expired): unless it
                     // ended, it is lost, and said so at once rather than when the lease lapses.
                     Err(_) => {
-                        if let Some(task) = last.filter(|t| !t.task.status.is_terminal()) {
+                        // (Not one whose ttl passes now: the store forgets it by itself.)
+                        let expiring = Instant::now() + POLL >= self.until;
+                        if let Some(task) = last.filter(|t| !t.task.status.is_terminal() && !expiring) {
                             let lost = failed(&task, RUNNER_STOPPED);
                             let _ = self.store.task_end(&self.id, &encode(&self.scope, &lost)).await;
                         }
@@ -451,4 +453,51 @@ pub(crate) fn news(
         }
     });
     rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn task(payload: TaskPayload) -> DetailedTask {
+        let stamp = now();
+        let mut task = Task::new("t1", rmcp::model::TaskStatus::Working, stamp.clone(), stamp);
+        task.ttl_ms = Some(60_000);
+        DetailedTask::new(task, payload)
+    }
+
+    #[test]
+    fn a_record_keeps_whose_the_task_is_and_the_task() {
+        let working = task(TaskPayload::Working);
+        let scope = shared_scope(Some("session"), Some("alice"));
+        assert_eq!(scope, r#"["session","alice"]"#);
+        let record = decode(&encode(&scope, &working)).unwrap();
+        assert_eq!(record.scope, scope);
+        assert_eq!(record.task, working);
+    }
+
+    #[test]
+    fn a_result_larger_than_the_store_keeps_ends_the_task_failed_in_words() {
+        let text = "x".repeat(MAX_RECORD + 1);
+        let result = serde_json::json!({ "content": [{ "type": "text", "text": text }] });
+        let Value::Object(result) = result else {
+            unreachable!()
+        };
+        let record = decode(&encode("s", &task(TaskPayload::Completed { result }))).unwrap();
+        assert_eq!(record.task.task.status, rmcp::model::TaskStatus::Failed);
+        let why = record.task.task.status_message.unwrap();
+        assert!(
+            why.starts_with("the task's result (")
+                && why.ends_with(&format!(
+                    " bytes) is larger than the state store keeps of a task (at most {MAX_RECORD} bytes)"
+                )),
+            "{why}"
+        );
+        let TaskPayload::Failed { error } = record.task.payload else {
+            panic!("failed")
+        };
+        assert_eq!(error["code"], -32603);
+        assert_eq!(error["message"], why.as_str());
+    }
 }
