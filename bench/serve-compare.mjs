@@ -29,6 +29,9 @@
 //   3. Without a store, the build before against this one (within noise), in both modes:
 //        node bench/serve-compare.mjs old new
 //        BENCH_SESSION=1 node bench/serve-compare.mjs old new
+//   4. Rate limits counted in the store (one script per request) against this replica's own
+//      table, stateless calls:
+//        BENCH_ENV_A='{"BENCH_STATE":"key","BENCH_LIMITS":"1"}' BENCH_ENV_B='{"BENCH_STATE":"store","BENCH_LIMITS":"1"}' node bench/serve-compare.mjs new new
 import { execFile, spawn } from "node:child_process"
 import net from "node:net"
 import path from "node:path"

@@ -5,8 +5,9 @@
 //   node bench/serve-target.mjs toolnexus [checkoutDir]   # createToolkit(...).serve
 //   node bench/serve-target.mjs sdk                       # the SDK's McpServer, one per session
 //
-// toolnexus only: BENCH_HOOKS=before, BENCH_SERVE_METRICS=1, and BENCH_STATE=key (a stateKey) or
-// BENCH_STATE=store (the same key and stateStore: BENCH_REDIS_URL), see the comments below.
+// toolnexus only: BENCH_HOOKS=before, BENCH_SERVE_METRICS=1, BENCH_LIMITS=1, and BENCH_STATE=key (a
+// stateKey) or BENCH_STATE=store (the same key and stateStore: BENCH_REDIS_URL), see the comments
+// below.
 import http from "node:http"
 import path from "node:path"
 import { randomUUID } from "node:crypto"
@@ -40,6 +41,12 @@ async function toolnexus() {
   if (state === "store") {
     if (!process.env.BENCH_REDIS_URL) throw new Error("BENCH_STATE=store needs BENCH_REDIS_URL (redis://127.0.0.1:<port>)")
     options.stateStore = process.env.BENCH_REDIS_URL
+  }
+  // BENCH_LIMITS=1: a caller's and the overall rate so high nothing is refused, so each request
+  // takes its tokens (with BENCH_STATE=store, from the shared store: one script per request).
+  if (process.env.BENCH_LIMITS === "1") {
+    const never = { callsPerMinute: 1e9, burst: 1e9 }
+    options.limits = { ...never, overall: never }
   }
   const handle = await toolkit.serve("127.0.0.1:0", options)
   return { url: `${handle.url}/mcp`, close: () => toolkit.close() }
