@@ -297,6 +297,8 @@ test("a replica killed mid-task: once its lease lapses the task is failed in wor
   const task = await startJob(nginx.front, 4, 120000)
   const runner = await runnerOf(replicas, 4)
   const survivors = [0, 1, 2].filter((i) => i !== runner).map((i) => mcp[i])
+  // Another task of the session on the same replica, which only tasks/list will read.
+  const listed = await startJob(mcp[runner], 13, 120000)
   // A 2026-07-28 task on the same replica.
   const wired = await startTask(mcp[runner], "job", { n: 5, ms: 120000 })
   await sawLine(replicas[runner], "started job 5")
@@ -336,6 +338,10 @@ test("a replica killed mid-task: once its lease lapses the task is failed in wor
   }
   await assert.rejects(waiting, { code: -32603, message: `MCP error -32603: ${LOST}` })
   assert.equal(waitSettled, true)
+  // tasks/list finds the lapsed lease too: the task it lists is failed, in the same words.
+  const list = (await to(survivors[1]).listTasks()).tasks
+  assert.deepEqual(list.map((t) => t.taskId).sort(), [task.taskId, listed.taskId].sort())
+  for (const t of list) assert.deepEqual([t.status, t.statusMessage], ["failed", LOST], JSON.stringify(t))
   // The 2026-07-28 task too, within the same bound from the kill.
   for (const url of survivors) {
     const got = await reaches(url, wired.taskId, "failed", Math.max(LEASE + LEASE_SLACK - (Date.now() - killedAt), 1))

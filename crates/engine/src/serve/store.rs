@@ -23,6 +23,7 @@ use async_trait::async_trait;
 
 use super::seal::{self, StateKey};
 use super::store_tasks::MemoryTasks;
+pub use super::store_tasks::{Sent, TaskWrite};
 pub(crate) use crate::bounds::SERVE_STORE_TIMEOUT as TIMEOUT;
 
 // The Redis store is `super::store_redis` (it builds on this module).
@@ -57,35 +58,38 @@ pub trait StateStore: Send + Sync {
     /// Whether some replica ended the session `session`.
     async fn is_revoked(&self, session: &str) -> Result<bool, StoreError>;
 
-    // Tasks (see `super::store_tasks`): `id` is the task's id, `record` what `tasks/get`
-    // answers of it (opaque here), `scope` whose it is.
+    // Tasks (see `super::store_tasks`): `id` is the task's id, `write` what is written of it
+    // (opaque here), `scope` whose it is.
 
     /// Records the new task `id` of `scope`, kept for `ttl`, its runner's lease for `lease`.
     async fn task_create(
         &self,
         id: &str,
         scope: &str,
-        record: &[u8],
+        write: TaskWrite<'_>,
         ttl: Duration,
         lease: Duration,
     ) -> Result<(), StoreError>;
-    /// A running task's record replaced: false when it ended (or expired) meanwhile.
-    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError>;
-    /// Ends task `id` with `record`: false when it had ended (or expired) already.
-    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError>;
+    /// A running task's record and summary replaced: false when it ended (or expired).
+    async fn task_update(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError>;
+    /// Ends task `id` with `write`: false when it had ended (or expired) already. (Done again
+    /// after a lost answer, it answers true again.)
+    async fn task_end(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError>;
     /// The runner's tick: its lease renewed (for `lease`, when given), and the messages sent
-    /// to the task since the last tick; None when the task ended or expired (the run stops).
+    /// to the task from the `from`th on; None when the task ended or expired (the run stops).
     async fn task_tick(
         &self,
         id: &str,
         lease: Option<Duration>,
+        from: usize,
     ) -> Result<Option<Vec<Vec<u8>>>, StoreError>;
     /// Task `id`'s record, and whether its runner's lease holds.
     async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError>;
-    /// The records of `scope`'s tasks, in no order.
-    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError>;
-    /// `message` for task `id`'s runner: false when the task ended or expired.
-    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError>;
+    /// The summaries of `scope`'s tasks, in no order, each with whether its runner's lease
+    /// holds.
+    async fn task_list(&self, scope: &str) -> Result<Vec<(Vec<u8>, bool)>, StoreError>;
+    /// `message` for task `id`'s runner.
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<Sent, StoreError>;
 
     /// Takes one token from each of `buckets` together, or from none: None when taken, else
     /// which bucket had none and how long until it has one.
@@ -234,39 +238,40 @@ impl StateStore for MemoryStore {
         &self,
         id: &str,
         scope: &str,
-        record: &[u8],
+        write: TaskWrite<'_>,
         ttl: Duration,
         lease: Duration,
     ) -> Result<(), StoreError> {
-        self.tasks().create(id, scope, record, ttl, lease);
+        self.tasks().create(id, scope, write, ttl, lease);
         Ok(())
     }
 
-    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
-        Ok(self.tasks().update(id, record))
+    async fn task_update(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError> {
+        Ok(self.tasks().update(id, write))
     }
 
-    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
-        Ok(self.tasks().end(id, record))
+    async fn task_end(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError> {
+        Ok(self.tasks().end(id, write))
     }
 
     async fn task_tick(
         &self,
         id: &str,
         lease: Option<Duration>,
+        from: usize,
     ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
-        Ok(self.tasks().tick(id, lease))
+        Ok(self.tasks().tick(id, lease, from))
     }
 
     async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError> {
         Ok(self.tasks().read(id))
     }
 
-    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError> {
+    async fn task_list(&self, scope: &str) -> Result<Vec<(Vec<u8>, bool)>, StoreError> {
         Ok(self.tasks().list(scope))
     }
 
-    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError> {
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<Sent, StoreError> {
         Ok(self.tasks().send(id, message))
     }
 
@@ -442,40 +447,72 @@ pub(crate) mod tests {
     async fn tasks_contract(store: &dyn StateStore) {
         let (id, scope, other) = (unique(), unique(), unique());
         let minute = Duration::from_secs(60);
+        let w = |record: &'static [u8]| TaskWrite {
+            record,
+            summary: record,
+        };
         assert_eq!(store.task_read(&id).await.unwrap(), None);
-        assert!(!store.task_update(&id, b"x").await.unwrap(), "no such task");
+        assert!(
+            !store.task_update(&id, w(b"x")).await.unwrap(),
+            "no such task"
+        );
         store
-            .task_create(&id, &scope, b"working", minute, minute)
+            .task_create(&id, &scope, w(b"working"), minute, minute)
             .await
             .unwrap();
         assert_eq!(
             store.task_read(&id).await.unwrap(),
             Some((b"working".to_vec(), true))
         );
-        // A record as large as a task's may be (its result) is kept whole.
+        // A record as large as a task's may be (its result) is kept whole; the summary apart.
         let large = vec![b'r'; crate::bounds::SERVE_STORE_TASK_BYTES];
-        assert!(store.task_update(&id, &large).await.unwrap());
+        let write = TaskWrite {
+            record: &large,
+            summary: b"large",
+        };
+        assert!(store.task_update(&id, write).await.unwrap());
         assert_eq!(store.task_read(&id).await.unwrap(), Some((large, true)));
-        assert!(store.task_update(&id, b"waiting").await.unwrap());
-        assert!(store.task_send(&id, b"answer 1").await.unwrap());
-        assert!(store.task_send(&id, b"answer 2").await.unwrap());
-        // The runner's tick takes what was sent, once.
-        assert_eq!(
-            store.task_tick(&id, Some(minute)).await.unwrap(),
-            Some(vec![b"answer 1".to_vec(), b"answer 2".to_vec()])
-        );
-        assert_eq!(store.task_tick(&id, None).await.unwrap(), Some(vec![]));
         assert_eq!(
             store.task_list(&scope).await.unwrap(),
-            vec![b"waiting".to_vec()]
+            vec![(b"large".to_vec(), true)]
+        );
+        assert!(store.task_update(&id, w(b"waiting")).await.unwrap());
+        assert_eq!(
+            store.task_send(&id, b"answer 1").await.unwrap(),
+            Sent::Queued
+        );
+        assert_eq!(
+            store.task_send(&id, b"answer 2").await.unwrap(),
+            Sent::Queued
+        );
+        // The runner's ticks read what was sent from where they left off (again, when asked
+        // again).
+        let both = Some(vec![b"answer 1".to_vec(), b"answer 2".to_vec()]);
+        assert_eq!(store.task_tick(&id, Some(minute), 0).await.unwrap(), both);
+        assert_eq!(store.task_tick(&id, None, 0).await.unwrap(), both);
+        assert_eq!(
+            store.task_tick(&id, None, 1).await.unwrap(),
+            Some(vec![b"answer 2".to_vec()])
+        );
+        assert_eq!(store.task_tick(&id, None, 2).await.unwrap(), Some(vec![]));
+        assert_eq!(
+            store.task_list(&scope).await.unwrap(),
+            vec![(b"waiting".to_vec(), true)]
         );
         assert!(store.task_list(&other).await.unwrap().is_empty());
+        // An inbox is bounded.
+        let mut sent = Vec::new();
+        for _ in 2..crate::bounds::SERVE_STORE_TASK_INBOX + 1 {
+            sent.push(store.task_send(&id, b"more").await.unwrap());
+        }
+        assert_eq!(sent.last(), Some(&Sent::Full));
+        assert_eq!(sent.iter().filter(|s| **s == Sent::Full).count(), 1);
         // The end is claimed once; after it nothing changes the record.
-        assert!(store.task_end(&id, b"cancelled").await.unwrap());
-        assert!(!store.task_end(&id, b"completed").await.unwrap(), "once");
-        assert!(!store.task_update(&id, b"working").await.unwrap());
-        assert!(!store.task_send(&id, b"late").await.unwrap());
-        assert_eq!(store.task_tick(&id, Some(minute)).await.unwrap(), None);
+        assert!(store.task_end(&id, w(b"cancelled")).await.unwrap());
+        assert!(!store.task_end(&id, w(b"completed")).await.unwrap(), "once");
+        assert!(!store.task_update(&id, w(b"working")).await.unwrap());
+        assert_eq!(store.task_send(&id, b"late").await.unwrap(), Sent::Ended);
+        assert_eq!(store.task_tick(&id, Some(minute), 0).await.unwrap(), None);
         assert_eq!(
             store.task_read(&id).await.unwrap(),
             Some((b"cancelled".to_vec(), false))
@@ -486,7 +523,7 @@ pub(crate) mod tests {
             .task_create(
                 &brief,
                 &scope,
-                b"w",
+                w(b"w"),
                 Duration::from_millis(300),
                 Duration::from_millis(60),
             )
@@ -497,8 +534,14 @@ pub(crate) mod tests {
             store.task_read(&brief).await.unwrap(),
             Some((b"w".to_vec(), false))
         );
+        let mut listed = store.task_list(&scope).await.unwrap();
+        listed.sort();
         assert_eq!(
-            store.task_tick(&brief, Some(minute)).await.unwrap(),
+            listed,
+            vec![(b"cancelled".to_vec(), false), (b"w".to_vec(), false)]
+        );
+        assert_eq!(
+            store.task_tick(&brief, Some(minute), 0).await.unwrap(),
             Some(vec![])
         );
         assert_eq!(
@@ -510,9 +553,9 @@ pub(crate) mod tests {
         assert_eq!(store.task_read(&brief).await.unwrap(), None);
         assert_eq!(
             store.task_list(&scope).await.unwrap(),
-            vec![b"cancelled".to_vec()]
+            vec![(b"cancelled".to_vec(), false)]
         );
-        assert!(!store.task_end(&brief, b"x").await.unwrap(), "expired");
+        assert!(!store.task_end(&brief, w(b"x")).await.unwrap(), "expired");
     }
 
     #[tokio::test]

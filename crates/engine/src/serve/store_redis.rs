@@ -13,7 +13,7 @@ use tokio::sync::{OnceCell, Semaphore};
 use super::store::{
     Bucket, StateStore, StoreError, bounded, ms_until, revoked_name, spent_name, wait_for_token,
 };
-use super::store_tasks::{TaskNames, scope_name};
+use super::store_tasks::{LEASE_PREFIX, SUMMARY_PREFIX, Sent, TaskNames, TaskWrite, scope_name};
 use crate::serve::seal::StateKey;
 
 /// How many store operations one replica has in flight at once (the rest wait their turn,
@@ -30,36 +30,75 @@ const REVOKED: &[u8] = b"revoked";
 const ENDED: &[u8] = b"ended";
 
 // A task's parts move together in scripts (see `super::store_tasks`): each runs whole, so a
-// task's end is claimed once, and nothing changes a task after it.
+// task's end is claimed once, and nothing changes a task after it. Each may run twice (a retry
+// after a lost answer) without harm. Scripts answer arrays of plain values (never nil or
+// false, which RESP3 would answer otherwise), and read the time from Redis.
 
-/// KEYS: record, lease, scope set. ARGV: record, ttl ms, lease ms, member, expiry ms, now ms.
+/// KEYS: record, lease, scope set, summary. ARGV: record, ttl ms, lease ms, member, summary.
 const CREATE: &str = "\
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[2])
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-redis.call('ZADD', KEYS[3], ARGV[5], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[4])
 if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
 return 1";
-/// KEYS: record, end. ARGV: record.
+/// KEYS: record, end, summary. ARGV: record, summary.
 const UPDATE: &str = "\
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-if redis.call('SET', KEYS[1], ARGV[1], 'XX', 'KEEPTTL') then return 1 end
-return 0";
-/// KEYS: record, end, lease, inbox. ARGV: record, end marker.
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+redis.call('SET', KEYS[3], ARGV[2], 'KEEPTTL')
+return 1";
+/// KEYS: record, end, lease, summary. ARGV: record, end marker (this claim's own), summary.
 const END: &str = "\
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 then return 0 end
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ttl) then return 0 end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ttl) then
+  if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
+  return 0
+end
 redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
-redis.call('DEL', KEYS[3], KEYS[4])
+redis.call('SET', KEYS[4], ARGV[3], 'KEEPTTL')
+redis.call('DEL', KEYS[3])
 return 1";
-/// KEYS: end, lease, inbox, record. ARGV: lease ms (0: not renewed). Nil once ended.
+/// KEYS: end, lease, inbox, record. ARGV: lease ms (0: not renewed), the first message to
+/// read. {0, {}} once ended, else {1, messages}.
 const TICK: &str = "\
-if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 0 then return false end
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 0 then return {0, {}} end
 if ARGV[1] ~= '0' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) end
-local m = redis.call('LRANGE', KEYS[3], 0, -1)
-if #m > 0 then redis.call('DEL', KEYS[3]) end
-return m";
+return {1, redis.call('LRANGE', KEYS[3], ARGV[2], -1)}";
+/// KEYS: record, lease. {0, '', 0} when there is none, else {1, record, leased}.
+const READ: &str = "\
+local r = redis.call('GET', KEYS[1])
+if not r then return {0, '', 0} end
+return {1, r, redis.call('EXISTS', KEYS[2])}";
+/// KEYS: inbox, end, record. ARGV: message, the most kept. 1 queued, 0 ended, -1 full.
+const SEND: &str = "\
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local ttl = redis.call('PTTL', KEYS[3])
+if ttl <= 0 then return 0 end
+if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1";
+/// KEYS: scope set. ARGV: the most read, the summaries' and leases' name prefixes. Each live
+/// task's member, summary and whether its lease holds ('1' or '0'), flat.
+const LIST: &str = "\
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'REV')) do
+  local s = redis.call('GET', ARGV[2] .. m)
+  if s then
+    out[#out + 1] = m
+    out[#out + 1] = s
+    out[#out + 1] = tostring(redis.call('EXISTS', ARGV[3] .. m))
+  end
+end
+return out";
 /// A token from each bucket (KEYS), or none. ARGV: each bucket's size and tokens a ms. {0, ""}
 /// when taken, else {the empty bucket's place (from 1), its tokens}. The store's clock counts.
 const TAKE: &str = "\
@@ -82,17 +121,6 @@ for i, key in ipairs(KEYS) do
   redis.call('PEXPIRE', key, full + 1000)
 end
 return {0, ''}";
-/// KEYS: record, lease.
-const READ: &str = "return {redis.call('GET', KEYS[1]), redis.call('EXISTS', KEYS[2])}";
-/// KEYS: inbox, end, record. ARGV: message, the most kept.
-const SEND: &str = "\
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-local ttl = redis.call('PTTL', KEYS[3])
-if ttl <= 0 then return 0 end
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-redis.call('PEXPIRE', KEYS[1], ttl)
-return 1";
 
 /// The store of `url` (`redis://` or `rediss://`), its key names and values made with `key`.
 /// Refused in words for another scheme, a malformed URL, or one the client cannot use; the
@@ -163,6 +191,7 @@ impl RedisStore {
             match cmd.query_async::<T>(&mut manager).await {
                 // A connection lost before (the store restarted, say): the manager reconnects
                 // on the failure, and the command is sent once more on the new connection.
+                // (Every command here may run twice: see the scripts, and `mark_spent`.)
                 Err(e)
                     if e.is_connection_refusal()
                         || e.is_io_error()
@@ -202,13 +231,20 @@ impl StateStore for RedisStore {
         let value = self.key.seal_stored(&name, SPENT);
         let mut cmd = redis::cmd("SET");
         cmd.arg(&name)
-            .arg(value)
+            .arg(&value)
             .arg("NX")
             .arg("PX")
             .arg(ms_until(until_ms));
-        // OK when it was set, nil when the key was there already.
+        // OK when it was set, nil when the key was there already: set by another replica, or
+        // by this very request sent twice after a lost answer (then the value is its own).
         let set: Option<String> = self.query(cmd).await?;
-        Ok(set.is_some())
+        if set.is_some() {
+            return Ok(true);
+        }
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&name);
+        let there: Option<String> = self.query(cmd).await?;
+        Ok(there.as_deref() == Some(value.as_str()))
     }
 
     async fn revoke(&self, session: &str, ttl: Duration) -> Result<(), StoreError> {
@@ -238,51 +274,53 @@ impl StateStore for RedisStore {
         &self,
         id: &str,
         scope: &str,
-        record: &[u8],
+        write: TaskWrite<'_>,
         ttl: Duration,
         lease: Duration,
     ) -> Result<(), StoreError> {
         let names = TaskNames::new(&self.key, id);
-        let now = crate::serve::seal::now_millis();
-        let ttl_ms = (ttl.as_millis() as u64).max(1);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(CREATE)
-            .arg(3)
+            .arg(4)
             .arg(&names.record)
             .arg(&names.lease)
             .arg(scope_name(&self.key, scope))
-            .arg(self.key.seal_stored(&names.record, record))
-            .arg(ttl_ms)
+            .arg(&names.summary)
+            .arg(self.key.seal_stored(&names.record, write.record))
+            .arg((ttl.as_millis() as u64).max(1))
             .arg((lease.as_millis() as u64).max(1))
             .arg(&names.member)
-            .arg(now + ttl_ms)
-            .arg(now);
+            .arg(self.key.seal_stored(&names.summary, write.summary));
         let _: i64 = self.query(cmd).await?;
         Ok(())
     }
 
-    async fn task_update(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+    async fn task_update(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError> {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(UPDATE)
-            .arg(2)
+            .arg(3)
             .arg(&names.record)
             .arg(&names.end)
-            .arg(self.key.seal_stored(&names.record, record));
+            .arg(&names.summary)
+            .arg(self.key.seal_stored(&names.record, write.record))
+            .arg(self.key.seal_stored(&names.summary, write.summary));
         Ok(self.query::<i64>(cmd).await? == 1)
     }
 
-    async fn task_end(&self, id: &str, record: &[u8]) -> Result<bool, StoreError> {
+    async fn task_end(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError> {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
+        // Sealed afresh, the marker is this claim's own: a retry of it finds it there.
         cmd.arg(END)
             .arg(4)
             .arg(&names.record)
             .arg(&names.end)
             .arg(&names.lease)
-            .arg(&names.inbox)
-            .arg(self.key.seal_stored(&names.record, record))
-            .arg(self.key.seal_stored(&names.end, ENDED));
+            .arg(&names.summary)
+            .arg(self.key.seal_stored(&names.record, write.record))
+            .arg(self.key.seal_stored(&names.end, ENDED))
+            .arg(self.key.seal_stored(&names.summary, write.summary));
         Ok(self.query::<i64>(cmd).await? == 1)
     }
 
@@ -290,6 +328,7 @@ impl StateStore for RedisStore {
         &self,
         id: &str,
         lease: Option<Duration>,
+        from: usize,
     ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
@@ -299,10 +338,11 @@ impl StateStore for RedisStore {
             .arg(&names.lease)
             .arg(&names.inbox)
             .arg(&names.record)
-            .arg(lease.map_or(0, |l| (l.as_millis() as u64).max(1)));
-        let taken: Option<Vec<String>> = self.query(cmd).await?;
+            .arg(lease.map_or(0, |l| (l.as_millis() as u64).max(1)))
+            .arg(from);
+        let (running, messages): (i64, Vec<String>) = self.query(cmd).await?;
         // Only messages sealed for this inbox count: the store cannot forge an answer.
-        Ok(taken.map(|messages| {
+        Ok((running == 1).then(|| {
             messages
                 .iter()
                 .filter_map(|m| self.key.open_stored(&names.inbox, m))
@@ -314,36 +354,32 @@ impl StateStore for RedisStore {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(READ).arg(2).arg(&names.record).arg(&names.lease);
-        let (record, leased): (Option<String>, i64) = self.query(cmd).await?;
-        Ok(record
-            .and_then(|r| self.key.open_stored(&names.record, &r))
+        let (found, record, leased): (i64, String, i64) = self.query(cmd).await?;
+        Ok((found == 1)
+            .then(|| self.key.open_stored(&names.record, &record))
+            .flatten()
             .map(|r| (r, leased == 1)))
     }
 
-    async fn task_list(&self, scope: &str) -> Result<Vec<Vec<u8>>, StoreError> {
-        let mut cmd = redis::cmd("ZRANGEBYSCORE");
-        cmd.arg(scope_name(&self.key, scope))
-            .arg(crate::serve::seal::now_millis())
-            .arg("+inf")
-            .arg("LIMIT")
-            .arg(0)
-            .arg(crate::bounds::SERVE_STORE_TASK_LIST);
-        let members: Vec<String> = self.query(cmd).await?;
-        if members.is_empty() {
-            return Ok(Vec::new());
-        }
-        let names: Vec<String> = members.iter().map(|m| TaskNames::record_of(m)).collect();
-        let mut cmd = redis::cmd("MGET");
-        cmd.arg(&names);
-        let records: Vec<Option<String>> = self.query(cmd).await?;
-        Ok(names
-            .iter()
-            .zip(records)
-            .filter_map(|(name, r)| self.key.open_stored(name, &r?))
+    async fn task_list(&self, scope: &str) -> Result<Vec<(Vec<u8>, bool)>, StoreError> {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(LIST)
+            .arg(1)
+            .arg(scope_name(&self.key, scope))
+            .arg(crate::bounds::SERVE_STORE_TASK_LIST)
+            .arg(SUMMARY_PREFIX)
+            .arg(LEASE_PREFIX);
+        let flat: Vec<String> = self.query(cmd).await?;
+        Ok(flat
+            .chunks_exact(3)
+            .filter_map(|c| {
+                let name = format!("{SUMMARY_PREFIX}{}", c[0]);
+                Some((self.key.open_stored(&name, &c[1])?, c[2] == "1"))
+            })
             .collect())
     }
 
-    async fn task_send(&self, id: &str, message: &[u8]) -> Result<bool, StoreError> {
+    async fn task_send(&self, id: &str, message: &[u8]) -> Result<Sent, StoreError> {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(SEND)
@@ -353,7 +389,11 @@ impl StateStore for RedisStore {
             .arg(&names.record)
             .arg(self.key.seal_stored(&names.inbox, message))
             .arg(crate::bounds::SERVE_STORE_TASK_INBOX);
-        Ok(self.query::<i64>(cmd).await? == 1)
+        Ok(match self.query::<i64>(cmd).await? {
+            1 => Sent::Queued,
+            -1 => Sent::Full,
+            _ => Sent::Ended,
+        })
     }
 
     async fn take_tokens(
@@ -422,7 +462,11 @@ fn words(e: &redis::RedisError) -> String {
                                 from the environment with --state-store-env)"
                 .into()
         }
-        _ => e.to_string(),
+        (_, Some(code)) => match e.detail() {
+            Some(detail) => format!("it answered {code} {detail}"),
+            None => format!("it answered {code}"),
+        },
+        _ => "it answered with something this server does not understand".into(),
     }
 }
 

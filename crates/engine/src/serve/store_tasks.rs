@@ -9,7 +9,9 @@
 //!   tick, drops the run.
 //! - its runner's lease, renewed by the runner while it runs: a task still running without one
 //!   lost its runner.
-//! - an inbox of messages for its runner (a client's answers), taken by the runner's next tick.
+//! - its summary (the task without its result), what `tasks/list` and a session's stream read.
+//! - an inbox of messages for its runner (a client's answers), read by the runner's ticks from
+//!   where it left off (so a tick whose answer was lost loses nothing).
 //! - per scope (whose the tasks are), which tasks it has, for `tasks/list`.
 //!
 //! Everything a task has expires with it (its ttl from creation).
@@ -23,6 +25,7 @@ use crate::bounds::SERVE_STORE_TASK_INBOX as MAX_INBOX;
 /// the store learns no id).
 pub(crate) struct TaskNames {
     pub(crate) record: String,
+    pub(crate) summary: String,
     pub(crate) end: String,
     pub(crate) lease: String,
     pub(crate) inbox: String,
@@ -30,21 +33,22 @@ pub(crate) struct TaskNames {
     pub(crate) member: String,
 }
 
+/// Where the summary and the lease of the task whose scope set holds `member` are (the list
+/// script builds the same names).
+pub(crate) const SUMMARY_PREFIX: &str = "toolnexus:task-summary:";
+pub(crate) const LEASE_PREFIX: &str = "toolnexus:task-lease:";
+
 impl TaskNames {
     pub(crate) fn new(key: &super::seal::StateKey, id: &str) -> Self {
         let digest = key.name(&format!("task\0{id}"));
         Self {
             record: format!("toolnexus:task:{digest}"),
+            summary: format!("{SUMMARY_PREFIX}{digest}"),
             end: format!("toolnexus:task-end:{digest}"),
-            lease: format!("toolnexus:task-lease:{digest}"),
+            lease: format!("{LEASE_PREFIX}{digest}"),
             inbox: format!("toolnexus:task-inbox:{digest}"),
             member: digest,
         }
-    }
-
-    /// The record's name of the task whose scope set holds `member`.
-    pub(crate) fn record_of(member: &str) -> String {
-        format!("toolnexus:task:{member}")
     }
 }
 
@@ -53,10 +57,29 @@ pub(crate) fn scope_name(key: &super::seal::StateKey, scope: &str) -> String {
     format!("toolnexus:tasks:{}", key.name(&format!("tasks\0{scope}")))
 }
 
+/// What is written of a task: its record (what `tasks/get` answers, its result included) and
+/// its summary (what `tasks/list` and a session's stream read: small).
+#[derive(Clone, Copy)]
+pub struct TaskWrite<'a> {
+    pub record: &'a [u8],
+    pub summary: &'a [u8],
+}
+
+/// What became of a message sent to a task's runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    Queued,
+    /// The task ended, or expired.
+    Ended,
+    /// As many messages as a task keeps wait already.
+    Full,
+}
+
 /// One task as the memory store keeps it.
 struct Kept {
     scope: String,
     record: Vec<u8>,
+    summary: Vec<u8>,
     until: Instant,
     ended: bool,
     lease: Instant,
@@ -87,7 +110,7 @@ impl MemoryTasks {
         &mut self,
         id: &str,
         scope: &str,
-        record: &[u8],
+        write: TaskWrite<'_>,
         ttl: Duration,
         lease: Duration,
     ) {
@@ -108,7 +131,8 @@ impl MemoryTasks {
             id.to_string(),
             Kept {
                 scope: scope.to_string(),
-                record: record.to_vec(),
+                record: write.record.to_vec(),
+                summary: write.summary.to_vec(),
                 until: now + ttl,
                 ended: false,
                 lease: now + lease,
@@ -117,35 +141,37 @@ impl MemoryTasks {
         );
     }
 
-    pub(crate) fn update(&mut self, id: &str, record: &[u8]) -> bool {
+    pub(crate) fn update(&mut self, id: &str, write: TaskWrite<'_>) -> bool {
         match self.live(id) {
             Some(kept) if !kept.ended => {
-                kept.record = record.to_vec();
+                kept.record = write.record.to_vec();
+                kept.summary = write.summary.to_vec();
                 true
             }
             _ => false,
         }
     }
 
-    pub(crate) fn end(&mut self, id: &str, record: &[u8]) -> bool {
-        match self.live(id) {
-            Some(kept) if !kept.ended => {
-                kept.record = record.to_vec();
-                kept.ended = true;
-                kept.lease = Instant::now();
-                kept.inbox.clear();
-                true
-            }
-            _ => false,
+    pub(crate) fn end(&mut self, id: &str, write: TaskWrite<'_>) -> bool {
+        let ended = self.update(id, write);
+        if let Some(kept) = self.live(id).filter(|_| ended) {
+            kept.ended = true;
+            kept.lease = Instant::now();
         }
+        ended
     }
 
-    pub(crate) fn tick(&mut self, id: &str, lease: Option<Duration>) -> Option<Vec<Vec<u8>>> {
+    pub(crate) fn tick(
+        &mut self,
+        id: &str,
+        lease: Option<Duration>,
+        from: usize,
+    ) -> Option<Vec<Vec<u8>>> {
         let kept = self.live(id).filter(|k| !k.ended)?;
         if let Some(lease) = lease {
             kept.lease = Instant::now() + lease;
         }
-        Some(std::mem::take(&mut kept.inbox))
+        Some(kept.inbox.iter().skip(from).cloned().collect())
     }
 
     pub(crate) fn read(&mut self, id: &str) -> Option<(Vec<u8>, bool)> {
@@ -153,25 +179,26 @@ impl MemoryTasks {
         Some((kept.record.clone(), kept.lease > Instant::now()))
     }
 
-    pub(crate) fn list(&mut self, scope: &str) -> Vec<Vec<u8>> {
+    pub(crate) fn list(&mut self, scope: &str) -> Vec<(Vec<u8>, bool)> {
         let now = Instant::now();
         self.kept.retain(|_, k| k.until > now);
         self.kept
             .values()
             .filter(|k| k.scope == scope)
-            .map(|k| k.record.clone())
+            .map(|k| (k.summary.clone(), k.lease > now))
             .collect()
     }
 
-    pub(crate) fn send(&mut self, id: &str, message: &[u8]) -> bool {
+    pub(crate) fn send(&mut self, id: &str, message: &[u8]) -> Sent {
         match self.live(id) {
             Some(kept) if !kept.ended => {
+                if kept.inbox.len() >= MAX_INBOX {
+                    return Sent::Full;
+                }
                 kept.inbox.push(message.to_vec());
-                let over = kept.inbox.len().saturating_sub(MAX_INBOX);
-                kept.inbox.drain(..over);
-                true
+                Sent::Queued
             }
-            _ => false,
+            _ => Sent::Ended,
         }
     }
 }

@@ -168,19 +168,27 @@ impl ToolServer {
         let legacy = !input::is_modern(context);
         let tasks = &self.shared.tasks;
         let Reserved { task, shared } = reserved;
-        let ties = Ties {
-            watch: legacy.then(|| status_notifications(context)),
-            // A handshake-era task is its session's: it ends with it (in a shared store, with
-            // its ttl: the session goes on at other replicas).
-            session: (legacy && shared.is_none()).then(|| context.peer.clone()),
-            mirror: shared.as_ref().map(|(store, scope)| {
-                fleet::link(
+        let watch = legacy.then(|| status_notifications(context));
+        let ties = match &shared {
+            None => Ties {
+                watch,
+                // A handshake-era task is its session's: it ends with it.
+                session: legacy.then(|| context.peer.clone()),
+                mirror: None,
+            },
+            // In a shared store, the task's statuses are told as the store has them, and it
+            // lives its ttl (its session goes on at other replicas; a DELETE cancels it).
+            Some((store, scope)) => Ties {
+                watch: None,
+                session: None,
+                mirror: Some(fleet::link(
                     store.clone(),
                     std::sync::Arc::downgrade(tasks),
                     &task,
                     scope.clone(),
-                )
-            }),
+                    watch,
+                )),
+            },
         };
         let made = tasks.create(
             scope,

@@ -153,8 +153,12 @@ impl Front {
             let lifetime = crate::bounds::SERVE_PORTABLE_SESSION_LIFETIME;
             return match store.revoke(local, lifetime).await {
                 Ok(()) => {
-                    let scope = crate::serve::tasks::fleet::shared_scope(Some(local), owner);
-                    crate::serve::tasks::fleet::cancel_all(store, &scope).await;
+                    // Its tasks are cancelled after the answer (bounded by the store's bound
+                    // on each operation, done together).
+                    if let Some(store) = self.store.clone() {
+                        let scope = crate::serve::tasks::fleet::shared_scope(Some(local), owner);
+                        tokio::spawn(crate::serve::tasks::fleet::cancel_all(store, scope));
+                    }
                     None
                 }
                 Err(e) => Some(super::gate::store_unavailable(

@@ -12,86 +12,32 @@
 //!   (a claim of the task's end) read the store, on every replica alike. A running task whose
 //!   lease lapsed lost its runner: the reader ends it `failed`, in words.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{DetailedTask, InputResponses, Task, TaskPayload};
-use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Refusal, Scope, Tasks, Watch, error_object, not_found, now, quoted};
-use crate::bounds::{
-    SERVE_STORE_TASK_BYTES as MAX_RECORD, SERVE_TASK_LEASE as LEASE,
-    SERVE_TASK_LEASE_RENEW as RENEW, SERVE_TASK_STORE_POLL as POLL,
-};
+use super::{Refusal, Scope, Tasks, not_found, now, quoted};
+use crate::bounds::{SERVE_TASK_LEASE as LEASE, SERVE_TASK_STORE_POLL as POLL};
 use crate::connect::execution::status_name;
-use crate::serve::store::{StateStore, StoreError};
+use crate::serve::store::{Sent, StateStore, StoreError};
+
+mod link;
+mod record;
+pub(crate) use link::link;
+use record::{Summary, Written, decode, failed};
 
 /// Why a task whose runner stopped renewing its lease failed.
 pub(crate) const LEASE_LAPSED: &str = "the replica running this task stopped renewing its lease \
      (it stopped, or lost the state store): the task's run is lost";
-/// Why a task whose runner stopped (its server stopping) failed.
-const RUNNER_STOPPED: &str = "the replica running this task stopped: the task's run is lost";
+/// How long `tasks/result` keeps waiting through a failing store before it says so.
+const WAIT_THROUGH: Duration = Duration::from_secs(10);
 
 /// Whose a task of the shared store is, the same on every replica: in the handshake era its
 /// session's (the session's id as every replica opens it), and its principal's (its key).
 pub(crate) fn shared_scope(session: Option<&str>, owner: Option<&str>) -> String {
     serde_json::json!([session, owner]).to_string()
-}
-
-/// What the store keeps of a task: whose it is, and the task as `tasks/get` answers it.
-#[derive(Serialize, Deserialize)]
-struct Record {
-    #[serde(rename = "s")]
-    scope: String,
-    #[serde(rename = "t")]
-    task: DetailedTask,
-}
-
-/// `task` of `scope` as the store keeps it: one larger than the store keeps ends `failed`,
-/// saying so.
-fn encode(scope: &str, task: &DetailedTask) -> Vec<u8> {
-    let record = |task: DetailedTask| {
-        serde_json::to_vec(&Record {
-            scope: scope.to_string(),
-            task,
-        })
-        .unwrap_or_default()
-    };
-    let bytes = record(task.clone());
-    if bytes.len() <= MAX_RECORD {
-        return bytes;
-    }
-    let why = format!(
-        "the task's {} ({} bytes) is larger than the state store keeps of a task (at most {} \
-         bytes)",
-        match task.payload {
-            TaskPayload::Completed { .. } => "result",
-            TaskPayload::Failed { .. } => "failure",
-            _ => "input requests",
-        },
-        bytes.len(),
-        MAX_RECORD
-    );
-    record(failed(task, &why))
-}
-
-fn decode(bytes: &[u8]) -> Option<Record> {
-    serde_json::from_slice(bytes).ok()
-}
-
-/// `task` ended `failed` for `why` (its status message too).
-fn failed(task: &DetailedTask, why: &str) -> DetailedTask {
-    let mut ended = task.task.clone();
-    ended.status_message = Some(why.to_string());
-    ended.last_updated_at = now();
-    DetailedTask::new(
-        ended,
-        TaskPayload::Failed {
-            error: error_object(rmcp::model::ErrorCode::INTERNAL_ERROR.0, why),
-        },
-    )
 }
 
 fn unread(id: &str, e: &StoreError) -> Refusal {
@@ -108,21 +54,20 @@ pub(crate) async fn record_new(
     task: &Task,
 ) -> Result<(), StoreError> {
     let ttl = Duration::from_millis(task.ttl_ms.unwrap_or(1));
-    let record = encode(
+    let written = Written::of(
         scope,
         &DetailedTask::new(task.clone(), TaskPayload::Working),
     );
     store
-        .task_create(&task.task_id, scope, &record, ttl, LEASE)
+        .task_create(&task.task_id, scope, written.write(), ttl, LEASE)
         .await
 }
 
 /// Ends a recorded task that will not run after all (`why`).
 pub(crate) async fn refuse(store: &dyn StateStore, scope: &str, task: &Task, why: &str) {
     let working = DetailedTask::new(task.clone(), TaskPayload::Working);
-    let _ = store
-        .task_end(&task.task_id, &encode(scope, &failed(&working, why)))
-        .await;
+    let written = Written::of(scope, &failed(&working, why));
+    let _ = store.task_end(&task.task_id, written.write()).await;
 }
 
 /// Where a server's task methods find tasks: its own table, or the store its replicas share.
@@ -142,20 +87,28 @@ impl Book<'_> {
 
     /// `tasks/update`: the answers go to the task's runner.
     pub(crate) async fn update(&self, id: &str, responses: InputResponses) -> Result<(), Refusal> {
-        match self {
-            Self::Here(tasks, scope) => tasks.update(id, scope, responses),
-            Self::Shared(store, scope) => {
-                let task = shared_get(&**store, scope, id).await?;
-                if task.task.status.is_terminal() {
-                    return Ok(());
-                }
-                let message = serde_json::to_vec(&responses).unwrap_or_default();
-                store
-                    .task_send(id, &message)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| unread(id, &e))
-            }
+        let (store, scope) = match self {
+            Self::Here(tasks, scope) => return tasks.update(id, scope, responses),
+            Self::Shared(store, scope) => (&**store, scope),
+        };
+        let task = shared_get(store, scope, id).await?;
+        if task.task.status.is_terminal() {
+            return Ok(());
+        }
+        let message = serde_json::to_vec(&responses).unwrap_or_default();
+        match store.task_send(id, &message).await {
+            Ok(Sent::Queued | Sent::Ended) => Ok(()),
+            Ok(Sent::Full) => Err(Refusal::Store(format!(
+                "task {} has {} answers waiting for its run already; send again once it has \
+                 taken them",
+                quoted(id),
+                crate::bounds::SERVE_STORE_TASK_INBOX
+            ))),
+            Err(e) => Err(Refusal::Store(format!(
+                "the answers to task {} could not be sent to its run: the state store failed \
+                 ({e}); send them again",
+                quoted(id)
+            ))),
         }
     }
 
@@ -169,11 +122,9 @@ impl Book<'_> {
         if task.task.status.is_terminal() {
             return Err(super::already_ended(id, status_name(task.task.status)));
         }
-        let mut cancelled = task.task.clone();
-        cancelled.last_updated_at = now();
-        let cancelled = DetailedTask::new(cancelled, TaskPayload::Cancelled);
-        match store.task_end(id, &encode(scope, &cancelled)).await {
-            Ok(true) => Ok(cancelled),
+        let written = Written::of(scope, &cancelled(task.task));
+        match store.task_end(id, written.write()).await {
+            Ok(true) => Ok(written.task),
             // It ended meanwhile: as it ended.
             Ok(false) => {
                 let task = shared_get(store, scope, id).await?;
@@ -196,17 +147,11 @@ impl Book<'_> {
             Self::Here(tasks, scope) => return tasks.list(scope, cursor, page),
             Self::Shared(store, scope) => (&**store, scope),
         };
-        let records = store.task_list(scope).await.map_err(|e| {
+        let mut mine = scope_tasks(store, scope).await.map_err(|e| {
             Refusal::Store(format!(
                 "the tasks could not be read from the state store ({e}); ask again"
             ))
         })?;
-        let mut mine: Vec<Task> = records
-            .iter()
-            .filter_map(|r| decode(r))
-            .filter(|r| &r.scope == scope)
-            .map(|r| r.task.task)
-            .collect();
         mine.sort_by(|a, b| {
             (a.created_at.as_str(), a.task_id.as_str())
                 .cmp(&(b.created_at.as_str(), b.task_id.as_str()))
@@ -214,8 +159,9 @@ impl Book<'_> {
         super::page_of(mine, cursor, page)
     }
 
-    /// `tasks/result`: waits until the task ends (the store is asked every [`POLL`]), or until
-    /// the request is cancelled (`gone`).
+    /// `tasks/result`: waits until the task ends (the store is asked every [`POLL`], and
+    /// through its failures for up to [`WAIT_THROUGH`]), or until the request is cancelled
+    /// (`gone`).
     pub(crate) async fn wait(
         &self,
         id: &str,
@@ -225,17 +171,30 @@ impl Book<'_> {
             Self::Here(tasks, scope) => return tasks.wait(id, scope, gone).await,
             Self::Shared(store, scope) => (&**store, scope),
         };
+        let mut failing: Option<Instant> = None;
         loop {
-            let task = shared_get(store, scope, id).await?;
-            if task.task.status.is_terminal() {
-                return Ok(task);
+            match shared_get(store, scope, id).await {
+                Ok(task) if task.task.status.is_terminal() => return Ok(task),
+                Ok(_) => failing = None,
+                Err(Refusal::Store(why)) => {
+                    if failing.get_or_insert_with(Instant::now).elapsed() >= WAIT_THROUGH {
+                        return Err(Refusal::Store(why));
+                    }
+                }
+                Err(refusal) => return Err(refusal),
             }
             tokio::select! {
                 _ = tokio::time::sleep(POLL) => {}
-                _ = gone.cancelled() => return Ok(task),
+                _ = gone.cancelled() => return shared_get(store, scope, id).await,
             }
         }
     }
+}
+
+/// `task` ended `cancelled`.
+fn cancelled(mut task: Task) -> DetailedTask {
+    task.last_updated_at = now();
+    DetailedTask::new(task, TaskPayload::Cancelled)
 }
 
 /// Task `id` of `scope` as the store has it; a running one whose lease lapsed is ended
@@ -255,9 +214,9 @@ async fn shared_get(
         if leased || record.task.task.status.is_terminal() {
             return Ok(record.task);
         }
-        let lost = failed(&record.task, LEASE_LAPSED);
-        match store.task_end(id, &encode(scope, &lost)).await {
-            Ok(true) => return Ok(lost),
+        let lost = Written::of(scope, &failed(&record.task, LEASE_LAPSED));
+        match store.task_end(id, lost.write()).await {
+            Ok(true) => return Ok(lost.task),
             // Ended meanwhile (by its runner, or another reader): read again.
             Ok(false) => continue,
             Err(e) => return Err(unread(id, &e)),
@@ -266,150 +225,47 @@ async fn shared_get(
     Err(not_found(id))
 }
 
-/// The runner's side of task `id` of `scope`: what the task's entry tells of each change (the
-/// returned [`Watch`]) is written to `store` by a loop of its own, which also renews the
-/// runner's lease and hands the run what other replicas sent it, until the task ends (or its
-/// `ttl` passes).
-pub(crate) fn link(
-    store: Arc<dyn StateStore>,
-    tasks: Weak<Tasks>,
-    task: &Task,
-    scope: String,
-) -> Watch {
-    let (changes, seen) = watch::channel::<Option<DetailedTask>>(None);
-    let ttl = Duration::from_millis(task.ttl_ms.unwrap_or(1));
-    let link = Link {
-        store,
-        tasks,
-        id: task.task_id.clone(),
-        scope,
-        until: Instant::now() + ttl,
-    };
-    tokio::spawn(link.run(seen));
-    Arc::new(move |task: &DetailedTask| {
-        changes.send_if_modified(|last| {
-            let news = last.as_ref() != Some(task);
-            if news {
-                *last = Some(task.clone());
-            }
-            news
-        });
-    })
-}
-
-struct Link {
-    store: Arc<dyn StateStore>,
-    tasks: Weak<Tasks>,
-    id: String,
-    scope: String,
-    until: Instant,
-}
-
-impl Link {
-    async fn run(self, mut seen: watch::Receiver<Option<DetailedTask>>) {
-        let mut poll = tokio::time::interval(POLL);
-        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut renewed = Instant::now();
-        // A change not yet written (the store failed): written on the next tick.
-        let mut unwritten: Option<DetailedTask> = None;
-        let mut last: Option<DetailedTask> = None;
-        loop {
-            if Instant::now() >= self.until {
-                return;
-            }
-            tokio::select! {
-                changed = seen.changed() => match changed {
-                    Ok(()) => unwritten = seen.borrow_and_update().clone(),
-                    // The task is gone here (the server stopped, or it expired): unless it
-                    // ended, it is lost, and said so at once rather than when the lease lapses.
-                    Err(_) => {
-                        // (Not one whose ttl passes now: the store forgets it by itself.)
-                        let expiring = Instant::now() + POLL >= self.until;
-                        if let Some(task) = last.filter(|t| !t.task.status.is_terminal() && !expiring) {
-                            let lost = failed(&task, RUNNER_STOPPED);
-                            let _ = self.store.task_end(&self.id, &encode(&self.scope, &lost)).await;
-                        }
-                        return;
-                    }
-                },
-                _ = poll.tick() => {
-                    let renew = (renewed.elapsed() >= RENEW).then_some(LEASE);
-                    match self.store.task_tick(&self.id, renew).await {
-                        Ok(Some(messages)) => {
-                            if renew.is_some() {
-                                renewed = Instant::now();
-                            }
-                            self.hand_over(messages);
-                        }
-                        // Ended elsewhere (cancelled, or its lease lapsed): the run goes.
-                        Ok(None) => {
-                            if let Some(tasks) = self.tasks.upgrade() {
-                                tasks.ended_elsewhere(&self.id);
-                            }
-                            return;
-                        }
-                        Err(_) => {}
-                    }
-                }
-            }
-            let Some(task) = unwritten.take() else {
-                continue;
-            };
-            let record = encode(&self.scope, &task);
-            let written = if task.task.status.is_terminal() {
-                self.store.task_end(&self.id, &record).await
-            } else {
-                self.store.task_update(&self.id, &record).await
-            };
-            match written {
-                Ok(true) if task.task.status.is_terminal() => return,
-                Ok(true) => last = Some(task),
-                // Ended elsewhere: the next tick says so.
-                Ok(false) => last = Some(task),
-                Err(_) => unwritten = Some(task),
-            }
-        }
-    }
-
-    /// Messages other replicas sent the task: a client's answers, handed to the run.
-    fn hand_over(&self, messages: Vec<Vec<u8>>) {
-        let Some(tasks) = self.tasks.upgrade() else {
-            return;
-        };
-        for message in messages {
-            if let Ok(responses) = serde_json::from_slice::<InputResponses>(&message) {
-                tasks.answer(&self.id, responses);
-            }
-        }
-    }
-}
-
-/// The tasks of `scope` the store has.
+/// The tasks of `scope` the store has, as they are: one whose runner's lease lapsed is ended
+/// `failed` on the way (as [`shared_get`] does).
 async fn scope_tasks(store: &dyn StateStore, scope: &str) -> Result<Vec<Task>, StoreError> {
-    Ok(store
-        .task_list(scope)
-        .await?
-        .iter()
-        .filter_map(|r| decode(r))
-        .filter(|r| r.scope == scope)
-        .map(|r| r.task.task)
-        .collect())
+    let mut tasks = Vec::new();
+    for (bytes, leased) in store.task_list(scope).await? {
+        let Some(summary) = serde_json::from_slice::<Summary>(&bytes)
+            .ok()
+            .filter(|s| s.scope == scope)
+        else {
+            continue;
+        };
+        let task = summary.task;
+        if leased || task.status.is_terminal() {
+            tasks.push(task);
+        } else if let Ok(now) = shared_get(store, scope, &task.task_id).await {
+            tasks.push(now.task);
+        }
+    }
+    Ok(tasks)
 }
 
 /// Ends the running tasks of `scope` cancelled (their session was ended by DELETE): their
 /// runners, wherever they are, drop their runs. What the store fails to do is left to the
 /// tasks' ttl.
-pub(crate) async fn cancel_all(store: &dyn StateStore, scope: &str) {
-    let Ok(tasks) = scope_tasks(store, scope).await else {
+pub(crate) async fn cancel_all(store: Arc<dyn StateStore>, scope: String) {
+    let Ok(tasks) = scope_tasks(&*store, &scope).await else {
         return;
     };
-    for mut task in tasks.into_iter().filter(|t| !t.status.is_terminal()) {
-        task.last_updated_at = now();
-        let cancelled = DetailedTask::new(task, TaskPayload::Cancelled);
-        let _ = store
-            .task_end(&cancelled.task.task_id, &encode(scope, &cancelled))
-            .await;
-    }
+    let ends = tasks
+        .into_iter()
+        .filter(|t| !t.status.is_terminal())
+        .map(|task| {
+            let store = store.clone();
+            let written = Written::of(&scope, &cancelled(task));
+            async move {
+                let _ = store
+                    .task_end(&written.task.task.task_id, written.write())
+                    .await;
+            }
+        });
+    futures::future::join_all(ends).await;
 }
 
 /// How often a session's stream on one replica asks the store how the session's tasks on other
@@ -425,25 +281,29 @@ pub(crate) fn news(
     scope: String,
     here: impl Fn(&str) -> bool + Send + 'static,
 ) -> futures::channel::mpsc::Receiver<Task> {
+    type Seen = (rmcp::model::TaskStatus, Option<String>);
     let (mut tx, rx) = futures::channel::mpsc::channel(64);
     tokio::spawn(async move {
-        let mut seen: std::collections::HashMap<String, (rmcp::model::TaskStatus, Option<String>)> =
-            Default::default();
+        let mut seen: std::collections::HashMap<String, Seen> = Default::default();
         let mut first = true;
         while !tx.is_closed() {
             if let Ok(tasks) = scope_tasks(&*store, &scope).await {
                 let mut now_seen = std::collections::HashMap::with_capacity(tasks.len());
                 for task in tasks {
                     let state = (task.status, task.status_message.clone());
-                    let was = seen.get(&task.task_id);
-                    let news = match was {
+                    let was = seen.remove(&task.task_id);
+                    let news = match &was {
                         Some(was) => was != &state,
                         None => !first && task.status != rmcp::model::TaskStatus::Working,
                     };
-                    now_seen.insert(task.task_id.clone(), state);
-                    if news && !here(&task.task_id) && tx.try_send(task).is_err() && tx.is_closed()
-                    {
+                    let id = task.task_id.clone();
+                    if !news || here(&id) || tx.try_send(task).is_ok() {
+                        now_seen.insert(id, state);
+                    } else if tx.is_closed() {
                         return;
+                    } else if let Some(was) = was {
+                        // Full: told on the next round.
+                        now_seen.insert(id, was);
                     }
                 }
                 seen = now_seen;
@@ -458,6 +318,7 @@ pub(crate) fn news(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::SERVE_STORE_TASK_BYTES as MAX_RECORD;
     use serde_json::Value;
 
     fn task(payload: TaskPayload) -> DetailedTask {
@@ -472,7 +333,7 @@ mod tests {
         let working = task(TaskPayload::Working);
         let scope = shared_scope(Some("session"), Some("alice"));
         assert_eq!(scope, r#"["session","alice"]"#);
-        let record = decode(&encode(&scope, &working)).unwrap();
+        let record = decode(&Written::of(&scope, &working).record).unwrap();
         assert_eq!(record.scope, scope);
         assert_eq!(record.task, working);
     }
@@ -484,7 +345,8 @@ mod tests {
         let Value::Object(result) = result else {
             unreachable!()
         };
-        let record = decode(&encode("s", &task(TaskPayload::Completed { result }))).unwrap();
+        let record =
+            decode(&Written::of("s", &task(TaskPayload::Completed { result })).record).unwrap();
         assert_eq!(record.task.task.status, rmcp::model::TaskStatus::Failed);
         let why = record.task.task.status_message.unwrap();
         assert!(

@@ -67,14 +67,21 @@ impl Tasks {
         Ok(detailed.0)
     }
 
-    /// A task of the shared store that another replica ended (cancelled, or found its lease
-    /// lapsed): its run is dropped here, its entry settled as the store has it (cancelled).
-    pub(crate) fn ended_elsewhere(&self, id: &str) {
+    /// A task of the shared store that was ended elsewhere (cancelled, its lease found lapsed,
+    /// or too large to keep): its run is dropped here, its entry settled as `ended` says (as
+    /// the store has it; cancelled when unknown).
+    pub(crate) fn ended_elsewhere(&self, id: &str, ended: Option<DetailedTask>) {
         let news = {
             let mut entries = self.lock();
             match entries.get_mut(id) {
                 Some(entry) if !entry.task.status.is_terminal() => {
-                    settle(entry, TaskPayload::Cancelled);
+                    match ended.filter(|t| t.task.status.is_terminal()) {
+                        Some(ended) => {
+                            entry.task.status_message = ended.task.status_message;
+                            settle(entry, ended.payload);
+                        }
+                        None => settle(entry, TaskPayload::Cancelled),
+                    }
                     entry.cancel.cancel();
                     entry.news()
                 }

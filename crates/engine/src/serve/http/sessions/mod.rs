@@ -339,8 +339,15 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        // The session's own stream's events are numbered alone; a request's, `n/request`.
+        let own = !last_event_id.contains('/');
         let stream = self.worker.resume(id, last_event_id).await?;
         let stream = self.sealing(id, stream);
+        let stream = if own {
+            self.with_task_news(id, stream).left_stream()
+        } else {
+            stream.right_stream()
+        };
         Ok(Ledger::hold(self.ledger.begin(id), stream))
     }
 
