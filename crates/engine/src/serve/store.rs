@@ -76,13 +76,15 @@ pub trait StateStore: Send + Sync {
     /// after a lost answer, it answers true again.)
     async fn task_end(&self, id: &str, write: TaskWrite<'_>) -> Result<bool, StoreError>;
     /// The runner's tick: its lease renewed (for `lease`, when given), and the messages sent
-    /// to the task from the `from`th on; None when the task ended or expired (the run stops).
+    /// to the task after the first `handed` (the store forgets those), each None when it does
+    /// not open; None when the task ended or expired (the run stops). Asked again with the
+    /// same `handed`, it answers the same.
     async fn task_tick(
         &self,
         id: &str,
         lease: Option<Duration>,
-        from: usize,
-    ) -> Result<Option<Vec<Vec<u8>>>, StoreError>;
+        handed: usize,
+    ) -> Result<Option<Vec<Option<Vec<u8>>>>, StoreError>;
     /// Task `id`'s record, and whether its runner's lease holds.
     async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError>;
     /// The summaries of `scope`'s tasks, in no order, each with whether its runner's lease
@@ -258,9 +260,12 @@ impl StateStore for MemoryStore {
         &self,
         id: &str,
         lease: Option<Duration>,
-        from: usize,
-    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
-        Ok(self.tasks().tick(id, lease, from))
+        handed: usize,
+    ) -> Result<Option<Vec<Option<Vec<u8>>>>, StoreError> {
+        Ok(self
+            .tasks()
+            .tick(id, lease, handed)
+            .map(|messages| messages.into_iter().map(Some).collect()))
     }
 
     async fn task_read(&self, id: &str) -> Result<Option<(Vec<u8>, bool)>, StoreError> {
@@ -485,14 +490,14 @@ pub(crate) mod tests {
             store.task_send(&id, b"answer 2").await.unwrap(),
             Sent::Queued
         );
-        // The runner's ticks read what was sent from where they left off (again, when asked
-        // again).
-        let both = Some(vec![b"answer 1".to_vec(), b"answer 2".to_vec()]);
+        // The runner's ticks read what was sent after what it was handed (the same again, when
+        // asked again), and the store forgets what it was handed.
+        let both = Some(vec![Some(b"answer 1".to_vec()), Some(b"answer 2".to_vec())]);
         assert_eq!(store.task_tick(&id, Some(minute), 0).await.unwrap(), both);
         assert_eq!(store.task_tick(&id, None, 0).await.unwrap(), both);
         assert_eq!(
             store.task_tick(&id, None, 1).await.unwrap(),
-            Some(vec![b"answer 2".to_vec()])
+            Some(vec![Some(b"answer 2".to_vec())])
         );
         assert_eq!(store.task_tick(&id, None, 2).await.unwrap(), Some(vec![]));
         assert_eq!(
@@ -500,13 +505,19 @@ pub(crate) mod tests {
             vec![(b"waiting".to_vec(), true)]
         );
         assert!(store.task_list(&other).await.unwrap().is_empty());
-        // An inbox is bounded.
-        let mut sent = Vec::new();
-        for _ in 2..crate::bounds::SERVE_STORE_TASK_INBOX + 1 {
-            sent.push(store.task_send(&id, b"more").await.unwrap());
+        // At most so many wait for the runner; taken, they make room.
+        let most = crate::bounds::SERVE_STORE_TASK_INBOX;
+        for _ in 0..most {
+            assert_eq!(store.task_send(&id, b"more").await.unwrap(), Sent::Queued);
         }
-        assert_eq!(sent.last(), Some(&Sent::Full));
-        assert_eq!(sent.iter().filter(|s| **s == Sent::Full).count(), 1);
+        assert_eq!(store.task_send(&id, b"more").await.unwrap(), Sent::Full);
+        let waiting = store.task_tick(&id, None, 2).await.unwrap().unwrap();
+        assert_eq!(waiting.len(), most);
+        assert_eq!(
+            store.task_tick(&id, None, 2 + most).await.unwrap(),
+            Some(vec![])
+        );
+        assert_eq!(store.task_send(&id, b"after").await.unwrap(), Sent::Queued);
         // The end is claimed once; after it nothing changes the record.
         assert!(store.task_end(&id, w(b"cancelled")).await.unwrap());
         assert!(!store.task_end(&id, w(b"completed")).await.unwrap(), "once");

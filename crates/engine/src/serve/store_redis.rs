@@ -63,12 +63,20 @@ redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 redis.call('SET', KEYS[4], ARGV[3], 'KEEPTTL')
 redis.call('DEL', KEYS[3])
 return 1";
-/// KEYS: end, lease, inbox, record. ARGV: lease ms (0: not renewed), the first message to
-/// read. {0, {}} once ended, else {1, messages}.
+/// KEYS: end, lease, inbox, record, inbox base. ARGV: lease ms (0: not renewed), how many
+/// messages the run was handed in all. The inbox keeps those not handed yet (its base counts
+/// the others), so asking again with the same count reads the same. {0, {}} once ended, else
+/// {1, messages}.
 const TICK: &str = "\
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[4]) == 0 then return {0, {}} end
 if ARGV[1] ~= '0' then redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) end
-return {1, redis.call('LRANGE', KEYS[3], ARGV[2], -1)}";
+local base = tonumber(redis.call('GET', KEYS[5]) or '0')
+local handed = tonumber(ARGV[2])
+if handed > base then
+  redis.call('LTRIM', KEYS[3], handed - base, -1)
+  redis.call('SET', KEYS[5], handed, 'PX', math.max(redis.call('PTTL', KEYS[4]), 1))
+end
+return {1, redis.call('LRANGE', KEYS[3], 0, -1)}";
 /// KEYS: record, lease. {0, '', 0} when there is none, else {1, record, leased}.
 const READ: &str = "\
 local r = redis.call('GET', KEYS[1])
@@ -90,7 +98,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local out = {}
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'REV')) do
+for _, m in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)) do
   local s = redis.call('GET', ARGV[2] .. m)
   if s then
     out[#out + 1] = m
@@ -328,24 +336,26 @@ impl StateStore for RedisStore {
         &self,
         id: &str,
         lease: Option<Duration>,
-        from: usize,
-    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        handed: usize,
+    ) -> Result<Option<Vec<Option<Vec<u8>>>>, StoreError> {
         let names = TaskNames::new(&self.key, id);
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(TICK)
-            .arg(4)
+            .arg(5)
             .arg(&names.end)
             .arg(&names.lease)
             .arg(&names.inbox)
             .arg(&names.record)
+            .arg(&names.inbox_base)
             .arg(lease.map_or(0, |l| (l.as_millis() as u64).max(1)))
-            .arg(from);
+            .arg(handed);
         let (running, messages): (i64, Vec<String>) = self.query(cmd).await?;
-        // Only messages sealed for this inbox count: the store cannot forge an answer.
+        // Only messages sealed for this inbox count: the store cannot forge an answer (one that
+        // does not open is read, and passed over).
         Ok((running == 1).then(|| {
             messages
                 .iter()
-                .filter_map(|m| self.key.open_stored(&names.inbox, m))
+                .map(|m| self.key.open_stored(&names.inbox, m))
                 .collect()
         }))
     }

@@ -10,8 +10,9 @@
 //! - its runner's lease, renewed by the runner while it runs: a task still running without one
 //!   lost its runner.
 //! - its summary (the task without its result), what `tasks/list` and a session's stream read.
-//! - an inbox of messages for its runner (a client's answers), read by the runner's ticks from
-//!   where it left off (so a tick whose answer was lost loses nothing).
+//! - an inbox of messages for its runner (a client's answers): each tick reads those after
+//!   what the run was handed already, and the store forgets those (so a tick whose answer was
+//!   lost loses nothing).
 //! - per scope (whose the tasks are), which tasks it has, for `tasks/list`.
 //!
 //! Everything a task has expires with it (its ttl from creation).
@@ -29,6 +30,8 @@ pub(crate) struct TaskNames {
     pub(crate) end: String,
     pub(crate) lease: String,
     pub(crate) inbox: String,
+    /// How many of the inbox's messages its runner was handed.
+    pub(crate) inbox_base: String,
     /// What the scope's set holds of it.
     pub(crate) member: String,
 }
@@ -47,6 +50,7 @@ impl TaskNames {
             end: format!("toolnexus:task-end:{digest}"),
             lease: format!("{LEASE_PREFIX}{digest}"),
             inbox: format!("toolnexus:task-inbox:{digest}"),
+            inbox_base: format!("toolnexus:task-inbox-base:{digest}"),
             member: digest,
         }
     }
@@ -84,6 +88,8 @@ struct Kept {
     ended: bool,
     lease: Instant,
     inbox: Vec<Vec<u8>>,
+    /// How many messages the runner was handed (and the inbox no longer holds).
+    base: usize,
 }
 
 /// The tasks of a store in this process, bounded: past `max` the oldest are forgotten.
@@ -137,6 +143,7 @@ impl MemoryTasks {
                 ended: false,
                 lease: now + lease,
                 inbox: Vec::new(),
+                base: 0,
             },
         );
     }
@@ -165,13 +172,18 @@ impl MemoryTasks {
         &mut self,
         id: &str,
         lease: Option<Duration>,
-        from: usize,
+        handed: usize,
     ) -> Option<Vec<Vec<u8>>> {
         let kept = self.live(id).filter(|k| !k.ended)?;
         if let Some(lease) = lease {
             kept.lease = Instant::now() + lease;
         }
-        Some(kept.inbox.iter().skip(from).cloned().collect())
+        if handed > kept.base {
+            let taken = (handed - kept.base).min(kept.inbox.len());
+            kept.inbox.drain(..taken);
+            kept.base = handed;
+        }
+        Some(kept.inbox.clone())
     }
 
     pub(crate) fn read(&mut self, id: &str) -> Option<(Vec<u8>, bool)> {

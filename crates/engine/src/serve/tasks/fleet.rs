@@ -239,8 +239,24 @@ async fn scope_tasks(store: &dyn StateStore, scope: &str) -> Result<Vec<Task>, S
         let task = summary.task;
         if leased || task.status.is_terminal() {
             tasks.push(task);
-        } else if let Ok(now) = shared_get(store, scope, &task.task_id).await {
-            tasks.push(now.task);
+            continue;
+        }
+        // Its runner's lease lapsed: ended `failed` here (from the summary: no read of the
+        // record), unless another ended it first (then as that one did).
+        let lost = Written::of(
+            scope,
+            &failed(
+                &DetailedTask::new(task.clone(), TaskPayload::Working),
+                LEASE_LAPSED,
+            ),
+        );
+        match store.task_end(&task.task_id, lost.write()).await {
+            Ok(true) => tasks.push(lost.task.task),
+            _ => match shared_get(store, scope, &task.task_id).await {
+                Ok(now) => tasks.push(now.task),
+                Err(Refusal::NotFound(_)) => {}
+                Err(_) => tasks.push(task),
+            },
         }
     }
     Ok(tasks)

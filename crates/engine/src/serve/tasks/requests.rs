@@ -91,6 +91,11 @@ impl Tasks {
         tell(news);
     }
 
+    /// Task `id` as it is here, whoever's it is.
+    pub(crate) fn detailed(&self, id: &str) -> Option<DetailedTask> {
+        self.lock().get(id).map(Entry::detailed)
+    }
+
     /// Whether task `id` is one of this server's (running or ended, not yet expired).
     pub(crate) fn has(&self, id: &str) -> bool {
         self.lock().contains_key(id)

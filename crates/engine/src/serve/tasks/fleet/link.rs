@@ -92,8 +92,9 @@ impl Link {
                             if renew.is_some() {
                                 renewed = Instant::now();
                             }
+                            // Those that do not open are passed over (counted all the same).
                             handed += messages.len();
-                            self.hand_over(messages);
+                            self.hand_over(messages.into_iter().flatten());
                         }
                         // Ended elsewhere (cancelled, or its lease lapsed): the run goes.
                         Ok(None) => return self.ended_elsewhere().await,
@@ -146,14 +147,23 @@ impl Link {
     /// The task was ended elsewhere: the run goes, and the task here (and its client) hear how
     /// it ended as the store has it.
     async fn ended_elsewhere(mut self) {
-        let ended = match self.store.task_read(&self.id).await {
-            Ok(Some((bytes, _))) => decode(&bytes).map(|r| r.task),
-            _ => None,
-        };
-        if let Some(tasks) = self.tasks.upgrade() {
-            tasks.ended_elsewhere(&self.id, ended.clone());
+        let mut ended = None;
+        for _ in 0..2 {
+            match self.store.task_read(&self.id).await {
+                Ok(Some((bytes, _))) => {
+                    ended = decode(&bytes).map(|r| r.task);
+                    break;
+                }
+                Ok(None) => break,
+                Err(_) => tokio::time::sleep(POLL).await,
+            }
         }
-        if let Some(ended) = ended.filter(|t| t.task.status.is_terminal()) {
+        let Some(tasks) = self.tasks.upgrade() else {
+            return;
+        };
+        tasks.ended_elsewhere(&self.id, ended);
+        // How it ended, as the store has it (as this replica settled it, when unread).
+        if let Some(ended) = tasks.detailed(&self.id) {
             self.told(&ended);
         }
     }
@@ -179,7 +189,7 @@ impl Link {
     }
 
     /// Messages other replicas sent the task: a client's answers, handed to the run.
-    fn hand_over(&self, messages: Vec<Vec<u8>>) {
+    fn hand_over(&self, messages: impl Iterator<Item = Vec<u8>>) {
         let Some(tasks) = self.tasks.upgrade() else {
             return;
         };
