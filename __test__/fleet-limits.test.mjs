@@ -12,7 +12,7 @@
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
 import { startRedis } from "./lib/redis.mjs"
-import { startServing } from "./lib/serving.mjs"
+import { startServing, stopAll } from "./lib/serving.mjs"
 import { wire } from "./lib/tasks-wire.mjs"
 import { deferredCleanup, fixture } from "./helpers.mjs"
 
@@ -86,14 +86,6 @@ function assertFlooded(answer, where) {
   const words = FLOODED.exec(answer.body.error.message)
   assert.ok(words, `${where}: ${answer.body.error.message}`)
   assert.equal(words[1], answer.retryAfter, `${where}: the words name the header's wait`)
-}
-
-async function stopAll(replicas) {
-  for (const r of replicas) r.child.kill("SIGTERM")
-  for (const r of replicas) {
-    const end = await r.exited
-    assert.equal(end.code, 0, end.stderr)
-  }
 }
 
 test("a caller's rate is the fleet's: bursts of 4 across three replicas sharing Redis, the 5th request refused 429 on whichever replica it reaches (without a store: 4 on each replica)", T, async () => {

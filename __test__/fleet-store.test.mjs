@@ -13,7 +13,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
-import { startServing } from "./lib/serving.mjs"
+import { startServing, stopAll, until as untilDone } from "./lib/serving.mjs"
 import { mcpPost } from "./lib/gateway.mjs"
 import { PYTHON, deferredCleanup, fixture } from "./helpers.mjs"
 import { createToolkit } from "toolnexus"
@@ -106,24 +106,8 @@ async function readyz(url) {
   return { status: res.status, body: await res.json() }
 }
 
-/** Calls `attempt` until `done(result)` or the deadline (then fails with the last result). */
-async function until(what, attempt, done, bound = RECOVERY) {
-  const deadline = Date.now() + bound
-  for (;;) {
-    const result = await attempt()
-    if (done(result)) return result
-    if (Date.now() > deadline) assert.fail(`${what} within ${bound} ms; last: ${JSON.stringify(result)}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-async function stopAll(replicas) {
-  for (const r of replicas) r.child.kill("SIGTERM")
-  for (const r of replicas) {
-    const end = await r.exited
-    assert.equal(end.code, 0, end.stderr)
-  }
-}
+/** `until` of lib/serving.mjs, bounded by RECOVERY unless told. */
+const until = (what, attempt, done, bound = RECOVERY) => untilDone(what, attempt, done, bound, 100)
 
 test("three replicas sharing a state key and one Redis behind nginx: Python calls succeed in each era, and a replayed last retry runs `run` once across the fleet", T, async () => {
   const { replicas, urls } = await startFleet()

@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
-import { startServing } from "./lib/serving.mjs"
+import { startServing, stopAll, until as untilDone } from "./lib/serving.mjs"
 import { wire } from "./lib/tasks-wire.mjs"
 import { deferredCleanup, fixture } from "./helpers.mjs"
 
@@ -54,16 +54,8 @@ async function startFleet() {
   return { redis, replicas, mcp: urls.map((u) => `${u}/mcp`), nginx }
 }
 
-/** Calls `attempt` until `done(result)` or the bound (then fails with the last result). */
-async function until(what, attempt, done, bound = SPREAD) {
-  const deadline = Date.now() + bound
-  for (;;) {
-    const result = await attempt()
-    if (done(result)) return result
-    if (Date.now() > deadline) assert.fail(`${what} within ${bound} ms; last: ${JSON.stringify(result)}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+/** `until` of lib/serving.mjs, bounded by SPREAD unless told. */
+const until = (what, attempt, done, bound = SPREAD) => untilDone(what, attempt, done, bound, 50)
 
 /** The index of the one replica whose stderr shows `started job <n>` (waited for, bounded). */
 async function runnerOf(replicas, n) {
@@ -146,14 +138,6 @@ const logged = (nginx) => nginx.log().filter((e) => e.line)
 /** Polls 2026-07-28 `tasks/get` at `url` until the task's status is `status` (bounded). */
 const reaches = (url, taskId, status, bound = SPREAD) =>
   until(`task ${taskId} ${status} at ${url}`, () => getTask(url, taskId), (t) => t.status === status, bound)
-
-async function stopAll(replicas) {
-  for (const r of replicas) r.child.kill("SIGTERM")
-  for (const r of replicas) {
-    const end = await r.exited
-    assert.equal(end.code, 0, end.stderr)
-  }
-}
 
 test("2025-11-25: a task started through one replica is read, waited on and listed through every other, directly and through nginx", T, async () => {
   const { replicas, mcp, nginx } = await startFleet()

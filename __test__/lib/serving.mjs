@@ -1,6 +1,8 @@
 // A Node script that serves a toolkit and prints, like `toolnexus serve`, "serving <N> tools at
-// <url>/mcp" (the replica fixture, the scale-out servers), started for a test: for the tests of
-// replicas and fleets (replicas, fleet-store, fleet-tasks).
+// <url>/mcp" (the replica fixture, the scale-out servers), started for a test and stopped
+// (`stopAll`), and a bounded wait for a condition (`until`): for the tests of replicas and fleets
+// (replicas, fleet-store, fleet-tasks, fleet-limits).
+import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
 import path from "node:path"
 
@@ -30,4 +32,24 @@ export function startServing(defer, argv, env = {}) {
   })
   const count = (line) => stderr.split("\n").filter((l) => l === line).length
   return { child, url, exited, count, stderr: () => stderr }
+}
+
+/** SIGTERM to each of `servings` (from `startServing`), then each must exit 0. */
+export async function stopAll(servings) {
+  for (const s of servings) s.child.kill("SIGTERM")
+  for (const s of servings) {
+    const end = await s.exited
+    assert.equal(end.code, 0, end.stderr)
+  }
+}
+
+/** Calls `attempt` every `every` ms until `done(result)`, or fails with the last result past `bound` ms. */
+export async function until(what, attempt, done, bound, every = 50) {
+  const deadline = Date.now() + bound
+  for (;;) {
+    const result = await attempt()
+    if (done(result)) return result
+    if (Date.now() > deadline) assert.fail(`${what} within ${bound} ms; last: ${JSON.stringify(result)}`)
+    await new Promise((r) => setTimeout(r, every))
+  }
 }
