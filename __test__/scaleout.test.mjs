@@ -3,9 +3,9 @@
 // eras. Every list and call must succeed while requests land on all three replicas.
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import path from "node:path"
 import { startNginx } from "./lib/nginx.mjs"
+import { startServing } from "./lib/serving.mjs"
 import { deferredCleanup, descendants, describePids, isAlive, nodeFixture, pythonClient, repoRoot, tmpConfig } from "./helpers.mjs"
 
 const T = { timeout: 120000 }
@@ -13,30 +13,12 @@ const bin = path.join(repoRoot, "bin", "toolnexus.mjs")
 
 const defer = deferredCleanup(afterEach)
 
-/** Starts `toolnexus serve --stateless` and resolves its URL once it prints its serving line. */
-function startReplica(config) {
-  const child = spawn(process.execPath, [bin, "serve", config, "--addr", "127.0.0.1:0", "--stateless", "--name", "gw"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  })
-  let stderr = ""
-  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d))
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stderr })))
-  const url = new Promise((resolve, reject) => {
-    let out = ""
-    child.stdout.setEncoding("utf8").on("data", (d) => {
-      out += d
-      const m = /serving \d+ tools at (http:\/\/127\.0\.0\.1:\d+)\/mcp/.exec(out)
-      if (m) resolve(m[1])
-    })
-    child.on("exit", (code) => reject(new Error(`replica exited (${code}) before serving:\n${stderr}`)))
-  })
-  return { child, url, exited }
-}
+/** Starts `toolnexus serve --stateless` (killed by the test's cleanup); its URL once it prints its serving line. */
+const startReplica = (config) => startServing(defer, [bin, "serve", config, "--addr", "127.0.0.1:0", "--stateless", "--name", "gw"])
 
 test("three stateless replicas behind nginx: every Python-client list and call succeeds, in both eras, on all three replicas", T, async () => {
   const config = tmpConfig({ mcpServers: { calc: { command: nodeFixture("stdio-server", "--tools", "add,echo") } } })
   const replicas = [startReplica(config), startReplica(config), startReplica(config)]
-  for (const r of replicas) defer(() => r.child.kill("SIGKILL"))
   const urls = await Promise.all(replicas.map((r) => r.url))
   const nginx = await startNginx(defer, urls)
   const { front, upstreams } = nginx
