@@ -40,7 +40,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class HttpServer {
   /** The base URL, without a trailing slash; the endpoint is `url + "/mcp"`. */
   get url(): string
-  /** Stops accepting, waits for in-flight requests (bounded), and lets Node exit again. */
+  /**
+   * Stops accepting, waits for in-flight requests (bounded), hands the access log its last
+   * entries, and lets Node exit again.
+   */
   stop(): Promise<void>
 }
 

@@ -1338,7 +1338,8 @@ export interface ServeOptions {
   auth?: ServeAuth | "none"
   /**
    * `true`: one JSON line per request (an `AccessLogEntry`) on stderr. A function gets each
-   * entry instead; a throw in it is a `ToolnexusWarning`. Default: no access log.
+   * entry instead; a throw in it is a `ToolnexusWarning`. Once the handle's `close()` resolves,
+   * every request's entry has been handed over. Default: no access log.
    */
   accessLog?: boolean | ((entry: AccessLogEntry) => void)
   /**

@@ -127,6 +127,35 @@ test("the trace context goes on with a relayed resources/read and prompts/get to
   assert.equal(JSON.parse(prompt.messages[0].content.text).traceparent, TP)
 })
 
+test("the access log: once close() resolves, every request's entry has reached the function", T, async () => {
+  // Entries are queued to the function without waiting; close() hands over the last of them
+  // before it resolves. The calls here are in flight when close() is called, so their entries are
+  // written while it drains, just before it resolves.
+  for (let round = 0; round < 10; round++) {
+    const entries = []
+    let began = () => {}
+    const running = new Promise((resolve) => { began = resolve })
+    let runs = 0
+    const toolkit = await createToolkit({
+      extraTools: [defineTool({ name: "slow", run: async () => { if (++runs === 3) began(); await new Promise((r) => setTimeout(r, 50)); return "done" } })],
+    })
+    const handle = await toolkit.serve("127.0.0.1:0", { stateless: true, accessLog: (e) => entries.push(e) })
+    const post = (id) => fetch(`${handle.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "slow", arguments: {} } }),
+    }).then((r) => r.text(), (err) => `${err}`)
+    const calls = [post(1), post(2), post(3)]
+    await running
+    await handle.close()
+    const seen = entries.filter((e) => e.method === "tools/call").length
+    const answers = await Promise.all(calls)
+    await toolkit.close()
+    assert.ok(answers.every((a) => a.includes('"text":"done"')), JSON.stringify(answers))
+    assert.equal(seen, 3, `round ${round}: ${JSON.stringify(entries)}`)
+  }
+})
+
 test("an accessLog that throws or rejects is a warning, never a failed request or a crash", T, async () => {
   const warnings = []
   const onWarning = (w) => warnings.push(String(w.message))

@@ -43,17 +43,26 @@ function stringsOption(name, value) {
  */
 function accessLogOption(value) {
   if (value === undefined || value === null || value === false) return undefined
+  /** @type {(entry: import("../index").AccessLogEntry) => unknown} */
+  let write
   if (value === true) {
-    return (entry) => {
+    write = (entry) => {
       try {
         process.stderr.write(`${JSON.stringify(entry)}\n`)
       } catch {
         // A closed stderr loses log lines, never a request.
       }
     }
+  } else if (typeof value === "function") {
+    write = guarded(/** @type {(entry: any) => unknown} */ (value), "accessLog")
+  } else {
+    throw new TypeError(`toolnexus: accessLog must be true, false or a function (entry) => void, got ${kindOf(value)}`)
   }
-  if (typeof value === "function") return guarded(/** @type {(entry: any) => unknown} */ (value), "accessLog")
-  throw new TypeError(`toolnexus: accessLog must be true, false or a function (entry) => void, got ${kindOf(value)}`)
+  // The native server's `null` after the last entry, when it stops: not an entry, only the sign
+  // that every entry before it was handed over (src/serve/http.rs, LogFlush).
+  return (entry) => {
+    if (entry !== null) write(entry)
+  }
 }
 
 /** The shortest state key accepted, in bytes (crates/engine/src/serve/seal.rs refuses shorter ones too). */

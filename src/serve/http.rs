@@ -251,16 +251,25 @@ pub(super) fn auth_of(auth: Option<NativeAuth>) -> Result<serve::http::Auth> {
     })))
 }
 
-/// `serve(addr, opts)`'s options for the native server. Runs on the JavaScript thread: its
-/// functions become thread-safe ones here.
-pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::ServeOptions> {
+/// The access log's JavaScript function, kept by the handle to flush it: entries are queued to
+/// it without waiting, so `stop()` sends a `null` after the last one and waits for that to be
+/// handled (the queue is in order), and every entry has reached the function when it resolves.
+pub(super) type LogFlush = Arc<JsCallback<Value, ()>>;
+
+/// `serve(addr, opts)`'s options for the native server, and the access log to flush on stop.
+/// Runs on the JavaScript thread: its functions become thread-safe ones here.
+pub(super) fn serve_options(
+    o: Option<HttpServeOptions>,
+) -> Result<(serve::http::ServeOptions, Option<LogFlush>)> {
     let Some(o) = o else {
-        return Ok(serve::http::ServeOptions::default());
+        return Ok((serve::http::ServeOptions::default(), None));
     };
     let sessions = session_limits(&o);
+    let mut flush = None;
     let access_log = match o.access_log {
         Some(f) => {
-            let log = js_callback::<Value, ()>(f)?;
+            let log: LogFlush = Arc::new(js_callback::<Value, ()>(f)?);
+            flush = Some(log.clone());
             // Queued in order, as the requests ended (lib/serve-options.js guards the function,
             // so a throw in it never reaches Node as an uncaught exception).
             let sink: serve::http::AccessLog = Arc::new(move |entry| {
@@ -303,7 +312,7 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         }
         (None, _) => None,
     };
-    Ok(serve::http::ServeOptions {
+    let options = serve::http::ServeOptions {
         sessions,
         stateless: o.stateless.unwrap_or(false),
         allowed_hosts: o.allowed_hosts,
@@ -317,7 +326,8 @@ pub(super) fn serve_options(o: Option<HttpServeOptions>) -> Result<serve::http::
         metrics: o.metrics.unwrap_or(false),
         limits: o.limits.map(limits_of),
         endpoints: Vec::new(),
-    })
+    };
+    Ok((options, flush))
 }
 
 /// The session bounds `serve` was given (lib/options.js checked their ranges).
@@ -338,6 +348,7 @@ pub struct HttpServer {
     pub(super) url: String,
     pub(super) handle: Arc<serve::http::ServeHandle>,
     pub(super) keep_alive: Arc<Mutex<Option<KeepAlive>>>,
+    pub(super) access_log: Option<LogFlush>,
 }
 
 #[napi]
@@ -348,13 +359,21 @@ impl HttpServer {
         self.url.clone()
     }
 
-    /// Stops accepting, waits for in-flight requests (bounded), and lets Node exit again.
+    /// Stops accepting, waits for in-flight requests (bounded), hands the access log its last
+    /// entries, and lets Node exit again.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn stop<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let handle = self.handle.clone();
         let keep_alive = self.keep_alive.clone();
+        let access_log = self.access_log.clone();
         env.spawn_future(async move {
-            let _ = tokio::time::timeout(engine::bounds::SERVE_STOP_BOUND, handle.stop()).await;
+            let stopped = async {
+                handle.stop().await;
+                if let Some(log) = access_log {
+                    let _ = log.call_async_catch(Value::Null).await;
+                }
+            };
+            let _ = tokio::time::timeout(engine::bounds::SERVE_STOP_BOUND, stopped).await;
             keep_alive.lock().unwrap_or_else(|e| e.into_inner()).take();
             Ok(())
         })

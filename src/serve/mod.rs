@@ -174,7 +174,7 @@ impl NativeService {
         options: Option<HttpServeOptions>,
     ) -> Result<PromiseRaw<'env, HttpServer>> {
         let server = self.server.clone();
-        let mut options = serve_options(options)?;
+        let (mut options, access_log) = serve_options(options)?;
         options.endpoints =
             std::mem::take(&mut *self.endpoints.lock().unwrap_or_else(|e| e.into_inner()));
         // Like a Node HTTP server, a running one keeps the process alive until stop().
@@ -193,6 +193,7 @@ impl NativeService {
                 url: handle.url().to_string(),
                 handle: Arc::new(handle),
                 keep_alive: Arc::new(Mutex::new(keep_alive)),
+                access_log,
             })
         })
     }
