@@ -251,6 +251,51 @@ test("2025-11-25: a session's stream on one replica hears the status of its task
   await stopAll(replicas)
 })
 
+test("2025-11-25: a session's stream opened after its task ended on another replica (a client back from away) is told of that end at once", T, async () => {
+  const { replicas, mcp, nginx } = await startFleet()
+  const { transport, to, startJob } = await sdkClient(mcp[0])
+  const task = await startJob(mcp[1], 13, 200)
+  assert.equal(await runnerOf(replicas, 13), 1, "replica 2 runs it")
+  await until("the task completed", () => to(mcp[2]).getTask(task.taskId), (t) => t.status === "completed")
+  // The session's stream, opened on replica 3 only now, as a client's reconnection would be.
+  const stream = new AbortController()
+  defer(() => stream.abort())
+  const res = await fetch(mcp[2], {
+    headers: { accept: "text/event-stream", "mcp-session-id": transport.sessionId, "mcp-protocol-version": "2025-11-25" },
+    signal: stream.signal,
+  })
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/)
+  const told = []
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
+  const bound = setTimeout(() => stream.abort(), SPREAD)
+  let text = ""
+  try {
+    while (told.length === 0) {
+      const { value, done } = await reader.read()
+      if (done) break
+      text += value
+      const lines = text.split("\n")
+      text = lines.pop()
+      // (a priming event's `data:` is empty)
+      for (const line of lines.filter((l) => l.startsWith("data:") && l.slice(5).trim() !== "")) {
+        const message = JSON.parse(line.slice(5))
+        if (message.method === "notifications/tasks/status" && message.params.taskId === task.taskId) told.push(message.params)
+      }
+    }
+  } catch (err) {
+    if (!stream.signal.aborted) throw err
+  } finally {
+    clearTimeout(bound)
+  }
+  assert.equal(told.length, 1, `the stream told of the ended task within ${SPREAD} ms`)
+  assert.equal(told[0].status, "completed")
+  assert.equal(told[0].createdAt, task.createdAt)
+  stream.abort()
+  await nginx.stop()
+  await stopAll(replicas)
+})
+
 test("2025-11-25: another session sees none of a session's tasks, on any replica", T, async () => {
   const { replicas, mcp, nginx } = await startFleet()
   const mine = await sdkClient(nginx.front)

@@ -290,8 +290,11 @@ const NEWS_POLL: Duration = Duration::from_secs(1);
 
 /// The status changes of `scope`'s tasks that run on other replicas (`here` says which run on
 /// this one: their news goes out from here already), for a handshake-era session's stream on
-/// this replica: the store is asked every [`NEWS_POLL`] while the stream is open. What exists
-/// when it opens is not news; a new task is news once it is past `working`.
+/// this replica: the store is asked every [`NEWS_POLL`] while the stream is open. A task is news
+/// once it is past `working`, and then at each change. A task already past `working` when the
+/// stream opens is told at once: the client may have been away (a stream that dropped and came
+/// back, here or on another replica) while it ended or came to need input, and a status told
+/// twice is harmless where one never told is lost.
 pub(crate) fn news(
     store: Arc<dyn StateStore>,
     scope: String,
@@ -301,7 +304,6 @@ pub(crate) fn news(
     let (mut tx, rx) = futures::channel::mpsc::channel(64);
     tokio::spawn(async move {
         let mut seen: std::collections::HashMap<String, Seen> = Default::default();
-        let mut first = true;
         while !tx.is_closed() {
             if let Ok(tasks) = scope_tasks(&*store, &scope).await {
                 let mut now_seen = std::collections::HashMap::with_capacity(tasks.len());
@@ -310,7 +312,7 @@ pub(crate) fn news(
                     let was = seen.remove(&task.task_id);
                     let news = match &was {
                         Some(was) => was != &state,
-                        None => !first && task.status != rmcp::model::TaskStatus::Working,
+                        None => task.status != rmcp::model::TaskStatus::Working,
                     };
                     let id = task.task_id.clone();
                     if !news || here(&id) || tx.try_send(task).is_ok() {
@@ -323,7 +325,6 @@ pub(crate) fn news(
                     }
                 }
                 seen = now_seen;
-                first = false;
             }
             tokio::time::sleep(NEWS_POLL).await;
         }
