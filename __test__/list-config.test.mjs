@@ -115,6 +115,29 @@ test("variables expand in command, args, env values and url", T, async (t) => {
   assert.deepEqual(names(inv.tools.web), ["tool1"])
 })
 
+test("opencode's {env:VAR} expands in its mcp entries (command, environment, url), and stays literal elsewhere", T, async (t) => {
+  const s = await startStreamableHttp({ tools: 1 })
+  t.after(() => s.close())
+  const port = new URL(s.url).port
+  const inv = await withEnv({ TNX_NODE: process.execPath, TNX_TOOLS: "o1,o2", TNX_OC_PORT: port, TNX_OC_MISSING: undefined }, () =>
+    listMcpTools({
+      $schema: "https://opencode.ai/config.json",
+      mcp: {
+        local: { type: "local", command: ["{env:TNX_NODE}", fixture("stdio-server")], environment: { FIXTURE_TOOLS: "{env:TNX_TOOLS}", FIXTURE_NAME: "n-{env:TNX_OC_MISSING}" } },
+        remote: { type: "remote", url: "http://127.0.0.1:{env:TNX_OC_PORT}/mcp" },
+      },
+    }),
+  )
+  assert.deepEqual(inv.status, { local: "connected", remote: "connected" }, JSON.stringify(inv.errors))
+  assert.deepEqual(names(inv.tools.local), ["o1", "o2"])
+  // Unset: empty, as opencode has it (and warned of, as any unset variable is).
+  assert.equal(inv.info.local.name, "n-")
+  assert.deepEqual(names(inv.tools.remote), ["tool1"])
+  // Not an opencode config: the same text is not a reference.
+  const other = parseMcpConfig({ mcpServers: { a: { command: "x", env: { K: "{env:TNX_TOOLS}" } } } })
+  assert.deepEqual(other.a.environment, { K: "{env:TNX_TOOLS}" })
+})
+
 test("listMcpTools accepts parseMcpConfig's normalised output", T, async () => {
   const normalised = parseMcpConfig({
     mcpServers: { srv: { command: process.execPath, args: [fixture("stdio-server"), "--tools", "n1"] } },
@@ -238,7 +261,8 @@ test("parseMcpConfig: opencode mcp with environment, enabled and remote", () => 
   })
   assert.deepEqual(Object.keys(out), ["local", "remote"])
   assert.deepEqual(plain(out), {
-    local: { type: "local", command: ["bun", "x", "my-mcp"], environment: { KEY: "{env:KEY}", B: "${B}" }, enabled: true, timeout: 30000 },
+    // opencode's {env:KEY} given back as the ${KEY} it means (so the entries load back alike)
+    local: { type: "local", command: ["bun", "x", "my-mcp"], environment: { KEY: "${KEY}", B: "${B}" }, enabled: true, timeout: 30000 },
     remote: { type: "remote", url: "https://mcp.example.com/mcp", transport: "auto", headers: { "X-Api": "${API}" }, enabled: false, timeout: 5000 },
   })
 })

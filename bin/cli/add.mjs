@@ -666,7 +666,6 @@ export async function add({ positionals, values }, { signal }) {
   if (inputs.wanted.length > 0) {
     out.write(`set ${inputs.wanted.length === 1 ? "this variable" : "these variables"} in the environment the client starts with:\n`)
     for (const w of inputs.wanted) out.write(`  ${w.variable}${w.secret ? " (secret)" : ""}${w.about ? `  ${w.about}` : ""}\n`)
-    if (dialect.name === "opencode") notes.push(`opencode expands {env:VAR}; toolnexus itself does not, so \`toolnexus list\` of this file sends the reference as written.`)
     if (dialect.name === "zed") notes.push(`Zed does not expand \${VAR} in its settings; toolnexus does. For Zed, put the values in the entry yourself.`)
   }
   printNotes([...notes, ...edited.notes])

@@ -22,8 +22,8 @@ const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false, allow
 //   Claude Desktop expands nothing: there the reference reaches the server as written.
 // - VS Code (mcp.json, settings.json): `${env:VAR}`, one of VS Code's predefined variables
 //   (code.visualstudio.com/docs/reference/variables-reference); toolnexus expands it too.
-// - opencode: `{env:VAR}` (opencode.ai/docs/config, "Variables"). toolnexus keeps that form
-//   literally (toolnexus expands only `${…}`), so a toolnexus run needs the value another way.
+// - opencode: `{env:VAR}` (opencode.ai/docs/config, "Variables"); toolnexus expands it too, in
+//   an opencode config's `mcp` entries.
 // - Zed: its settings.json documents no variable expansion at all; `${VAR}` is what toolnexus
 //   expands, and a note says that Zed itself will pass it through as written.
 const ENV_REFS = {

@@ -135,6 +135,14 @@ fn from_object(top: &Map<String, Value>) -> Result<Config, ConfigError> {
                 let inner = map["servers"].as_object().expect("checked above");
                 return Ok(servers(inner.iter(), "mcp.servers"));
             }
+            // opencode's own `{env:VAR}` is read as `${VAR}` in its entries (`mcp`) only.
+            Some(Value::Object(map)) if wrapper == "mcp" => {
+                let map: Map<String, Value> = map
+                    .iter()
+                    .map(|(name, entry)| (name.clone(), vars::opencode_env(entry)))
+                    .collect();
+                return Ok(servers(map.iter(), wrapper));
+            }
             Some(Value::Object(map)) => return Ok(servers(map.iter(), wrapper)),
             Some(Value::Null) => return Ok(servers(std::iter::empty(), wrapper)),
             Some(other) => {

@@ -3,6 +3,49 @@
 //! Anything else in `${...}` (VS Code's `${input:id}`, names that are not identifiers) is kept
 //! literally, because it belongs to some other tool's substitution and guessing would be worse.
 
+/// opencode's `{env:VAR}` in every string of `value` (an entry of an opencode config) written as
+/// `${VAR}`, which [`expand`] then fills in as opencode does (an unset one is empty, and warned
+/// of). Only where `VAR` is an identifier and the brace is not already `${`; opencode's
+/// `{file:path}` stays literal.
+pub(crate) fn opencode_env(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains("{env:") => Value::String(opencode_string(s)),
+        Value::Array(items) => Value::Array(items.iter().map(opencode_env).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), opencode_env(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn opencode_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut rest = s;
+    while let Some(at) = rest.find("{env:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "{env:".len()..];
+        let name_len = after
+            .char_indices()
+            .find(|&(i, c)| !(c == '_' || c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit())))
+            .map_or(after.len(), |(i, _)| i);
+        let dollar = out.ends_with('$');
+        if name_len > 0 && after[name_len..].starts_with('}') && !dollar {
+            out.push_str("${");
+            out.push_str(&after[..name_len]);
+            out.push('}');
+            rest = &after[name_len + 1..];
+        } else {
+            out.push_str("{env:");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Expands from the process environment. `${workspaceFolder}` and `${userHome}`, which editors
 /// define but shells do not, fall back to the current directory and the home directory.
 pub fn expand(s: &str, missing: &mut Vec<String>) -> String {
@@ -157,6 +200,40 @@ mod tests {
             run("${GH}:${GH}:${OTHER}"),
             ("::".into(), vec!["GH".to_string(), "OTHER".to_string()])
         );
+    }
+
+    #[test]
+    fn opencode_env_becomes_a_dollar_reference() {
+        use serde_json::json;
+        let entry = json!({
+            "type": "remote",
+            "url": "https://h/{env:HOST_PART}/mcp",
+            "headers": { "Authorization": "Bearer {env:TOKEN}" },
+            "environment": { "A": "{env:A_1}{env:B}", "F": "{file:~/secret}" },
+            "command": ["x", "--k={env:K}", 3],
+        });
+        assert_eq!(
+            opencode_env(&entry),
+            json!({
+                "type": "remote",
+                "url": "https://h/${HOST_PART}/mcp",
+                "headers": { "Authorization": "Bearer ${TOKEN}" },
+                "environment": { "A": "${A_1}${B}", "F": "{file:~/secret}" },
+                "command": ["x", "--k=${K}", 3],
+            })
+        );
+        for literal in [
+            "{env:}",
+            "{env:1A}",
+            "{env:A-B}",
+            "{env:A",
+            "${env:A}",
+            "{env: A}",
+        ] {
+            assert_eq!(opencode_string(literal), literal, "{literal}");
+        }
+        assert_eq!(opencode_string("{env:{env:A}}"), "{env:${A}}");
+        assert_eq!(run(&opencode_string("x{env:TOKEN}y")).0, "xt0ky");
     }
 
     #[test]
