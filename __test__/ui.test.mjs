@@ -694,6 +694,18 @@ test("reads a resource and a resource template, and gets a prompt", T, async () 
   assert.equal(await page.locator("#panel .section-title.mono").textContent(), "demo://resource/dynamic/text/3")
   assert.match(await result().locator("pre.text").textContent(), /^Resource 3: This is a plaintext resource/)
 
+  // A query expression's variables ({?q,limit}) may be left out; a path variable may not.
+  await openServer("form", "templates")
+  await openItem("form://search/{kind}{?q,limit}")
+  await page.locator("#panel").getByRole("button", { name: "Read" }).click()
+  assert.deepEqual(await page.locator("#panel .problems li").allTextContents(), ["kind: is required"])
+  await page.getByLabel("kind").fill("books")
+  await page.getByLabel("q", { exact: true }).fill("rust mcp")
+  await page.locator("#panel").getByRole("button", { name: "Read" }).click()
+  await result().waitFor()
+  assert.equal(await page.locator("#panel .section-title.mono").textContent(), "form://search/books?q=rust%20mcp")
+  assert.equal(await result().locator("pre.text").textContent(), "read form://search/books?q=rust%20mcp")
+
   await openServer("everything", "prompts")
   await openItem("args-prompt")
   await page.getByRole("button", { name: "Get prompt" }).click()

@@ -648,22 +648,34 @@ function resourcePanel(s, r) {
   }
 }
 
-/** The variable names of an RFC 6570 template (`{id}`, `{+path}`, `{?a,b}`). */
+/**
+ * The variables of an RFC 6570 template (`{id}`, `{+path}`, `{?a,b}`), each with whether it may
+ * be left out: those of a query expression (`{?a,b}`, `{&a}`) may, as RFC 6570 leaves them out
+ * of the URI (and the library's template.read lets them be missing); the rest are required.
+ */
 function templateVars(template) {
-  const names = []
+  /** @type {{ name: string, optional: boolean }[]} */
+  const vars = []
   for (const [, expr] of String(template).matchAll(/\{([^}]*)\}/g)) {
+    const optional = expr.startsWith("?") || expr.startsWith("&")
     for (const part of expr.replace(/^[+#./;?&]/, "").split(",")) {
       const name = part.replace(/[*]$|:\d+$/, "").trim()
-      if (name && !names.includes(name)) names.push(name)
+      const seen = vars.find((v) => v.name === name)
+      if (seen) seen.optional &&= optional
+      else if (name) vars.push({ name, optional })
     }
   }
-  return names
+  return vars
 }
 
 function templatePanel(s, t) {
   if (!t) return null
   const vars = templateVars(t.uriTemplate)
-  const schema = { type: "object", properties: Object.fromEntries(vars.map((v) => [v, { type: "string" }])), required: vars }
+  const schema = {
+    type: "object",
+    properties: Object.fromEntries(vars.map((v) => [v.name, { type: "string" }])),
+    required: vars.filter((v) => !v.optional).map((v) => v.name),
+  }
   const args = argumentsForm(schema, "template")
   const out = h("div", { class: "output" })
   const form = h("form", { class: "try", novalidate: true }, args.el, h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Read")))
