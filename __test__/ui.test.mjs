@@ -770,6 +770,33 @@ test("the allowlist editor: tick tools, see the diff, save; the file keeps its c
   original = expected
 })
 
+test("a tool whose name loadMcp made safe is shown, called and allowlisted by its server's name for it", T, async () => {
+  const form = (await apiState()).servers.find((s) => s.name === "form")
+  assert.deepEqual(form.tools.map((t) => t.name), ["order", "hostile", "find.v2"])
+  await openServer("form")
+  await openItem("find.v2")
+  await page.getByLabel("query").fill("books")
+  await page.locator("#panel").getByRole("button", { name: "Call" }).click()
+  await result().waitFor()
+  assert.equal(await result().locator("pre.text").textContent(), "found books")
+
+  await openServer("form", "allowlist")
+  assert.deepEqual(await page.locator("#panel .allow-item .mono").allTextContents(), ["order", "hostile", "find.v2"])
+  await page.getByRole("button", { name: "None" }).click()
+  await page.getByLabel("find.v2").check()
+  await page.getByRole("button", { name: "Show diff" }).click()
+  const diff = page.locator('#panel [data-testid="diff"]')
+  await diff.waitFor()
+  // The name the loaded config's filter matches (a safe "find_v2" would match no tool).
+  assert.deepEqual(await diff.locator(".diff-row.add .code").allTextContents(), [
+    `    "form": { "command": ${JSON.stringify(node)}, "args": [${JSON.stringify(fixture("form-server"))}],`,
+    '      "tools": {',
+    '        "find.v2": true',
+    "      }",
+    "    },",
+  ])
+})
+
 test("disabling a server from the page writes the config in its dialect and stops it", T, async () => {
   await server("broken").click()
   await page.locator('.server-body[data-server="broken"] .server-head').getByRole("button", { name: "Disable" }).click()

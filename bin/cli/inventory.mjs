@@ -1,6 +1,7 @@
 // The live inventory behind `list` and `diff`: one `listMcpTools` call per server, all
 // concurrent, so each server can be reported as it settles; merged back into exactly the shape
 // `listMcpTools` returns for the whole config (keys in config order).
+import { createRequire } from "node:module"
 import * as toolnexus from "toolnexus"
 
 /** The kinds listed beside tools, as the inventory keys them. */
@@ -8,6 +9,22 @@ export const SURFACE_KINDS = ["resources", "resourceTemplates", "prompts", "skil
 
 /** The package's exports, whether it resolves as CommonJS (exports under `default`) or ESM. */
 export const tn = { ...(toolnexus.default ?? {}), ...toolnexus }
+
+const require = createRequire(import.meta.url)
+
+/**
+ * A loadMcp tool's server and its name there (what a config's `tools` map names, before the
+ * library prefixed and made it safe), from its native handle; undefined when it has none.
+ * @param {object} tool
+ * @returns {{ server: string, tool: string } | undefined}
+ */
+export function toolOrigin(tool) {
+  const { MCP_TOOL_REF } = require("../../lib/source.js")
+  const ref = /** @type {any} */ (tool)[MCP_TOOL_REF]
+  if (ref === undefined) return undefined
+  const peer = require("../../binding.js").mcpToolPeer(ref)
+  return { server: peer.server, tool: peer.tool }
+}
 
 /** A config (or snapshot) problem: exit status 2. */
 export class UsageError extends Error {}

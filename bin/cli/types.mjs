@@ -5,11 +5,10 @@
 // it (`<server>_<tool>`, sanitised, shortened and disambiguated across servers, allowlists
 // applied); each tool's server and original name come from its native handle.
 import fs from "node:fs"
-import { createRequire } from "node:module"
 import path from "node:path"
 import { withConfig } from "./auth.mjs"
 import { resolveServers } from "./discover.mjs"
-import { messageOf, tn } from "./inventory.mjs"
+import { messageOf, tn, toolOrigin } from "./inventory.mjs"
 import { TypeWriter, jsdoc, lines, propertyKey, stringLiteral } from "./schema-ts.mjs"
 
 export const TYPES_HELP = `Usage: toolnexus types [<config>] [--out file] [--timeout ms]
@@ -46,8 +45,6 @@ Exit status: 0 every enabled server listed, 1 at least one server failed (the ot
 types still written), 2 usage or config error.
 `
 
-const require = createRequire(import.meta.url)
-
 /** The declarations the file always makes; a definition's type never takes their names. */
 const RESERVED = ["McpTools", "McpToolName"]
 
@@ -56,15 +53,6 @@ const comment = (text) =>
   lines(text)
     .map((line) => `//${line ? ` ${line}` : ""}`.trimEnd())
     .join("\n")
-
-/** Each tool's server and its name there, from its native handle; undefined when it has none. */
-function origin(tool) {
-  const { MCP_TOOL_REF } = require("../../lib/source.js")
-  const ref = tool[MCP_TOOL_REF]
-  if (ref === undefined) return undefined
-  const peer = require("../../binding.js").mcpToolPeer(ref)
-  return { server: peer.server, tool: peer.tool }
-}
 
 /** "fix: connected, 2 tools" and the like: one entry of the header's list of servers. */
 function serverLine(name, status, count, reason) {
@@ -141,7 +129,7 @@ export async function types({ positionals, values }, { signal }) {
   let count = 0
   const failed = []
   try {
-    const tools = source.tools.map((tool) => ({ tool, origin: origin(tool) }))
+    const tools = source.tools.map((tool) => ({ tool, origin: toolOrigin(tool) }))
     count = tools.length
     const rows = Object.keys(servers).map((name) => {
       const status = source.status[name] ?? "failed"

@@ -21,7 +21,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { openBrowser, withConfig } from "./auth.mjs"
 import { configLocations, discover } from "./discover.mjs"
-import { UsageError, messageOf, tn } from "./inventory.mjs"
+import { UsageError, messageOf, tn, toolOrigin } from "./inventory.mjs"
 
 export const UI_HELP = `Usage: toolnexus ui [<config>] [--port n] [--open] [--timeout ms]
 
@@ -242,11 +242,8 @@ export async function ui({ positionals, values }, { signal }) {
     }, 30)
   }
 
-  /** The prefix loadMcp puts before a server's tool names. */
-  const originalName = (server, tool) => {
-    const prefix = `${tn.sanitize(server)}_`
-    return tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name
-  }
+  /** A tool's name on its server, as a config's `tools` map names it (not loadMcp's safe name). */
+  const originalName = (tool) => toolOrigin(tool)?.tool ?? tool.name
 
   function describeServer(slot) {
     const { entry } = slot
@@ -270,7 +267,7 @@ export async function ui({ positionals, values }, { signal }) {
     const source = slot.status === "connected" ? slot.source : null
     if (!source) return out
     for (const t of source.tools) {
-      const name = originalName(slot.name, t)
+      const name = originalName(t)
       out.tools.push({
         name,
         title: str(t.title),
@@ -600,7 +597,7 @@ export async function ui({ positionals, values }, { signal }) {
     if (calls.has(id)) throw new HttpError(409, `a call with id "${id}" is already running`)
     if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) throw new HttpError(400, "the arguments must be a JSON object")
     const slot = connectedSource(server)
-    const found = slot.source.tools.find((t) => originalName(slot.name, t) === tool)
+    const found = slot.source.tools.find((t) => originalName(t) === tool)
     if (!found) throw new HttpError(404, `server "${server}" has no tool "${tool}"`)
     const controller = new AbortController()
     const call = { id, server, tool, controller, started: performance.now(), progress: null }
