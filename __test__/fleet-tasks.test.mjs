@@ -12,6 +12,7 @@
 // tasks work again. Which replica runs a task is read from its stderr ("started job <n>").
 import { test, afterEach } from "node:test"
 import assert from "node:assert/strict"
+import { once } from "node:events"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -34,6 +35,8 @@ const SPREAD = 10000
 /** How long recovery may take once Redis is back (reconnection is automatic), ms. */
 const RECOVERY = 20000
 const LOST = "the replica running this task stopped renewing its lease (it stopped, or lost the state store): the task's run is lost"
+/** A task's status message when the replica running it stopped gracefully (fleet/link.rs RUNNER_STOPPED). */
+const STOPPED = "the replica running this task stopped: the task's run is lost"
 /** What a 2025-11-25 server announces of tasks. */
 const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
 
@@ -379,6 +382,23 @@ test("a replica killed mid-task: once its lease lapses the task is failed in wor
   await client.close()
   await nginx.stop()
   await stopAll(replicas.filter((_, i) => i !== runner))
+})
+
+test("a replica stopped gracefully mid-task (SIGTERM: handle.stop(), toolkit.close()) ends its task failed in words, not by its lease", T, async () => {
+  const { replicas, mcp, nginx } = await startFleet()
+  const { to, startJob } = await sdkClient(mcp[0])
+  const task = await startJob(mcp[1], 21, 120000)
+  assert.equal(await runnerOf(replicas, 21), 1, "replica 2 runs it")
+  const runner = replicas[1]
+  runner.child.kill("SIGTERM")
+  const [code] = await once(runner.child, "exit")
+  assert.equal(code, 0)
+  // Its stop wrote the end: read at once through a survivor, with the stop's words, not the lease's.
+  const ended = await to(mcp[2]).getTask(task.taskId)
+  assert.equal(ended.status, "failed", JSON.stringify(ended))
+  assert.equal(ended.statusMessage, STOPPED)
+  await nginx.stop()
+  await stopAll(replicas)
 })
 
 test("2026-07-28: a task is followed to its result, and cancelled, through other replicas and nginx", T, async () => {

@@ -135,6 +135,13 @@ impl ServeHandle {
         if let Some(task) = task.take() {
             let _ = task.await;
         }
+        // The tasks a shared store holds have their ends written before the stop is done (the
+        // process may exit right after it): each within the store's own bound.
+        for server in std::iter::once(&self.server).chain(&self.others) {
+            server
+                .tasks_written(crate::bounds::SERVE_STORE_TIMEOUT * 2)
+                .await;
+        }
     }
 }
 

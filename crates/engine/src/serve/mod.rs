@@ -322,4 +322,10 @@ impl ToolServer {
         self.shared.parking.clear();
         self.shared.tasks.clear();
     }
+
+    /// Once [`ToolServer::end_parked`] dropped its tasks: waits, at most `bound`, until those in
+    /// a shared store have their ends written there.
+    pub(crate) async fn tasks_written(&self, bound: std::time::Duration) {
+        self.shared.tasks.links_written(bound).await;
+    }
 }

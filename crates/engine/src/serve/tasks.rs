@@ -224,6 +224,8 @@ fn tell(news: Option<(Watch, DetailedTask)>) {
 pub(crate) struct Tasks {
     entries: Mutex<HashMap<String, Entry>>,
     limits: Limits,
+    /// The loops writing its tasks to a shared store (`fleet::link`), waited for on stop.
+    links: tokio_util::task::TaskTracker,
 }
 
 impl Default for Tasks {
@@ -241,7 +243,23 @@ impl Tasks {
         Self {
             entries: Mutex::default(),
             limits,
+            links: tokio_util::task::TaskTracker::new(),
         }
+    }
+
+    /// Runs `link`, a task's loop writing it to a shared store, as one of those
+    /// [`Tasks::links_written`] waits for.
+    pub(crate) fn track_link(&self, link: impl Future<Output = ()> + Send + 'static) {
+        self.links.spawn(link);
+    }
+
+    /// Waits, at most `bound`, until every loop writing a task to a shared store has ended:
+    /// once the tasks were dropped ([`Tasks::clear`]), each writes its task's end first (a
+    /// run that was going is lost, and said so at once rather than when its lease lapses).
+    pub(crate) async fn links_written(&self, bound: Duration) {
+        self.links.close();
+        let _ = tokio::time::timeout(bound, self.links.wait()).await;
+        self.links.reopen();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {

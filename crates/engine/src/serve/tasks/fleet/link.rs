@@ -41,7 +41,10 @@ pub(crate) fn link(
         tell,
         told: (TaskStatus::Working, None),
     };
-    tokio::spawn(link.run(seen));
+    match link.tasks.upgrade() {
+        Some(tasks) => tasks.track_link(link.run(seen)),
+        None => drop(tokio::spawn(link.run(seen))),
+    }
     Arc::new(move |task: &DetailedTask| {
         changes.send_if_modified(|last| {
             let news = last.as_ref() != Some(task);
