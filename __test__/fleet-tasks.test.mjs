@@ -18,6 +18,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { startNginx } from "./lib/nginx.mjs"
 import { startRedis } from "./lib/redis.mjs"
+import { sseMessages } from "./lib/serve.mjs"
 import { startServing, stopAll, until as untilDone } from "./lib/serving.mjs"
 import { wire } from "./lib/tasks-wire.mjs"
 import { deferredCleanup, fixture } from "./helpers.mjs"
@@ -270,20 +271,12 @@ test("2025-11-25: a session's stream opened after its task ended on another repl
   assert.equal(res.status, 200)
   assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/)
   const told = []
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
   const bound = setTimeout(() => stream.abort(), SPREAD)
-  let text = ""
   try {
-    while (told.length === 0) {
-      const { value, done } = await reader.read()
-      if (done) break
-      text += value
-      const lines = text.split("\n")
-      text = lines.pop()
-      // (a priming event's `data:` is empty)
-      for (const line of lines.filter((l) => l.startsWith("data:") && l.slice(5).trim() !== "")) {
-        const message = JSON.parse(line.slice(5))
-        if (message.method === "notifications/tasks/status" && message.params.taskId === task.taskId) told.push(message.params)
+    for await (const message of sseMessages(res.body)) {
+      if (message.method === "notifications/tasks/status" && message.params.taskId === task.taskId) {
+        told.push(message.params)
+        break
       }
     }
   } catch (err) {

@@ -6,6 +6,7 @@ import assert from "node:assert/strict"
 import { createToolkit, definePrompt, defineResource, defineResourceTemplate, defineTool } from "toolnexus"
 import { deferredCleanup, waitFor } from "./helpers.mjs"
 import { bearerSession, mcpPost } from "./lib/gateway.mjs"
+import { sseMessages } from "./lib/serve.mjs"
 
 const defer = deferredCleanup(afterEach)
 const T = { timeout: 90_000 }
@@ -108,24 +109,10 @@ test("prompts and resources follow their own policies: hidden ones are absent fr
       }),
     })
     assert.equal(res.status, 200)
-    let text = ""
-    const decoder = new TextDecoder()
-    const reader = res.body.getReader()
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) break
-      text += decoder.decode(value, { stream: true })
-      const ack = text
-        .split("\n")
-        .filter((l) => l.startsWith("data:") && l.length > 5)
-        .map((l) => JSON.parse(l.slice(5)))
-        .find((m) => m.method === "notifications/subscriptions/acknowledged")
-      if (ack) {
-        await reader.cancel()
-        return ack.params.notifications.resourceSubscriptions
-      }
+    for await (const m of sseMessages(res.body)) {
+      if (m.method === "notifications/subscriptions/acknowledged") return m.params.notifications.resourceSubscriptions
     }
-    assert.fail(`the listen stream ended without an acknowledgement: ${text}`)
+    assert.fail("the listen stream ended without an acknowledgement")
   }
   assert.deepEqual(await acknowledged(USER), ["notes://public"])
   assert.deepEqual(await acknowledged(ADMIN), ["notes://public", "notes://private", "files://x"])

@@ -95,6 +95,29 @@ export function sseData(text) {
     .filter((l) => l.length > 0)
 }
 
+/**
+ * The JSON-RPC messages of an SSE response body as they arrive (an empty `data:`, such as a
+ * priming event's, skipped). Leaving the loop cancels the body.
+ * @param {ReadableStream<Uint8Array>} body
+ */
+export async function* sseMessages(body) {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let text = ""
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      text += decoder.decode(value, { stream: true })
+      const events = text.split("\n\n")
+      text = events.pop()
+      for (const data of events.flatMap(sseData)) yield JSON.parse(data)
+    }
+  } finally {
+    reader.cancel().catch(() => {})
+  }
+}
+
 /** The single JSON-RPC message of a JSON or SSE response body. */
 export function parseBody(type, text) {
   if (type.startsWith("text/event-stream")) {
